@@ -1,0 +1,76 @@
+package graph
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestGenerateDefaultSpec(t *testing.T) {
+	ds, err := Generate(DefaultSpec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if ds.Graph.N != 10000 || ds.NumClasses != 8 || ds.NumFeatures != 64 {
+		t.Fatalf("got %d nodes, %d classes, %d features", ds.Graph.N, ds.NumClasses, ds.NumFeatures)
+	}
+	mean := float64(ds.Graph.NumEdges()) / float64(ds.Graph.N)
+	if mean < 11 || mean > 12.1 {
+		t.Errorf("mean degree %.2f, want about 12 (less a few duplicate draws)", mean)
+	}
+	same := 0
+	g := ds.Graph
+	for u := 0; u < g.N; u++ {
+		for _, v := range g.Neighbors(u) {
+			if ds.Labels[u] == ds.Labels[v] {
+				same++
+			}
+		}
+	}
+	if h := float64(same) / float64(g.NumEdges()); h < 0.67 || h > 0.73 {
+		t.Errorf("edge homophily %.3f, want about 0.7", h)
+	}
+	again, err := Generate(DefaultSpec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again.Graph.Indices, ds.Graph.Indices) || !slices.Equal(again.X, ds.X) {
+		t.Error("same seed gave a different dataset")
+	}
+	other, _ := Generate(DefaultSpec, 2)
+	if slices.Equal(other.Graph.Indices, ds.Graph.Indices) {
+		t.Error("different seeds gave the same graph")
+	}
+}
+
+func TestGenerateRMAT(t *testing.T) {
+	ds, err := Generate("rmat:scale=12,edges=8", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if ds.Graph.N != 4096 {
+		t.Fatalf("nodes = %d", ds.Graph.N)
+	}
+	st := ds.Graph.DegreeStats()
+	// R-MAT is skewed: the largest degree is far above the mean.
+	if float64(st.Max) < 10*st.Mean {
+		t.Errorf("max degree %d vs mean %.1f: not skewed", st.Max, st.Mean)
+	}
+}
+
+func TestGenerateBadSpecs(t *testing.T) {
+	for _, spec := range []string{"sbm:nodes=-1", "sbm:nodes=1.5", "sbm:bogus=1", "sbm:nodes", "rmat:scale=40",
+		"sbm:homophily=2", "rmat:a=0.9,b=0.9", "sbm:degree=NaN", "foo:x=1", "sbm:nodes=1000000,features=100000"} {
+		if _, err := Generate(spec, 1); err == nil {
+			t.Errorf("Generate(%q) succeeded", spec)
+		}
+	}
+	if !IsSpec("sbm") || !IsSpec("rmat:scale=3") || IsSpec("data/cora.npz") || IsSpec("./sbm:x") {
+		t.Error("IsSpec misclassifies")
+	}
+}
