@@ -1,0 +1,164 @@
+// Package trace records GNN training traces and reads them back.
+//
+// A Recorder collects spans, steps, copies, memory events, counters and instants on lanes (a
+// goroutine's logical thread, or a device stream) and streams them to a Chrome trace event JSON file
+// in the form torch.profiler (Kineto) writes, so tools that know torch traces read ours. Read loads
+// such files — ours, Kineto's, and torch's legacy array form — into a columnar Table.
+//
+// The package imports nothing else of gnnprof, so any Go program can use it to instrument training.
+package trace
+
+import "fmt"
+
+// Kind is what an event is.
+type Kind uint8
+
+const (
+	KindSpan    Kind = iota // a timed interval that nests strictly on its lane
+	KindInstant             // a point in time
+	KindCopy                // a memory copy (H2D, D2H, D2D) with bytes and duration
+	KindMemory              // an allocation (+bytes) or free (−bytes) with the running total
+	KindCounter             // a sampled value
+	numKinds
+)
+
+var kindNames = [numKinds]string{"span", "instant", "copy", "memory", "counter"}
+
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
+}
+
+// Role classifies time for the step breakdown. The GNN roles come first; the device-side roles
+// (kernel, memset, runtime) and host op execution (cpu) let foreign torch traces use the same scheme.
+type Role uint8
+
+const (
+	RoleOther     Role = iota // nothing more specific is known
+	RoleStep                  // a training step (ProfilerStep#N)
+	RoleSample                // subgraph sampling and construction
+	RoleGather                // feature / history gathering on the host
+	RoleH2D                   // host-to-device copy
+	RoleD2H                   // device-to-host copy
+	RoleD2D                   // device-to-device copy
+	RoleSync                  // waiting on the device
+	RoleForward               // forward computation
+	RoleBackward              // backward computation
+	RoleOptimizer             // optimizer update
+	RoleHistory               // GNNAutoScale history push/pull
+	RoleAugment               // MH-Aug augmentation
+	RoleEval                  // evaluation
+	RoleDataload              // data loading
+	RoleKernel                // device kernel execution
+	RoleMemset                // device memset
+	RoleRuntime               // device runtime / driver API calls on the host
+	RoleCPU                   // host operator execution not otherwise classified
+	NumRoles
+)
+
+var roleNames = [NumRoles]string{
+	"other", "step", "sample", "gather", "h2d", "d2h", "d2d", "sync", "forward", "backward",
+	"optimizer", "history", "augment", "eval", "dataload", "kernel", "memset", "runtime", "cpu",
+}
+
+func (r Role) String() string {
+	if r < NumRoles {
+		return roleNames[r]
+	}
+	return fmt.Sprintf("role(%d)", r)
+}
+
+// ParseRole returns the role with the given name.
+func ParseRole(s string) (Role, bool) {
+	for i, n := range roleNames {
+		if n == s {
+			return Role(i), true
+		}
+	}
+	return RoleOther, false
+}
+
+// Dir is a copy's direction.
+type Dir uint8
+
+const (
+	DirNone Dir = iota
+	DirH2D
+	DirD2H
+	DirD2D
+	DirH2H
+	numDirs
+)
+
+var dirNames = [numDirs]string{"", "HtoD", "DtoH", "DtoD", "HtoH"}
+
+func (d Dir) String() string {
+	if d < numDirs {
+		return dirNames[d]
+	}
+	return fmt.Sprintf("dir(%d)", d)
+}
+
+// Role returns the breakdown role of a copy in direction d.
+func (d Dir) Role() Role {
+	switch d {
+	case DirH2D:
+		return RoleH2D
+	case DirD2H:
+		return RoleD2H
+	case DirD2D:
+		return RoleD2D
+	}
+	return RoleOther
+}
+
+// Flags are boolean attributes of an event.
+type Flags uint8
+
+const (
+	FlagPinned Flags = 1 << iota // copy: the host side is pinned (page-locked) memory
+	FlagAsync                    // copy: asynchronous with respect to the host
+)
+
+// NoDevice is the Device of an event that concerns host memory or no device.
+const NoDevice = -1
+
+// Event is one recorded event, in the form the Recorder takes and Table.Event gives back.
+// Times are nanoseconds since the trace's origin.
+type Event struct {
+	Kind   Kind
+	Role   Role
+	Dir    Dir   // copies
+	Flags  Flags // copies
+	Device int16 // copies and memory: the device index, or NoDevice for host memory
+	Step   int32 // the step the event was recorded in, or -1 outside steps
+	Lane   int32 // index into the trace's lanes
+	Name   string
+	Start  int64
+	Dur    int64
+	Bytes  int64   // copies: bytes moved; memory: +allocated / −freed; spans: bytes touched
+	FLOPs  int64   // spans: floating-point operations done
+	Total  int64   // memory: the device's allocated bytes after this event
+	Value  float64 // counters
+}
+
+// End returns the event's end time.
+func (e *Event) End() int64 { return e.Start + e.Dur }
+
+// LaneInfo describes a lane: a host thread or a device stream. Pid and Tid are the Chrome trace
+// process and thread ids it is written under (strings, since foreign traces use names too).
+type LaneInfo struct {
+	Name   string
+	Pid    string
+	Tid    string
+	Device int16 // the device index of a stream lane, or NoDevice for a host lane
+	Stream int32 // the stream id of a stream lane
+}
+
+// IsDevice reports whether the lane is a device stream.
+func (l LaneInfo) IsDevice() bool { return l.Device != NoDevice }
+
+// StepName is the name of step n's span, as torch.profiler writes it.
+func StepName(n int) string { return fmt.Sprintf("ProfilerStep#%d", n) }

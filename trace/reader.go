@@ -1,0 +1,659 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// ReadOptions choose what the reader keeps.
+type ReadOptions struct {
+	KeepFlows  bool // keep flow events (ph s, t, f) as instants; dropped by default (~30% of Kineto events)
+	KeepPython bool // keep python_function events; dropped by default
+}
+
+// ErrTruncated is wrapped by the error Read returns for a file that ends in the middle of its
+// events. The table returned with it holds every complete event before the cut.
+var ErrTruncated = errors.New("trace is truncated")
+
+// maxDur bounds a credible event duration: about 11.6 days.
+const maxDur = 1_000_000_000_000_000
+
+// maxWarnings bounds the distinct warnings kept; further ones are counted.
+const maxWarnings = 50
+
+// ReadFile reads a trace file: gnnprof's own, torch.profiler's Kineto JSON, or torch's legacy JSON
+// array, each plain or gzip-compressed. On a damaged file it returns what it could read together
+// with an error naming the file and the byte offset.
+func ReadFile(path string, opt ReadOptions) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading trace: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path, opt)
+}
+
+// Read reads a trace from r; name labels errors.
+func Read(r io.Reader, name string, opt ReadOptions) (*Table, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(2)
+	in := io.Reader(br)
+	compressed := len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b
+	if compressed {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		defer zr.Close()
+		in = zr
+	}
+	rd := &reader{s: newScanner(in), t: NewTable(), opt: opt, lanes: map[string]int32{}, unknownCats: map[string]bool{}}
+	err := rd.read()
+	rd.finish()
+	if err != nil {
+		where := fmt.Sprintf("byte %d", rd.s.offset())
+		if compressed {
+			where += " of the uncompressed stream"
+		}
+		err = fmt.Errorf("reading %s: %s, after %d events: %w", name, where, rd.t.Len(), err)
+	}
+	return rd.t, err
+}
+
+type reader struct {
+	s   *scanner
+	t   *Table
+	opt ReadOptions
+	p   parser
+	ev  rawEvent
+
+	nEvents     int              // event objects seen in traceEvents
+	lanes       map[string]int32 // "pid\x00tid" → lane
+	laneKey     []byte
+	procNames   map[string]string
+	unknownCats map[string]bool
+	warnings    int
+	open        map[int32][]int // ph B events waiting for their E, per lane
+	arena       []byte          // the current event's strings
+}
+
+// keep copies b into the event's arena: parsed strings may sit in scratch space that the next
+// string reuses. Growing the arena leaves earlier slices intact in the old array.
+func (rd *reader) keep(b []byte) []byte {
+	start := len(rd.arena)
+	rd.arena = append(rd.arena, b...)
+	return rd.arena[start:len(rd.arena):len(rd.arena)]
+}
+
+func (rd *reader) warnf(format string, args ...any) {
+	rd.warnings++
+	if rd.warnings <= maxWarnings {
+		rd.t.Warnings = append(rd.t.Warnings, fmt.Sprintf(format, args...))
+	}
+}
+
+func (rd *reader) finish() {
+	if rd.warnings > maxWarnings {
+		rd.t.Warnings = append(rd.t.Warnings, fmt.Sprintf("… and %d more warnings", rd.warnings-maxWarnings))
+	}
+	for l, stack := range rd.open {
+		if len(stack) > 0 {
+			rd.t.Warnings = append(rd.t.Warnings, fmt.Sprintf("lane %q: %d B events without E", rd.t.Lanes[l].Name, len(stack)))
+		}
+	}
+	if rd.t.Source == "" {
+		rd.t.Source = SourceChrome
+	}
+}
+
+func (rd *reader) read() error {
+	c, err := rd.s.peek()
+	if err != nil {
+		if errors.Is(err, errEOF) {
+			return errors.New("empty file")
+		}
+		return err
+	}
+	switch c {
+	case '[':
+		rd.t.Source = SourceLegacy
+		return rd.events()
+	case '{':
+		return rd.topObject()
+	}
+	return fmt.Errorf("%w: a trace starts with '{' or '[', not %q", errSyntax, c)
+}
+
+// topObject reads the traceEvents object form, streaming the events array and decoding the other
+// (small) top-level values.
+func (rd *reader) topObject() error {
+	rd.s.pos++ // '{'
+	sawEvents := false
+	for first := true; ; first = false {
+		c, err := rd.s.peek()
+		if err != nil {
+			return rd.eofErr(err, sawEvents)
+		}
+		if c == '}' {
+			rd.s.pos++
+			if !sawEvents {
+				return errors.New(`no "traceEvents" array`)
+			}
+			return nil
+		}
+		if !first {
+			if c != ',' {
+				return fmt.Errorf("%w: expected ',' between top-level keys", errSyntax)
+			}
+			rd.s.pos++
+		}
+		kv, err := rd.s.value()
+		if err != nil {
+			return rd.eofErr(err, sawEvents)
+		}
+		key := string(bytes.Trim(kv, `"`))
+		if c, err = rd.s.peek(); err != nil || c != ':' {
+			return rd.eofErr(orSyntax(err, "expected ':'"), sawEvents)
+		}
+		rd.s.pos++
+		if key == "traceEvents" {
+			if c, err := rd.s.peek(); err != nil || c != '[' {
+				return rd.eofErr(orSyntax(err, `"traceEvents" is not an array`), sawEvents)
+			}
+			if err := rd.events(); err != nil {
+				return err
+			}
+			sawEvents = true
+			continue
+		}
+		v, err := rd.s.value()
+		if err != nil {
+			return rd.eofErr(err, sawEvents)
+		}
+		if err := rd.topValue(key, v); err != nil {
+			rd.warnf("top-level %q: %v", key, err)
+		}
+	}
+}
+
+func orSyntax(err error, msg string) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %s", errSyntax, msg)
+}
+
+// eofErr turns an end of input after the events into a warning: every event was read.
+func (rd *reader) eofErr(err error, sawEvents bool) error {
+	if sawEvents && errors.Is(err, errEOF) {
+		rd.warnf("file ends before its closing brace (every event was read)")
+		return nil
+	}
+	return err
+}
+
+func (rd *reader) topValue(key string, v []byte) error {
+	switch key {
+	case "gnnprof":
+		rd.t.Source = SourceGnnprof
+		var g struct {
+			Format int            `json:"format"`
+			Meta   map[string]any `json:"meta"`
+		}
+		if err := json.Unmarshal(v, &g); err != nil {
+			return err
+		}
+		if g.Format > FormatVersion {
+			rd.warnf("gnnprof trace format %d is newer than this reader's %d", g.Format, FormatVersion)
+		}
+		rd.t.Meta = g.Meta
+	case "schemaVersion":
+		if rd.t.Source == "" {
+			rd.t.Source = SourceKineto
+		}
+	case "baseTimeNanoseconds":
+		n, ok := parseInt(v)
+		if !ok {
+			return fmt.Errorf("not an integer: %.40q", v)
+		}
+		rd.t.BaseTimeNs = n
+	case "deviceProperties":
+		return json.Unmarshal(v, &rd.t.DeviceProperties)
+	}
+	return nil
+}
+
+// events reads the array at the scanner's position.
+func (rd *reader) events() error {
+	rd.s.pos++ // '['
+	for first := true; ; first = false {
+		c, err := rd.s.peek()
+		if err != nil {
+			return rd.truncated(err)
+		}
+		if c == ']' {
+			rd.s.pos++
+			return nil
+		}
+		if !first {
+			if c != ',' {
+				return fmt.Errorf("%w: expected ',' or ']' between events", errSyntax)
+			}
+			rd.s.pos++
+			if c, err = rd.s.peek(); err != nil {
+				return rd.truncated(err)
+			}
+		}
+		if c != '{' {
+			return fmt.Errorf("%w: event %d is not an object", errSyntax, rd.nEvents+1)
+		}
+		start := rd.s.offset()
+		v, err := rd.s.value()
+		if err != nil {
+			return rd.truncated(err)
+		}
+		rd.nEvents++
+		if err := rd.event(v); err != nil {
+			rd.warnf("event %d at byte %d skipped: %v", rd.nEvents, start, err)
+		}
+	}
+}
+
+func (rd *reader) truncated(err error) error {
+	if !errors.Is(err, errEOF) {
+		return err
+	}
+	last := -1
+	for i, r := range rd.t.Role {
+		if r == RoleStep && rd.t.Kind[i] == KindSpan {
+			if n, ok := stepNumber(rd.t.NameOf(i)); ok && n > last {
+				last = n
+			}
+		}
+	}
+	if last < 0 {
+		return fmt.Errorf("%w: cut inside event %d (no complete step)", ErrTruncated, rd.nEvents+1)
+	}
+	return fmt.Errorf("%w: cut inside event %d; the last complete step is %d", ErrTruncated, rd.nEvents+1, last)
+}
+
+// stepNumber parses N from "ProfilerStep#N".
+func stepNumber(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "ProfilerStep#")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil
+}
+
+// rawEvent holds one event's fields as parsed, before it is classified.
+type rawEvent struct {
+	ph, scope                     byte
+	name, cat, pid, tid, role     []byte
+	shape                         []byte
+	ts, dur                       int64
+	hasTS, hasDur, hasStep, async bool
+	step                          int64
+	bytes, flops, total, device   int64
+	hasBytes, hasDevice           bool
+	memBytes                      int64
+	devType, devID, stream        int64
+	ext, corr                     int64
+	value                         float64
+	hasValue                      bool
+	argName                       []byte
+	laneID, hasLaneID             int64
+}
+
+// event parses and stores one event object.
+func (rd *reader) event(v []byte) error {
+	p := &rd.p
+	p.b, p.i = v, 0
+	e := &rd.ev
+	*e = rawEvent{devID: -1, devType: -1}
+	rd.arena = rd.arena[:0]
+	keep := rd.keep
+	err := p.object(func(key []byte) error {
+		switch string(key) {
+		case "ph":
+			s, err := p.str()
+			if err != nil {
+				return err
+			}
+			if len(s) > 0 {
+				e.ph = s[0]
+			}
+		case "name":
+			s, _, err := p.scalar()
+			e.name = keep(s)
+			return err
+		case "cat":
+			s, err := p.str()
+			e.cat = keep(s)
+			return err
+		case "pid":
+			s, _, err := p.scalar()
+			e.pid = keep(s)
+			return err
+		case "tid":
+			s, _, err := p.scalar()
+			e.tid = keep(s)
+			return err
+		case "s":
+			s, err := p.str()
+			if len(s) > 0 {
+				e.scope = s[0]
+			}
+			return err
+		case "ts":
+			return rd.timeField(&e.ts, &e.hasTS, "ts")
+		case "dur":
+			return rd.timeField(&e.dur, &e.hasDur, "dur")
+		case "step":
+			n, err := p.int()
+			e.step, e.hasStep = n, err == nil
+			return err
+		case "args":
+			if p.next() != '{' {
+				_, err := p.skip()
+				return err
+			}
+			return rd.args(keep)
+		default:
+			_, err := p.skip()
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rd.store()
+}
+
+func (rd *reader) timeField(dst *int64, has *bool, key string) error {
+	v, _, err := rd.p.scalar()
+	if err != nil {
+		return err
+	}
+	ns, ok := micros(v)
+	if !ok {
+		return fmt.Errorf("%q is not a time: %.30q", key, v)
+	}
+	*dst, *has = ns, true
+	return nil
+}
+
+func (rd *reader) args(keep func([]byte) []byte) error {
+	p, e := &rd.p, &rd.ev
+	return p.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "role":
+			var s []byte
+			s, err = p.str()
+			e.role = keep(s)
+		case "step":
+			e.step, err = p.int()
+			e.hasStep = err == nil
+		case "flops":
+			e.flops, err = p.int()
+		case "bytes":
+			e.bytes, err = p.int()
+			e.hasBytes = err == nil
+		case "Bytes":
+			e.memBytes, err = p.int()
+		case "Total Allocated":
+			e.total, err = p.int()
+		case "Device Type":
+			e.devType, err = p.int()
+		case "Device Id":
+			e.devID, err = p.int()
+		case "device":
+			e.device, err = p.int()
+			e.hasDevice = err == nil
+		case "stream":
+			e.stream, err = p.int()
+		case "async":
+			var n int64
+			n, err = p.int()
+			e.async = n != 0
+		case "External id":
+			e.ext, err = p.int()
+		case "correlation":
+			e.corr, err = p.int()
+		case "Input Dims":
+			var raw []byte
+			raw, err = p.skip()
+			e.shape = keep(raw)
+		case "name":
+			var s []byte
+			s, _, err = p.scalar()
+			e.argName = keep(s)
+		case "lane":
+			e.laneID, err = p.int()
+			e.hasLaneID = 1
+		case "value":
+			var v []byte
+			v, _, err = p.scalar()
+			if f, ok := parseFloat(v); ok {
+				e.value, e.hasValue = f, true
+			}
+		default:
+			var v []byte
+			v, err = p.skip()
+			if !e.hasValue && e.ph == 'C' {
+				if f, ok := parseFloat(v); ok {
+					e.value, e.hasValue = f, true
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("args %q: %w", key, err)
+		}
+		return nil
+	})
+}
+
+// lane returns the lane for the event's pid and tid, creating it on first sight.
+func (rd *reader) lane(device bool) int32 {
+	e := &rd.ev
+	rd.laneKey = append(append(append(rd.laneKey[:0], e.pid...), 0), e.tid...)
+	if id, ok := rd.lanes[string(rd.laneKey)]; ok {
+		return id
+	}
+	id := int32(len(rd.t.Lanes))
+	info := LaneInfo{Pid: string(e.pid), Tid: string(e.tid), Device: NoDevice}
+	info.Name = info.Pid + "/" + info.Tid
+	if device {
+		if d, ok := parseInt(e.pid); ok && d >= 0 && d < 1<<15 {
+			info.Device = int16(d)
+		} else {
+			info.Device = 0
+		}
+		s, _ := parseInt(e.tid)
+		info.Stream = int32(s)
+		info.Name = "stream " + info.Tid
+	}
+	rd.t.Lanes = append(rd.t.Lanes, info)
+	rd.lanes[string(rd.laneKey)] = id
+	return id
+}
+
+// store classifies the parsed event and appends it to the table.
+func (rd *reader) store() error {
+	e := &rd.ev
+	if e.ph == 0 {
+		return errors.New(`no "ph"`)
+	}
+	switch e.ph {
+	case 'M':
+		return rd.metadata()
+	case 's', 't', 'f':
+		if !rd.opt.KeepFlows {
+			return nil
+		}
+	case 'X', 'B', 'E', 'i', 'I', 'C':
+	default:
+		return nil // other phases (async, object, sample events) carry nothing the analyzer uses
+	}
+	cat := string(e.cat) // small set: the compiler does not allocate for the switch/map uses below
+	if cat == "python_function" && !rd.opt.KeepPython || cat == "Trace" {
+		return nil
+	}
+	if !e.hasTS {
+		return errors.New(`no "ts"`)
+	}
+	if e.ph == 'X' {
+		if !e.hasDur {
+			return errors.New(`complete event without "dur"`)
+		}
+		if e.dur < 0 {
+			return fmt.Errorf(`"dur" is negative (%d ns)`, e.dur)
+		}
+		if e.dur > maxDur {
+			return fmt.Errorf(`"dur" is implausibly large (%d s)`, e.dur/1e9)
+		}
+	}
+	ev := Event{Kind: KindSpan, Device: NoDevice, Step: -1, Start: e.ts, Dur: e.dur, FLOPs: e.flops, Bytes: e.bytes}
+	if e.hasStep {
+		ev.Step = int32(e.step)
+	}
+	isCopy := e.ph == 'X' && cat == "gpu_memcpy"
+	ev.Lane = rd.lane(isCopy || deviceCategory(cat))
+	switch {
+	case isCopy:
+		ev.Kind = KindCopy
+		ev.Dir, ev.Flags = parseCopyName(e.name)
+		if e.async {
+			ev.Flags |= FlagAsync
+		}
+		ev.Role = ev.Dir.Role()
+		ev.Device = rd.t.Lanes[ev.Lane].Device
+		if e.hasDevice {
+			ev.Device = int16(e.device)
+		}
+	case e.ph == 'i' || e.ph == 'I':
+		ev.Kind, ev.Dur = KindInstant, 0
+		if string(e.name) == MemoryName {
+			ev.Kind = KindMemory
+			ev.Bytes, ev.Total = e.memBytes, e.total
+			if e.devType == 1 {
+				ev.Device = int16(e.devID)
+			}
+		}
+	case e.ph == 'C':
+		ev.Kind, ev.Dur, ev.Value = KindCounter, 0, e.value
+	case e.ph == 's' || e.ph == 't' || e.ph == 'f':
+		ev.Kind, ev.Dur = KindInstant, 0
+	}
+	if ev.Kind == KindSpan || ev.Kind == KindInstant {
+		ev.Role = rd.role(cat, e.name, e.role, e.ph == 0 || len(e.cat) == 0)
+	}
+	switch e.ph {
+	case 'B':
+		rd.begin(ev, cat)
+		return nil
+	case 'E':
+		return rd.end(ev)
+	}
+	ev.Name = "" // interned below without a string allocation
+	t := rd.t
+	t.Append(ev, "", "")
+	i := t.Len() - 1
+	t.Name[i] = t.internBytes(e.name)
+	t.Cat[i] = t.internBytes(e.cat)
+	t.Shape[i] = t.internBytes(e.shape)
+	t.ExtID[i], t.Corr[i] = e.ext, e.corr
+	return nil
+}
+
+// begin and end pair Chrome B/E events into spans.
+func (rd *reader) begin(ev Event, cat string) {
+	t := rd.t
+	t.Append(ev, cat, "")
+	i := t.Len() - 1
+	t.Name[i] = t.internBytes(rd.ev.name)
+	t.Dur[i] = -1 // open
+	if rd.open == nil {
+		rd.open = map[int32][]int{}
+	}
+	rd.open[ev.Lane] = append(rd.open[ev.Lane], i)
+}
+
+func (rd *reader) end(ev Event) error {
+	stack := rd.open[ev.Lane]
+	if len(stack) == 0 {
+		return errors.New("E event without a B event")
+	}
+	i := stack[len(stack)-1]
+	rd.open[ev.Lane] = stack[:len(stack)-1]
+	if ev.Start < rd.t.Start[i] {
+		return errors.New("E event before its B event")
+	}
+	rd.t.Dur[i] = ev.Start - rd.t.Start[i]
+	return nil
+}
+
+func (rd *reader) metadata() error {
+	e := &rd.ev
+	switch string(e.name) {
+	case "thread_name":
+		dev := e.hasDevice
+		id := rd.lane(dev)
+		l := &rd.t.Lanes[id]
+		l.Name = string(e.argName)
+		if dev {
+			l.Device, l.Stream = int16(e.device), int32(e.stream)
+		}
+		if e.hasLaneID != 0 && e.laneID != int64(id) {
+			rd.warnf("thread_name for lane %d read as lane %d", e.laneID, id)
+		}
+	case "process_name":
+		if rd.procNames == nil {
+			rd.procNames = map[string]string{}
+		}
+		rd.procNames[string(e.pid)] = string(e.argName)
+	}
+	return nil
+}
+
+// deviceCategory reports whether events of Kineto category cat run on a device stream.
+func deviceCategory(cat string) bool {
+	switch cat {
+	case "kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "cuda_sync", "collective_comm":
+		return true
+	}
+	return false
+}
+
+// parseCopyName reads direction and pinned-ness from a Kineto memcpy name such as
+// "Memcpy HtoD (Pinned -> Device)".
+func parseCopyName(name []byte) (Dir, Flags) {
+	var d Dir
+	switch {
+	case bytes.Contains(name, []byte("HtoD")):
+		d = DirH2D
+	case bytes.Contains(name, []byte("DtoH")):
+		d = DirD2H
+	case bytes.Contains(name, []byte("DtoD")), bytes.Contains(name, []byte("PtoP")):
+		d = DirD2D
+	case bytes.Contains(name, []byte("HtoH")):
+		d = DirH2H
+	}
+	var f Flags
+	if bytes.Contains(name, []byte("Pinned")) {
+		f |= FlagPinned
+	}
+	return d, f
+}

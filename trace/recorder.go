@@ -1,0 +1,473 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// A Sink receives the Recorder's events in batches, from one goroutine at a time. lanes describes
+// every lane known when the batch is written (an event's Lane indexes it).
+type Sink interface {
+	Write(lanes []LaneInfo, events []Event) error
+	// Flush makes everything written so far durable enough to survive the process dying.
+	Flush() error
+	Close() error
+}
+
+// laneBufferLen is the number of events a lane buffers before handing them to the writer.
+const laneBufferLen = 4096
+
+// A Recorder collects events from many goroutines, each recording on its own Lane, and streams
+// them to a Sink. Buffers are handed to a background goroutine that writes them, at the latest
+// when a step ends, so a run that dies leaves a trace up to its last flushed step.
+type Recorder struct {
+	origin int64        // clock reading at which the trace starts
+	step   atomic.Int32 // the current step, or -1
+
+	mu      sync.Mutex // guards lanes, infos
+	lanes   []*Lane
+	infos   []LaneInfo
+	pid     string
+	errOnce sync.Once
+	err     error // first misuse or sink error
+
+	sink    Sink
+	work    chan batch
+	bufPool sync.Pool
+	done    chan struct{}
+	closed  atomic.Bool
+	sending sync.RWMutex // held for reading while sending on work, for writing while closing it
+}
+
+// batch is a unit of work for the writer goroutine: events to write, or a flush request.
+type batch struct {
+	events *[]Event
+	flush  chan error // non-nil: flush every lane, then answer here
+	async  bool       // a flush nobody waits for
+}
+
+// NewRecorder starts a recorder writing to sink.
+func NewRecorder(sink Sink) *Recorder {
+	initClock()
+	r := &Recorder{
+		origin: monotonic(),
+		sink:   sink,
+		work:   make(chan batch, 64),
+		done:   make(chan struct{}),
+		pid:    strconv.Itoa(os.Getpid()),
+	}
+	r.step.Store(-1)
+	r.bufPool.New = func() any { b := make([]Event, 0, laneBufferLen); return &b }
+	go r.writeLoop()
+	return r
+}
+
+// Now returns the current time in nanoseconds since the trace's origin, on the clock spans use.
+// Use it to take explicit start and end times (Lane.Complete, Lane.Copy).
+func (r *Recorder) Now() int64 { return monotonic() - r.origin }
+
+// Lane returns a new host lane (a goroutine's logical thread). A lane is used by one goroutine at a
+// time; spans nest strictly on it.
+func (r *Recorder) Lane(name string) *Lane {
+	return r.addLane(LaneInfo{Name: name, Pid: r.pid, Device: NoDevice})
+}
+
+// StreamLane returns the lane of a device stream, creating it (named name) on first use: a stream
+// is one track in the trace however often it is asked for.
+func (r *Recorder) StreamLane(device, stream int, name string) *Lane {
+	r.mu.Lock()
+	for i, info := range r.infos {
+		if info.Device == int16(device) && info.Stream == int32(stream) {
+			r.mu.Unlock()
+			return r.lanes[i]
+		}
+	}
+	r.mu.Unlock()
+	return r.addLane(LaneInfo{Name: name, Pid: strconv.Itoa(device), Tid: strconv.Itoa(stream),
+		Device: int16(device), Stream: int32(stream)})
+}
+
+func (r *Recorder) addLane(info LaneInfo) *Lane {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if info.IsDevice() { // a racing StreamLane may have added it
+		for i, have := range r.infos {
+			if have.Device == info.Device && have.Stream == info.Stream {
+				return r.lanes[i]
+			}
+		}
+	}
+	id := int32(len(r.lanes))
+	if info.Tid == "" {
+		info.Tid = strconv.Itoa(int(id) + 1)
+	}
+	l := &Lane{rec: r, id: id, buf: r.getBuf(), stack: make([]openSpan, 0, 32)}
+	r.lanes = append(r.lanes, l)
+	r.infos = append(r.infos, info)
+	return l
+}
+
+// Lanes returns a copy of the lanes' descriptions, indexed by Event.Lane.
+func (r *Recorder) Lanes() []LaneInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]LaneInfo(nil), r.infos...)
+}
+
+// Step returns the current step number, or -1 outside steps.
+func (r *Recorder) Step() int { return int(r.step.Load()) }
+
+// Err returns the first error the recorder met: a misuse such as an out-of-order End (reported
+// once; the trace stays well nested) or a failure of the sink.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+func (r *Recorder) fail(err error) {
+	r.errOnce.Do(func() {
+		r.mu.Lock()
+		r.err = err
+		r.mu.Unlock()
+	})
+}
+
+// Flush writes every event recorded so far to the sink and flushes it.
+func (r *Recorder) Flush() error {
+	answer := make(chan error, 1)
+	r.sending.RLock()
+	if r.closed.Load() {
+		r.sending.RUnlock()
+		return errors.New("trace: flush after close")
+	}
+	r.work <- batch{flush: answer}
+	r.sending.RUnlock()
+	return <-answer
+}
+
+// Close ends spans still open (at the current time, reporting the misuse), writes everything and
+// closes the sink. The recorder must not be used afterwards.
+func (r *Recorder) Close() error {
+	if r.closed.Swap(true) {
+		return nil
+	}
+	r.mu.Lock()
+	lanes := append([]*Lane(nil), r.lanes...)
+	r.mu.Unlock()
+	for _, l := range lanes {
+		l.mu.Lock()
+		if len(l.stack) > 0 {
+			r.fail(fmt.Errorf("trace: lane %q: span %q still open at close", l.info().Name, l.stack[len(l.stack)-1].name))
+			l.closeFrom(0, r.Now())
+		}
+		l.mu.Unlock()
+	}
+	answer := make(chan error, 1)
+	r.work <- batch{flush: answer}
+	err := <-answer
+	r.sending.Lock()
+	close(r.work)
+	r.sending.Unlock()
+	<-r.done
+	if cerr := r.sink.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = r.Err()
+	}
+	return err
+}
+
+func (r *Recorder) getBuf() *[]Event { return r.bufPool.Get().(*[]Event) }
+
+// writeLoop is the only goroutine that touches the sink.
+func (r *Recorder) writeLoop() {
+	defer close(r.done)
+	for b := range r.work {
+		if b.events != nil {
+			r.write(*b.events)
+			*b.events = (*b.events)[:0]
+			r.bufPool.Put(b.events)
+			continue
+		}
+		err := r.flushLanes()
+		if b.flush != nil {
+			b.flush <- err
+		}
+	}
+}
+
+func (r *Recorder) write(events []Event) {
+	if len(events) == 0 {
+		return
+	}
+	r.mu.Lock()
+	infos := r.infos // append-only: the prefix seen here never changes
+	r.mu.Unlock()
+	if err := r.sink.Write(infos, events); err != nil {
+		r.fail(fmt.Errorf("trace: writing events: %w", err))
+	}
+}
+
+// flushLanes takes every lane's pending events, writes them and flushes the sink.
+func (r *Recorder) flushLanes() error {
+	r.mu.Lock()
+	lanes := append([]*Lane(nil), r.lanes...)
+	r.mu.Unlock()
+	for _, l := range lanes {
+		l.mu.Lock()
+		if len(*l.buf) == 0 {
+			l.mu.Unlock()
+			continue
+		}
+		full := l.buf
+		l.buf = r.getBuf()
+		l.mu.Unlock()
+		r.write(*full)
+		*full = (*full)[:0]
+		r.bufPool.Put(full)
+	}
+	if err := r.sink.Flush(); err != nil {
+		err = fmt.Errorf("trace: flushing: %w", err)
+		r.fail(err)
+		return err
+	}
+	return nil
+}
+
+// requestFlush asks the writer to flush soon, without waiting.
+func (r *Recorder) requestFlush() {
+	r.sending.RLock()
+	defer r.sending.RUnlock()
+	if r.closed.Load() {
+		return
+	}
+	select {
+	case r.work <- batch{async: true}:
+	default: // the writer is busy; the next step's flush or Close covers these events
+	}
+}
+
+// send gives b to the writer goroutine; after Close it drops it.
+func (r *Recorder) send(b batch) {
+	r.sending.RLock()
+	defer r.sending.RUnlock()
+	if r.closed.Load() {
+		return
+	}
+	r.work <- b
+}
+
+// A Lane is a sequence of strictly nested events: a goroutine's logical thread or a device stream.
+// All methods on a nil *Lane do nothing, so instrumented code runs unchanged with recording off.
+type Lane struct {
+	rec   *Recorder
+	id    int32
+	mu    sync.Mutex // guards buf and stack against the writer and misuse from other goroutines
+	buf   *[]Event
+	stack []openSpan
+	seq   uint32 // counts Begins, to tell a span from a later one at the same depth
+	_     [64]byte
+}
+
+type openSpan struct {
+	name  string
+	role  Role
+	seq   uint32
+	step  int32
+	start int64
+}
+
+// A Span is an open span; End it exactly once, on the lane it was begun on.
+type Span struct {
+	l     *Lane
+	depth int32
+	seq   uint32
+}
+
+// Begin opens a span named name with the given role. It allocates nothing.
+func (l *Lane) Begin(name string, role Role) Span {
+	if l == nil {
+		return Span{}
+	}
+	now := monotonic()
+	l.mu.Lock()
+	l.seq++
+	l.stack = append(l.stack, openSpan{name: name, role: role, seq: l.seq, step: l.rec.step.Load(), start: now - l.rec.origin})
+	s := Span{l: l, depth: int32(len(l.stack) - 1), seq: l.seq}
+	l.mu.Unlock()
+	return s
+}
+
+// BeginStep opens step n's span (ProfilerStep#n, role step) and makes n the current step. Ending
+// it flushes the trace.
+func (l *Lane) BeginStep(n int) Span {
+	if l == nil {
+		return Span{}
+	}
+	l.rec.step.Store(int32(n))
+	return l.Begin(StepName(n), RoleStep)
+}
+
+// End closes the span.
+func (s Span) End() { s.EndWork(0, 0) }
+
+// EndWork closes the span, recording the floating-point operations and bytes of work it did.
+func (s Span) EndWork(flops, bytes int64) {
+	l := s.l
+	if l == nil {
+		return
+	}
+	now := monotonic() - l.rec.origin
+	l.mu.Lock()
+	d := int(s.depth)
+	if d >= len(l.stack) || l.stack[d].seq != s.seq {
+		l.mu.Unlock()
+		l.rec.fail(fmt.Errorf("trace: lane %q: End of a span that is not open (ended twice, or on the wrong lane)", l.info().Name))
+		return
+	}
+	if d != len(l.stack)-1 {
+		l.rec.fail(fmt.Errorf("trace: lane %q: span %q ended while %q, begun inside it, was still open; closed it too",
+			l.info().Name, l.stack[d].name, l.stack[len(l.stack)-1].name))
+		l.closeFrom(d+1, now)
+	}
+	top := l.stack[d]
+	l.stack = l.stack[:d]
+	isStep := top.role == RoleStep
+	full := l.appendLocked(Event{Kind: KindSpan, Role: top.role, Device: NoDevice, Step: top.step, Lane: l.id,
+		Name: top.name, Start: top.start, Dur: now - top.start, Bytes: bytes, FLOPs: flops})
+	l.mu.Unlock()
+	if full {
+		l.handoff()
+	}
+	if isStep {
+		l.rec.requestFlush()
+	}
+}
+
+// closeFrom ends the spans at stack depths ≥ d at time now. The lane's lock is held; the buffer may
+// grow past its usual size here (a rare misuse path) rather than hand off under the lock.
+func (l *Lane) closeFrom(d int, now int64) {
+	for i := len(l.stack) - 1; i >= d; i-- {
+		o := l.stack[i]
+		l.appendLocked(Event{Kind: KindSpan, Role: o.role, Device: NoDevice, Step: o.step, Lane: l.id,
+			Name: o.name, Start: o.start, Dur: now - o.start})
+	}
+	l.stack = l.stack[:d]
+}
+
+func (l *Lane) info() LaneInfo {
+	l.rec.mu.Lock()
+	defer l.rec.mu.Unlock()
+	return l.rec.infos[l.id]
+}
+
+// appendLocked adds e to the lane's buffer and reports whether the buffer is now full.
+func (l *Lane) appendLocked(e Event) bool {
+	*l.buf = append(*l.buf, e)
+	return len(*l.buf) == cap(*l.buf)
+}
+
+// handoff gives a full buffer to the writer goroutine.
+func (l *Lane) handoff() {
+	l.mu.Lock()
+	if len(*l.buf) < cap(*l.buf) { // the writer emptied it meanwhile
+		l.mu.Unlock()
+		return
+	}
+	full := l.buf
+	l.buf = l.rec.getBuf()
+	l.mu.Unlock()
+	l.rec.send(batch{events: full})
+}
+
+// record adds a finished event to the lane.
+func (l *Lane) record(e Event) {
+	e.Lane = l.id
+	e.Step = l.rec.step.Load()
+	l.mu.Lock()
+	full := l.appendLocked(e)
+	l.mu.Unlock()
+	if full {
+		l.handoff()
+	}
+}
+
+// Complete records a span with explicit start and end times (from Recorder.Now), such as a kernel
+// timed on a stream. The caller keeps it nested with the lane's other spans.
+func (l *Lane) Complete(name string, role Role, start, end int64) {
+	if l == nil {
+		return
+	}
+	l.record(Event{Kind: KindSpan, Role: role, Device: NoDevice, Name: name, Start: start, Dur: end - start})
+}
+
+// Instant records a point event now.
+func (l *Lane) Instant(name string, role Role) {
+	if l == nil {
+		return
+	}
+	l.record(Event{Kind: KindInstant, Role: role, Device: NoDevice, Name: name, Start: l.rec.Now()})
+}
+
+// Copy records a memory copy of bytes in direction dir on device, from start to end (Recorder.Now
+// times). flags says whether the host side was pinned and whether the copy was asynchronous.
+// The event's name is Kineto's for such a copy (CopyName).
+func (l *Lane) Copy(dir Dir, flags Flags, device int, bytes, start, end int64) {
+	if l == nil {
+		return
+	}
+	if dir == DirD2D {
+		flags &^= FlagPinned // no host side
+	}
+	l.record(Event{Kind: KindCopy, Role: dir.Role(), Dir: dir, Flags: flags, Device: int16(device),
+		Name: CopyName(dir, flags), Start: start, Dur: end - start, Bytes: bytes})
+}
+
+// Memory records an allocation (delta > 0) or free (delta < 0) on device (NoDevice for host
+// memory), with total, the device's allocated bytes afterwards.
+func (l *Lane) Memory(device int, delta, total int64) {
+	if l == nil {
+		return
+	}
+	l.record(Event{Kind: KindMemory, Device: int16(device), Name: MemoryName, Start: l.rec.Now(), Bytes: delta, Total: total})
+}
+
+// Counter records a sampled value now.
+func (l *Lane) Counter(name string, value float64) {
+	if l == nil {
+		return
+	}
+	l.record(Event{Kind: KindCounter, Device: NoDevice, Name: name, Start: l.rec.Now(), Value: value})
+}
+
+// MemoryName is the name of memory events, as torch.profiler writes them.
+const MemoryName = "[memory]"
+
+var copyNames = func() (names [numDirs][2]string) {
+	host := [2]string{"Pageable", "Pinned"}
+	for p := range 2 {
+		names[DirH2D][p] = "Memcpy HtoD (" + host[p] + " -> Device)"
+		names[DirD2H][p] = "Memcpy DtoH (Device -> " + host[p] + ")"
+		names[DirD2D][p] = "Memcpy DtoD (Device -> Device)"
+		names[DirH2H][p] = "Memcpy HtoH (" + host[p] + " -> " + host[p] + ")"
+	}
+	return names
+}()
+
+// CopyName is a copy's event name in the form Kineto writes, e.g. "Memcpy HtoD (Pinned -> Device)".
+func CopyName(dir Dir, flags Flags) string {
+	if dir == DirNone || dir >= numDirs {
+		return "Memcpy"
+	}
+	p := 0
+	if flags&FlagPinned != 0 {
+		p = 1
+	}
+	return copyNames[dir][p]
+}

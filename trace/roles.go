@@ -1,0 +1,113 @@
+package trace
+
+import (
+	"bytes"
+	"strings"
+)
+
+// How foreign events get roles. Our own events carry args.role. For torch.profiler traces the
+// category decides, and for annotations (record_function spans) and legacy traces, which have no
+// categories, the name does:
+//
+//	category                               role
+//	kernel, collective_comm                kernel
+//	gpu_memcpy                             h2d / d2h / d2d from the name ("Memcpy HtoD (…)")
+//	gpu_memset                             memset
+//	cuda_runtime, cuda_driver, cuda_event  runtime; the *Synchronize / StreamWaitEvent calls: sync
+//	cuda_sync                              sync
+//	cpu_op                                 cpu
+//	user_annotation, gpu_user_annotation   by name (below)
+//	(none: legacy traces)                  by name; "aten::…" and other "ns::op" names: cpu
+//	anything else                          other (with a warning for a category not listed here)
+//
+// Names, case-insensitively, first match wins:
+//
+//	ProfilerStep#N              step
+//	DataLoader, dataload        dataload
+//	Optimizer, optim            optimizer
+//	backward, autograd          backward
+//	forward                     forward
+//	sampl                       sample
+//	gather                      gather
+//	histor, push, pull          history
+//	augment, mhaug              augment
+//	eval, valid, test           eval
+//	h2d, to_device              h2d
+//	d2h, to_host, .item         d2h
+//	sync                        sync
+var nameRoles = []struct {
+	keys []string
+	role Role
+}{
+	{[]string{"dataloader", "dataload"}, RoleDataload},
+	{[]string{"optimizer", "optim"}, RoleOptimizer},
+	{[]string{"backward", "autograd"}, RoleBackward},
+	{[]string{"forward"}, RoleForward},
+	{[]string{"sampl"}, RoleSample},
+	{[]string{"gather"}, RoleGather},
+	{[]string{"histor", "push", "pull"}, RoleHistory},
+	{[]string{"augment", "mhaug"}, RoleAugment},
+	{[]string{"eval", "valid", "test"}, RoleEval},
+	{[]string{"h2d", "to_device"}, RoleH2D},
+	{[]string{"d2h", "to_host", ".item"}, RoleD2H},
+	{[]string{"sync"}, RoleSync},
+}
+
+var knownCategories = map[string]Role{
+	"kernel": RoleKernel, "collective_comm": RoleKernel, "gpu_memset": RoleMemset,
+	"cuda_runtime": RoleRuntime, "cuda_driver": RoleRuntime, "cuda_event": RoleRuntime,
+	"cuda_sync": RoleSync, "cpu_op": RoleCPU,
+	"user_annotation": RoleOther, "gpu_user_annotation": RoleOther,
+	"python_function": RoleOther, "cpu_instant_event": RoleOther, "overhead": RoleOther,
+	"external_correlation": RoleOther, "ac2g": RoleOther, "async_cpu_to_gpu": RoleOther,
+	"fwdbwd": RoleOther, "gnnprof": RoleOther, "counter": RoleOther, "gpu_memcpy": RoleOther,
+}
+
+// RoleForName classifies a span by its name alone (the table above).
+func RoleForName(name string) Role {
+	if strings.HasPrefix(name, "ProfilerStep#") {
+		return RoleStep
+	}
+	lower := strings.ToLower(name)
+	for _, nr := range nameRoles {
+		for _, k := range nr.keys {
+			if strings.Contains(lower, k) {
+				return nr.role
+			}
+		}
+	}
+	return RoleOther
+}
+
+// role classifies a parsed event: ours by its recorded role, foreign ones by category and name.
+func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role {
+	if len(recorded) > 0 {
+		if r, ok := ParseRole(string(recorded)); ok {
+			return r
+		}
+		rd.warnf("unknown role %q; using other", recorded)
+	}
+	if noCategory {
+		if bytes.HasPrefix(name, []byte("ProfilerStep#")) {
+			return RoleStep
+		}
+		if bytes.Contains(name, []byte("::")) {
+			return RoleCPU
+		}
+		return RoleForName(string(name))
+	}
+	r, known := knownCategories[cat]
+	if !known && !rd.unknownCats[cat] {
+		rd.unknownCats[cat] = true
+		rd.warnf("unknown category %q; its events count as other", cat)
+	}
+	switch cat {
+	case "user_annotation", "gpu_user_annotation":
+		return RoleForName(string(name))
+	case "cuda_runtime", "cuda_driver":
+		if bytes.Contains(name, []byte("Synchronize")) || bytes.Contains(name, []byte("StreamWaitEvent")) {
+			return RoleSync
+		}
+	}
+	return r
+}
