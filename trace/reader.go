@@ -594,12 +594,12 @@ func (rd *reader) begin(ev Event, cat string) {
 func (rd *reader) end(ev Event) error {
 	stack := rd.open[ev.Lane]
 	if len(stack) == 0 {
-		return errors.New("E event without a B event")
+		return errors.New("end (E) event without a begin (B) event")
 	}
 	i := stack[len(stack)-1]
 	rd.open[ev.Lane] = stack[:len(stack)-1]
 	if ev.Start < rd.t.Start[i] {
-		return errors.New("E event before its B event")
+		return errors.New("end (E) event before its begin (B) event")
 	}
 	rd.t.Dur[i] = ev.Start - rd.t.Start[i]
 	return nil
