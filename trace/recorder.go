@@ -37,7 +37,7 @@ type Recorder struct {
 
 	sink    Sink
 	work    chan batch
-	bufPool sync.Pool
+	free    chan []Event // recycled lane buffers
 	done    chan struct{}
 	closed  atomic.Bool
 	sending sync.RWMutex // held for reading while sending on work, for writing while closing it
@@ -45,7 +45,7 @@ type Recorder struct {
 
 // batch is a unit of work for the writer goroutine: events to write, or a flush request.
 type batch struct {
-	events *[]Event
+	events []Event
 	flush  chan error // non-nil: flush every lane, then answer here
 	async  bool       // a flush nobody waits for
 }
@@ -57,11 +57,11 @@ func NewRecorder(sink Sink) *Recorder {
 		origin: monotonic(),
 		sink:   sink,
 		work:   make(chan batch, 64),
+		free:   make(chan []Event, 64),
 		done:   make(chan struct{}),
 		pid:    strconv.Itoa(os.Getpid()),
 	}
 	r.step.Store(-1)
-	r.bufPool.New = func() any { b := make([]Event, 0, laneBufferLen); return &b }
 	go r.writeLoop()
 	return r
 }
@@ -183,16 +183,33 @@ func (r *Recorder) Close() error {
 	return err
 }
 
-func (r *Recorder) getBuf() *[]Event { return r.bufPool.Get().(*[]Event) }
+// getBuf returns an empty lane buffer, recycled when one is free.
+func (r *Recorder) getBuf() []Event {
+	select {
+	case b := <-r.free:
+		return b
+	default:
+		return make([]Event, 0, laneBufferLen)
+	}
+}
+
+func (r *Recorder) putBuf(b []Event) {
+	if cap(b) != laneBufferLen { // grown on a misuse path: let it go
+		return
+	}
+	select {
+	case r.free <- b[:0]:
+	default:
+	}
+}
 
 // writeLoop is the only goroutine that touches the sink.
 func (r *Recorder) writeLoop() {
 	defer close(r.done)
 	for b := range r.work {
 		if b.events != nil {
-			r.write(*b.events)
-			*b.events = (*b.events)[:0]
-			r.bufPool.Put(b.events)
+			r.write(b.events)
+			r.putBuf(b.events)
 			continue
 		}
 		err := r.flushLanes()
@@ -221,16 +238,15 @@ func (r *Recorder) flushLanes() error {
 	r.mu.Unlock()
 	for _, l := range lanes {
 		l.mu.Lock()
-		if len(*l.buf) == 0 {
+		if len(l.buf) == 0 {
 			l.mu.Unlock()
 			continue
 		}
 		full := l.buf
 		l.buf = r.getBuf()
 		l.mu.Unlock()
-		r.write(*full)
-		*full = (*full)[:0]
-		r.bufPool.Put(full)
+		r.write(full)
+		r.putBuf(full)
 	}
 	if err := r.sink.Flush(); err != nil {
 		err = fmt.Errorf("trace: flushing: %w", err)
@@ -268,8 +284,8 @@ func (r *Recorder) send(b batch) {
 type Lane struct {
 	rec   *Recorder
 	id    int32
-	mu    sync.Mutex // guards buf and stack against the writer and misuse from other goroutines
-	buf   *[]Event
+	mu    sync.Mutex // guards buf against the writer goroutine
+	buf   []Event
 	stack []openSpan
 	seq   uint32 // counts Begins, to tell a span from a later one at the same depth
 	_     [64]byte
@@ -295,13 +311,10 @@ func (l *Lane) Begin(name string, role Role) Span {
 	if l == nil {
 		return Span{}
 	}
-	now := monotonic()
-	l.mu.Lock()
+	// Only the lane's goroutine touches the stack outside End's lock, so Begin takes no lock.
 	l.seq++
-	l.stack = append(l.stack, openSpan{name: name, role: role, seq: l.seq, step: l.rec.step.Load(), start: now - l.rec.origin})
-	s := Span{l: l, depth: int32(len(l.stack) - 1), seq: l.seq}
-	l.mu.Unlock()
-	return s
+	l.stack = append(l.stack, openSpan{name: name, role: role, seq: l.seq, step: l.rec.step.Load(), start: monotonic() - l.rec.origin})
+	return Span{l: l, depth: int32(len(l.stack) - 1), seq: l.seq}
 }
 
 // BeginStep opens step n's span (ProfilerStep#n, role step) and makes n the current step. Ending
@@ -369,14 +382,14 @@ func (l *Lane) info() LaneInfo {
 
 // appendLocked adds e to the lane's buffer and reports whether the buffer is now full.
 func (l *Lane) appendLocked(e Event) bool {
-	*l.buf = append(*l.buf, e)
-	return len(*l.buf) == cap(*l.buf)
+	l.buf = append(l.buf, e)
+	return len(l.buf) == cap(l.buf)
 }
 
 // handoff gives a full buffer to the writer goroutine.
 func (l *Lane) handoff() {
 	l.mu.Lock()
-	if len(*l.buf) < cap(*l.buf) { // the writer emptied it meanwhile
+	if len(l.buf) < cap(l.buf) { // the writer emptied it meanwhile
 		l.mu.Unlock()
 		return
 	}
