@@ -70,6 +70,12 @@ func Load(path string, opt LoadOptions) (*Dataset, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return ds, nil
+	case FormatLINQS:
+		return loadLINQS(path, opt)
+	case FormatMUSAE:
+		return loadMUSAE(path, opt)
+	case FormatOGB:
+		return loadOGB(path, opt)
 	}
 	return nil, fmt.Errorf("unknown dataset format %q (known: %s)", format, strings.Join(Formats, ", "))
 }
@@ -96,6 +102,9 @@ func DetectFormat(path string) (string, error) {
 	if st.IsDir() {
 		if _, err := os.Stat(filepath.Join(path, "raw", "edge.csv.gz")); err == nil {
 			return FormatOGB, nil
+		}
+		if _, err := findMUSAE(path); err == nil {
+			return FormatMUSAE, nil
 		}
 		return "", fmt.Errorf("%s: folder is neither an OGB dataset (raw/edge.csv.gz) nor a MUSAE folder (*_edges.csv + *.json + *_target.csv)", path)
 	}
