@@ -281,9 +281,9 @@ func (rd *reader) truncated(err error) error {
 		}
 	}
 	if last < 0 {
-		return fmt.Errorf("%w: cut inside event %d (no complete step)", ErrTruncated, rd.nEvents+1)
+		return fmt.Errorf("%w: the file ends inside event object %d (no complete step)", ErrTruncated, rd.nEvents+1)
 	}
-	return fmt.Errorf("%w: cut inside event %d; the last complete step is %d", ErrTruncated, rd.nEvents+1, last)
+	return fmt.Errorf("%w: the file ends inside event object %d; the last complete step is %d", ErrTruncated, rd.nEvents+1, last)
 }
 
 // stepNumber parses N from "ProfilerStep#N".
