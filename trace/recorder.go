@@ -280,6 +280,8 @@ func (r *Recorder) send(b batch) {
 }
 
 // A Lane is a sequence of strictly nested events: a goroutine's logical thread or a device stream.
+// Spans (Begin, BeginStep and their End) belong to the lane's one owning goroutine at a time;
+// the other methods (Copy, Complete, Memory, Counter, Instant) may be called from any goroutine.
 // All methods on a nil *Lane do nothing, so instrumented code runs unchanged with recording off.
 type Lane struct {
 	rec   *Recorder
