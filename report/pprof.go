@@ -1,0 +1,220 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Sample types of the span profile, in sample value order. Self time is the default, so a flame
+// graph of it shows where time went without counting nested spans twice.
+//
+//	wall   the span's duration, on the span's own sample: -top's flat column is each name's total
+//	       (inclusive) time, as the operator table's "host total"; cum double-counts nesting
+//	self   the span's duration minus its children's: flat is self time, cum inclusive time
+//	bytes  bytes moved by copies (and bytes recorded on spans)
+//	count  spans and copies
+var pprofSampleTypes = []*profile.ValueType{
+	{Type: "wall", Unit: "nanoseconds"},
+	{Type: "self", Unit: "nanoseconds"},
+	{Type: "bytes", Unit: "bytes"},
+	{Type: "count", Unit: "count"},
+}
+
+const (
+	valWall = iota
+	valSelf
+	valBytes
+	valCount
+)
+
+// Labels on span samples: role (string), lane (string) and step (number, absent outside steps).
+const LabelLane = "lane"
+
+// Pprof builds a pprof profile of t's span tree: every span and copy is a sample whose stack is it
+// and the spans enclosing it on its lane, leaf first. Samples with the same stack, role, step and
+// lane are merged, so the profile's size grows with the distinct call paths and steps, not with the
+// events.
+func Pprof(t *trace.Table) (*profile.Profile, error) {
+	b := newPprofBuilder(t)
+	for lane, idx := range laneIntervals(t) {
+		b.lane(int32(lane), idx)
+	}
+	p := b.profile()
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("building pprof profile: %w", err)
+	}
+	return p, nil
+}
+
+// WritePprof writes t's span profile to w in pprof's gzip-compressed protobuf form.
+func WritePprof(w io.Writer, t *trace.Table) error {
+	p, err := Pprof(t)
+	if err != nil {
+		return err
+	}
+	if err := p.Write(w); err != nil {
+		return fmt.Errorf("writing pprof profile: %w", err)
+	}
+	return nil
+}
+
+type stackNode struct{ parent, name int32 }
+
+type sampleKey struct {
+	node int32
+	role trace.Role
+	step int32
+	lane int32
+}
+
+type pprofBuilder struct {
+	t      *trace.Table
+	steps  *stepIndex
+	nodes  []stackNode // node 0 is the root
+	nodeOf map[stackNode]int32
+	values map[sampleKey]*[4]int64
+	order  []sampleKey // first-seen order, so output is deterministic
+	path   []int32     // stack node of each interval on the walker's stack
+	minNs  int64
+	maxNs  int64
+}
+
+func newPprofBuilder(t *trace.Table) *pprofBuilder {
+	return &pprofBuilder{
+		t: t, steps: newStepIndex(t),
+		nodes:  []stackNode{{-1, 0}},
+		nodeOf: map[stackNode]int32{},
+		values: map[sampleKey]*[4]int64{},
+		minNs:  1<<63 - 1, maxNs: -1 << 63,
+	}
+}
+
+func (b *pprofBuilder) node(parent, name int32) int32 {
+	k := stackNode{parent, name}
+	if id, ok := b.nodeOf[k]; ok {
+		return id
+	}
+	id := int32(len(b.nodes))
+	b.nodes = append(b.nodes, k)
+	b.nodeOf[k] = id
+	return id
+}
+
+func (b *pprofBuilder) lane(lane int32, idx []int32) {
+	t := b.t
+	b.path = b.path[:0]
+	w := nestWalker{t: t}
+	w.leave = func(i int32, childNs int64) {
+		node := b.path[len(b.path)-1]
+		b.path = b.path[:len(b.path)-1]
+		dur := max(t.Dur[i], 0)
+		k := sampleKey{node: node, role: t.Role[i], step: b.steps.step(t, int(i)), lane: lane}
+		v := b.values[k]
+		if v == nil {
+			v = new([4]int64)
+			b.values[k] = v
+			b.order = append(b.order, k)
+		}
+		v[valWall] += dur
+		v[valSelf] += max(dur-childNs, 0)
+		v[valBytes] += max(t.Bytes[i], 0)
+		v[valCount]++
+		b.minNs = min(b.minNs, t.Start[i])
+		b.maxNs = max(b.maxNs, t.Start[i]+dur)
+	}
+	for _, i := range idx {
+		w.push(i) // first leaves (and records) the intervals that ended before i starts
+		parent := int32(0)
+		if len(b.path) > 0 {
+			parent = b.path[len(b.path)-1]
+		}
+		b.path = append(b.path, b.node(parent, t.Name[i]))
+	}
+	w.finish()
+}
+
+func (b *pprofBuilder) profile() *profile.Profile {
+	t := b.t
+	mapping := &profile.Mapping{ID: 1, File: "gnnprof-spans", HasFunctions: true}
+	p := &profile.Profile{
+		SampleType:        pprofSampleTypes,
+		DefaultSampleType: "self",
+		PeriodType:        &profile.ValueType{Type: "wall", Unit: "nanoseconds"},
+		Period:            1,
+		Mapping:           []*profile.Mapping{mapping},
+		Comments: []string{
+			"gnnprof span profile: stacks are nested spans on a lane (leaf first)",
+			"sample types: wall (span duration), self (minus children), bytes (copied), count",
+		},
+	}
+	if t.BaseTimeNs != 0 {
+		p.TimeNanos = t.BaseTimeNs
+	}
+	if b.maxNs > b.minNs {
+		p.DurationNanos = b.maxNs - b.minNs
+	}
+	// One function and location per distinct name.
+	locs := map[int32]*profile.Location{}
+	location := func(name int32) *profile.Location {
+		if l, ok := locs[name]; ok {
+			return l
+		}
+		s := pprofName(t.Strings[name])
+		fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: s, SystemName: s}
+		p.Function = append(p.Function, fn)
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Mapping: mapping, Line: []profile.Line{{Function: fn}}}
+		p.Location = append(p.Location, l)
+		locs[name] = l
+		return l
+	}
+	stacks := map[int32][]*profile.Location{}
+	laneNames := make([]string, len(t.Lanes))
+	for i, l := range t.Lanes {
+		laneNames[i] = l.Name
+		if laneNames[i] == "" {
+			laneNames[i] = "lane " + l.Pid + "/" + l.Tid
+		}
+	}
+	for _, k := range b.order {
+		stack, ok := stacks[k.node]
+		if !ok {
+			for n := k.node; n > 0; n = b.nodes[n].parent {
+				stack = append(stack, location(b.nodes[n].name))
+			}
+			stacks[k.node] = stack
+		}
+		v := b.values[k]
+		s := &profile.Sample{
+			Location: stack,
+			Value:    []int64{v[valWall], v[valSelf], v[valBytes], v[valCount]},
+			Label:    map[string][]string{LabelRole: {k.role.String()}},
+		}
+		if int(k.lane) < len(laneNames) {
+			s.Label[LabelLane] = []string{laneNames[k.lane]}
+		}
+		if k.step >= 0 {
+			// A unit keeps step 0 from being dropped on encoding.
+			s.NumLabel = map[string][]int64{LabelStep: {int64(k.step)}}
+			s.NumUnit = map[string][]string{LabelStep: {"step"}}
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	return p
+}
+
+// pprofName is a span name as a pprof function name. pprof's reports drop a parenthesised suffix as
+// an argument list, which would merge "Memcpy HtoD (Pinned -> Device)" with its pageable twin, so
+// parentheses become brackets.
+func pprofName(s string) string {
+	if s == "" {
+		return "[unnamed]"
+	}
+	return parenReplacer.Replace(s)
+}
+
+var parenReplacer = strings.NewReplacer("(", "[", ")", "]")
