@@ -479,7 +479,8 @@ func micros(v []byte) (int64, bool) {
 	var whole, frac int64
 	i, digits := 0, 0
 	for ; i < len(d) && '0' <= d[i] && d[i] <= '9'; i++ {
-		if digits++; digits > 15 {
+		// Today's epoch microseconds have 16 digits; beyond math.MaxInt64/1000 ns would overflow.
+		if digits++; digits > 16 || whole > (math.MaxInt64/1000-9)/10 {
 			return microsFloat(v)
 		}
 		whole = whole*10 + int64(d[i]-'0')

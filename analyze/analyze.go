@@ -1,0 +1,307 @@
+package analyze
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Options tune an analysis. The zero value is the default.
+type Options struct {
+	// TopOps bounds the operator and kernel tables (default 30).
+	TopOps int
+	// Read is passed to the trace reader.
+	Read trace.ReadOptions
+}
+
+func (o Options) topOps() int {
+	if o.TopOps > 0 {
+		return o.TopOps
+	}
+	return 30
+}
+
+// Analyze computes the profile of a trace table. path labels the profile.
+func Analyze(t *trace.Table, path string, opt Options) *Profile {
+	a := newAnalysis(t, opt)
+	p := &Profile{Schema: SchemaName, SchemaVersion: SchemaVersion}
+	p.Trace = a.traceInfo(path)
+	a.findSteps()
+	a.assignSteps()
+	p.Steps = a.steps()
+	p.Breakdown = a.sweep(&p.Steps)
+	p.Ops, p.Kernels = a.ops()
+	p.Copies = a.copies(&p.Steps)
+	p.Memory = a.memory(&p.Steps)
+	p.Devices = a.devices()
+	p.Lanes = a.lanes()
+	a.stepExtras(&p.Steps)
+	p.Findings = a.findings(p)
+	p.Warnings = append(a.warnings, t.Warnings...)
+	if p.Warnings == nil {
+		p.Warnings = []string{}
+	}
+	return p
+}
+
+// ReadProfile reads one trace file and analyses it. A truncated file is analysed as far as it
+// goes (the profile says so in Trace.Truncated and Warnings); other read errors are returned.
+func ReadProfile(path string, opt Options) (*Profile, error) {
+	t, err := trace.ReadFile(path, opt.Read)
+	truncated := false
+	if err != nil {
+		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
+			return nil, err
+		}
+		truncated = true
+	}
+	p := Analyze(t, path, opt)
+	if truncated {
+		p.Trace.Truncated = true
+		p.Warnings = append([]string{err.Error()}, p.Warnings...)
+	}
+	return p, nil
+}
+
+// laneKind says what a lane is for the analysis.
+type laneKind uint8
+
+const (
+	laneHost   laneKind = iota // a host thread that is not the step lane
+	laneStep                   // the host thread holding the step spans
+	laneDevice                 // a device stream
+)
+
+// analysis holds a table and what is derived from it while a profile is computed.
+type analysis struct {
+	t        *trace.Table
+	opt      Options
+	warnings []string
+
+	origin, end int64
+	lane        []laneKind
+	stepLane    int32
+	ours        bool // the trace was written by gnnprof (roles are recorded, not guessed)
+
+	userAnnot int32 // string ids of categories the analysis treats specially (0 if absent)
+	gpuAnnot  int32
+
+	// order lists the span and copy events sorted by (lane, start, longest first): the nesting order.
+	order []int32
+
+	detection, marker string
+	stepNums          []int
+	hostIv            []ival // host step intervals
+	wallIv            []ival // device-extended step intervals, disjoint and sorted
+	stepOf            []int32
+	deviceOps         []int // device events attributed per step
+
+	corrRuntime map[int64]int32 // correlation id → runtime event (Kineto)
+	async       []bool          // per copy event in the table: asynchronous with respect to the host
+
+	parts    [][]int64 // per step, per role (rolesOut order)
+	compute  []ival    // merged compute intervals (kernels, forward, backward, optimizer)
+	warmupN  int
+	outliers []int
+
+	repeatedName  []int32 // per step: the most repeated identical work (see stepExtras)
+	repeatedCount []int
+}
+
+func (a *analysis) warnf(format string, args ...any) {
+	a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
+}
+
+func newAnalysis(t *trace.Table, opt Options) *analysis {
+	a := &analysis{t: t, opt: opt, ours: t.Source == trace.SourceGnnprof, stepLane: -1}
+	a.userAnnot = a.stringID("user_annotation")
+	a.gpuAnnot = a.stringID("gpu_user_annotation")
+	a.lane = make([]laneKind, len(t.Lanes))
+	for i, l := range t.Lanes {
+		if l.IsDevice() {
+			a.lane[i] = laneDevice
+		}
+	}
+	n := t.Len()
+	first := true
+	for i := range n {
+		s, e := t.Start[i], t.Start[i]+max(t.Dur[i], 0)
+		if first || s < a.origin {
+			a.origin = s
+		}
+		if first || e > a.end {
+			a.end = e
+		}
+		first = false
+	}
+	// The nesting order of spans and copies.
+	a.order = make([]int32, 0, n)
+	for i := range n {
+		if (t.Kind[i] == trace.KindSpan || t.Kind[i] == trace.KindCopy) && t.Dur[i] >= 0 {
+			a.order = append(a.order, int32(i))
+		}
+	}
+	slices.SortFunc(a.order, func(x, y int32) int {
+		if c := cmp.Compare(t.Lane[x], t.Lane[y]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(t.Start[x], t.Start[y]); c != 0 {
+			return c
+		}
+		return cmp.Compare(t.Dur[y], t.Dur[x])
+	})
+	a.joinRuntimes()
+	return a
+}
+
+// stringID returns the interned id of s, or -1 when the trace never uses it.
+func (a *analysis) stringID(s string) int32 {
+	for i, str := range a.t.Strings {
+		if str == s {
+			return int32(i)
+		}
+	}
+	return -1
+}
+
+// joinRuntimes indexes Kineto runtime calls by correlation id and decides which copies ran
+// asynchronously. Ours record it; for torch's, a copy is asynchronous when its runtime call is a
+// cudaMemcpy*Async on pinned memory (or device to device): CUDA runs a pageable "async" copy
+// synchronously.
+func (a *analysis) joinRuntimes() {
+	t := a.t
+	a.async = make([]bool, 0)
+	hasCopies := false
+	for i := range t.Len() {
+		if t.Kind[i] == trace.KindCopy {
+			hasCopies = true
+			break
+		}
+	}
+	if !hasCopies && a.ours {
+		return
+	}
+	if !a.ours {
+		a.corrRuntime = map[int64]int32{}
+		for i := range t.Len() {
+			if t.Corr[i] != 0 && a.lane[t.Lane[i]] != laneDevice && t.Kind[i] == trace.KindSpan {
+				a.corrRuntime[t.Corr[i]] = int32(i)
+			}
+		}
+	}
+	if !hasCopies {
+		return
+	}
+	a.async = make([]bool, t.Len())
+	for i := range t.Len() {
+		if t.Kind[i] != trace.KindCopy {
+			continue
+		}
+		if a.ours || t.Flags[i]&trace.FlagAsync != 0 {
+			a.async[i] = t.Flags[i]&trace.FlagAsync != 0
+			continue
+		}
+		r, ok := a.corrRuntime[t.Corr[i]]
+		if !ok {
+			continue
+		}
+		name := t.NameOf(int(r))
+		a.async[i] = strings.Contains(name, "Async") && (t.Flags[i]&trace.FlagPinned != 0 || t.Dir[i] == trace.DirD2D)
+	}
+}
+
+// isAsync reports whether copy event i ran asynchronously with respect to the host.
+func (a *analysis) isAsync(i int) bool { return i < len(a.async) && a.async[i] }
+
+func (a *analysis) traceInfo(path string) TraceInfo {
+	t := a.t
+	info := TraceInfo{Path: path, Format: string(t.Source), Events: t.Len(), Lanes: len(t.Lanes),
+		OriginNs: a.origin, DurationNs: a.end - a.origin, Rank: -1, Meta: t.Meta}
+	if r, ok := rankOf(t); ok {
+		info.Rank = r
+	}
+	for i, props := range t.DeviceProperties {
+		d := DeviceInfo{ID: i}
+		if v, ok := number(props["id"]); ok {
+			d.ID = int(v)
+		}
+		d.Name, _ = props["name"].(string)
+		if v, ok := number(props["totalGlobalMem"]); ok {
+			d.MemoryBytes = int64(v)
+		}
+		info.Devices = append(info.Devices, d)
+	}
+	return info
+}
+
+// rankOf reads the distributed rank from a trace's metadata.
+func rankOf(t *trace.Table) (int, bool) {
+	if t.Meta == nil {
+		return 0, false
+	}
+	if v, ok := number(t.Meta["rank"]); ok {
+		return int(v), true
+	}
+	if di, ok := t.Meta["distributedInfo"].(map[string]any); ok {
+		if v, ok := number(di["rank"]); ok {
+			return int(v), true
+		}
+	}
+	return 0, false
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// deviceMemoryLimit returns device d's memory size from the trace's device properties.
+func (a *analysis) deviceMemoryLimit(d int) int64 {
+	for i, props := range a.t.DeviceProperties {
+		id := i
+		if v, ok := number(props["id"]); ok {
+			id = int(v)
+		}
+		if id == d {
+			if v, ok := number(props["totalGlobalMem"]); ok {
+				return int64(v)
+			}
+		}
+	}
+	return 0
+}
+
+// isDeviceWork reports whether event i is work on a device stream: a kernel, copy or memset (and
+// for our traces, any span recorded on a stream lane). Torch's GPU projections of annotations
+// (gpu_user_annotation) are not work, and neither are device-side syncs.
+func (a *analysis) isDeviceWork(i int) bool {
+	t := a.t
+	if a.lane[t.Lane[i]] != laneDevice {
+		return false
+	}
+	switch t.Kind[i] {
+	case trace.KindCopy:
+		return true
+	case trace.KindSpan:
+	default:
+		return false
+	}
+	switch t.Role[i] {
+	case trace.RoleKernel, trace.RoleMemset:
+		return true
+	case trace.RoleSync, trace.RoleStep:
+		return false
+	}
+	return a.ours
+}

@@ -1,0 +1,626 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Finding thresholds. Shares are of the mean measured step wall time unless said otherwise.
+const (
+	// input-bound: sampling, gathering and data loading not hidden by compute.
+	InputBoundWarn, InputBoundCritical = 15.0, 40.0
+	// transfer-bound: copies not hidden by compute.
+	TransferBoundWarn, TransferBoundCritical = 20.0, 40.0
+	// pageable-copies: pageable host memory carries at least this share of host↔device bytes, and
+	// at least PageableMinBytes in all.
+	PageableShare    = 10.0
+	PageableMinBytes = 1 << 20
+	// small-copies: at least this many copies per step, with a median copy smaller than
+	// SmallCopyBytes (Nsight's 64 KB line, below which a copy is dominated by its fixed cost).
+	SmallCopiesPerStep = 100
+	SmallCopyBytes     = 64 << 10
+	// sync-storm: at least this many sync points (host waits on the device, or scalar read-backs
+	// of at most 64 bytes) per step.
+	SyncPointsPerStep = 50
+	// copies-not-overlapped: copies take at least CopyShareMin of step time and less than
+	// CopyOverlapMax percent of their time runs alongside compute.
+	CopyShareMin, CopyOverlapMax = 10.0, 20.0
+	// repeated-work: one piece of identical work (same name, shape, FLOPs and bytes) runs at least
+	// RepeatMinCount times in a step, and its repeats (all but the first) take RepeatShare of the
+	// median step.
+	RepeatMinCount = 3
+	RepeatShare    = 25.0
+	// augment-dominated: augmentation's share of step time.
+	AugmentShare = 30.0
+	// history-exposed: GNNAutoScale history push/pull not hidden by compute.
+	HistoryShare = 10.0
+	// gat-edge-redundancy: edge-wise spans (names containing "edge") in a GAT model take this
+	// share of step time.
+	GATEdgeShare = 30.0
+	// low-utilization: kernel time over step time on a device (TensorBoard's rule).
+	LowUtilization = 50.0
+	// memory-near-limit: peak allocated over device memory (TensorBoard's rule).
+	MemoryNearLimit = 90.0
+	// memory-spikes: the largest step peak over the median step peak, and by at least
+	// MemorySpikeMinBytes.
+	MemorySpikeFactor   = 1.5
+	MemorySpikeMinBytes = 16 << 20
+	// straggler-rank: a rank's mean step time over the median rank's.
+	StragglerFactor = 1.1
+)
+
+// stepExtras fills the per-step counters the rules use: sync points, events, FLOPs, compute time,
+// repeated work and augmentation time.
+func (a *analysis) stepExtras(st *Steps) {
+	t := a.t
+	n := len(st.Steps)
+	if n == 0 {
+		return
+	}
+	syncSpans := make([]int, n)
+	tinyD2H := make([]int, n)
+	type workKey struct {
+		step        int32
+		name, shape int32
+		flops, b    int64
+	}
+	type workAgg struct {
+		count int
+		total int64
+	}
+	work := map[workKey]*workAgg{}
+	augment := make([][]ival, n)
+	for i := range t.Len() {
+		k := a.stepOf[i]
+		if k < 0 || int(k) >= n {
+			continue
+		}
+		s := &st.Steps[k]
+		s.LaneEvents++
+		switch t.Kind[i] {
+		case trace.KindCopy:
+			if t.Dir[i] == trace.DirD2H && t.Bytes[i] <= smallD2HBytes {
+				tinyD2H[k]++
+			}
+			continue
+		case trace.KindSpan:
+		default:
+			continue
+		}
+		s.FLOPs += t.FLOPs[i]
+		role := t.Role[i]
+		if role == trace.RoleSync && a.lane[t.Lane[i]] != laneDevice {
+			syncSpans[k]++
+		}
+		if role == trace.RoleAugment {
+			augment[k] = append(augment[k], ival{t.Start[i], t.Start[i] + t.Dur[i]})
+		}
+		switch role {
+		case trace.RoleStep, trace.RoleRuntime, trace.RoleSync, trace.RoleOther:
+			continue
+		case trace.RoleCPU, trace.RoleKernel:
+			if t.FLOPs[i] == 0 {
+				continue // torch operators repeat with equal shapes all the time; only recorded work counts
+			}
+		}
+		if t.Shape[i] == 0 && t.FLOPs[i] == 0 && t.Bytes[i] == 0 {
+			continue // nothing says two calls did the same work
+		}
+		key := workKey{k, t.Name[i], t.Shape[i], t.FLOPs[i], t.Bytes[i]}
+		w := work[key]
+		if w == nil {
+			w = &workAgg{}
+			work[key] = w
+		}
+		w.count++
+		w.total += t.Dur[i]
+	}
+	a.repeatedName = make([]int32, n)
+	a.repeatedCount = make([]int, n)
+	for key, w := range work {
+		if w.count < RepeatMinCount {
+			continue
+		}
+		waste := w.total * int64(w.count-1) / int64(w.count)
+		if s := &st.Steps[key.step]; waste > s.RepeatedNs {
+			s.RepeatedNs = waste
+			a.repeatedName[key.step] = key.name
+			a.repeatedCount[key.step] = w.count
+		}
+	}
+	compute := a.computeIntervals()
+	for k := range st.Steps {
+		s := &st.Steps[k]
+		s.SyncCount = max(syncSpans[k], tinyD2H[k])
+		w := a.wallIv[k]
+		s.ComputeNs = length(clipTo(compute, []ival{w}))
+		s.AugmentedNs = length(clipTo(merge(augment[k]), []ival{w}))
+	}
+}
+
+// rule computes one finding, or returns nil when its problem is absent.
+type rule func(a *analysis, p *Profile) *Finding
+
+// rules lists every rule, in the order findings of equal severity are shown.
+var rules = []rule{
+	ruleStepsMissing,
+	ruleInputBound,
+	ruleTransferBound,
+	rulePageableCopies,
+	ruleSmallCopies,
+	ruleSyncStorm,
+	ruleCopiesNotOverlapped,
+	ruleRepeatedWork,
+	ruleAugmentDominated,
+	ruleHistoryExposed,
+	ruleGATEdgeRedundancy,
+	ruleLowUtilization,
+	ruleMemoryNearLimit,
+	ruleMemorySpikes,
+	ruleStepOutliers,
+	ruleWarmup,
+}
+
+// RuleIDs lists the ids of every rule, for documentation and tests.
+var RuleIDs = []string{
+	"steps-missing", "input-bound", "transfer-bound", "pageable-copies", "small-copies", "sync-storm",
+	"copies-not-overlapped", "repeated-work", "augment-dominated", "history-exposed",
+	"gat-edge-redundancy", "low-utilization", "memory-near-limit", "memory-spikes", "step-outliers",
+	"warmup", "straggler-rank",
+}
+
+var severityRank = map[Severity]int{SeverityCritical: 0, SeverityWarning: 1, SeverityInfo: 2}
+
+func (a *analysis) findings(p *Profile) []Finding {
+	out := []Finding{}
+	for _, r := range rules {
+		if f := r(a, p); f != nil {
+			out = append(out, *f)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y Finding) int { return cmp.Compare(severityRank[x.Severity], severityRank[y.Severity]) })
+	return out
+}
+
+// measuredSteps returns the indexes of the steps in the averages.
+func measuredSteps(p *Profile) []int {
+	var out []int
+	for k, s := range p.Steps.Steps {
+		if !s.Warmup {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// share returns the breakdown share (percent) of the given roles and the steps where it is largest.
+func share(p *Profile, roles ...string) (float64, []int) {
+	var total float64
+	idx := map[string]int{}
+	for k, part := range p.Breakdown.Parts {
+		idx[part.Role] = k
+	}
+	var cols []int
+	for _, r := range roles {
+		if k, ok := idx[r]; ok {
+			total += p.Breakdown.Parts[k].Percent
+			cols = append(cols, k)
+		}
+	}
+	steps := measuredSteps(p)
+	slices.SortStableFunc(steps, func(x, y int) int {
+		return cmp.Compare(partSum(p.Steps.Steps[y], cols)*p.Steps.Steps[x].WallNs, partSum(p.Steps.Steps[x], cols)*p.Steps.Steps[y].WallNs)
+	})
+	return total, steps
+}
+
+func partSum(s Step, cols []int) int64 {
+	var n int64
+	for _, c := range cols {
+		if c < len(s.Parts) {
+			n += s.Parts[c]
+		}
+	}
+	return n
+}
+
+func severityFor(v, critical float64) Severity {
+	if v >= critical {
+		return SeverityCritical
+	}
+	return SeverityWarning
+}
+
+func ruleStepsMissing(a *analysis, p *Profile) *Finding {
+	if p.Steps.Detection == DetectProfilerStep || p.Trace.Events == 0 {
+		return nil
+	}
+	how := "the whole trace was analysed as one pseudo-step"
+	if p.Steps.Detection == DetectRepeating {
+		how = fmt.Sprintf("%d iterations were inferred from the repeating span %q", p.Steps.Count, p.Steps.Marker)
+	}
+	return &Finding{ID: "steps-missing", Severity: SeverityWarning, Title: "No step markers",
+		Summary: "The trace has no ProfilerStep#N spans; " + how + ", so per-step numbers are approximate.",
+		Evidence: Evidence{Metrics: []Metric{{Name: "step spans", Value: 0, Unit: "count", Threshold: 1},
+			{Name: "steps inferred", Value: float64(p.Steps.Count), Unit: "count"}}},
+		Fix: "Mark every iteration: call prof.step() at the end of each iteration under torch.profiler, or wrap each iteration in Lane.BeginStep(n) with gnnprof's recorder."}
+}
+
+func ruleInputBound(a *analysis, p *Profile) *Finding {
+	v, steps := share(p, "sample", "gather", "dataload")
+	if v < InputBoundWarn {
+		return nil
+	}
+	return &Finding{ID: "input-bound", Severity: severityFor(v, InputBoundCritical),
+		Title:   "Input pipeline bound",
+		Summary: fmt.Sprintf("Sampling, feature gathering and data loading take %.1f%% of each step without overlapping compute.", v),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "input share", Value: v, Unit: "%", Threshold: InputBoundWarn},
+			{Name: "sample share", Value: partPercent(p, "sample"), Unit: "%"},
+			{Name: "gather share", Value: partPercent(p, "gather"), Unit: "%"},
+			{Name: "dataload share", Value: partPercent(p, "dataload"), Unit: "%"}},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "sample", "gather", "dataload")},
+		Fix: "Prefetch: build batch k+1 (sample the subgraph, gather its features, pin them) in a background worker while batch k trains — a bounded queue of 2–4 batches (DataLoader num_workers>0 with prefetch_factor, or a producer goroutine); move sampling to the device if the graph fits."}
+}
+
+func ruleTransferBound(a *analysis, p *Profile) *Finding {
+	v, steps := share(p, "h2d", "d2h", "d2d")
+	if v < TransferBoundWarn {
+		return nil
+	}
+	return &Finding{ID: "transfer-bound", Severity: severityFor(v, TransferBoundCritical),
+		Title:   "Transfer bound",
+		Summary: fmt.Sprintf("Copies between host and device take %.1f%% of each step with nothing hiding them (%s).", v, copyLine(p)),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "copy share", Value: v, Unit: "%", Threshold: TransferBoundWarn},
+			{Name: "h2d share", Value: partPercent(p, "h2d"), Unit: "%"},
+			{Name: "d2h share", Value: partPercent(p, "d2h"), Unit: "%"},
+			{Name: "copied bytes per step", Value: float64(p.Copies.TotalBytes) / float64(max(p.Steps.Count, 1)), Unit: "bytes"}},
+			Steps: stepList(p.Steps.Steps, steps)},
+		Fix: "Move less and hide the rest: keep static tensors (graph structure, features that fit) resident on the device, send only the batch's new rows, copy from pinned buffers with non_blocking=True on a side stream, and start batch k+1's copy before batch k's compute."}
+}
+
+func copyLine(p *Profile) string {
+	var parts []string
+	for _, d := range p.Copies.Directions {
+		parts = append(parts, fmt.Sprintf("%s %d copies, %s", d.Direction, d.Count, bytesString(d.Bytes)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func rulePageableCopies(a *analysis, p *Profile) *Finding {
+	var pageable, host int64
+	var count int
+	for _, d := range p.Copies.Directions {
+		if d.Direction == trace.DirH2D.String() || d.Direction == trace.DirD2H.String() {
+			pageable += d.PageableBytes
+			host += d.PinnedBytes + d.PageableBytes
+			count += d.PageableCount
+		}
+	}
+	v := pct(pageable, host)
+	if pageable < PageableMinBytes || v < PageableShare {
+		return nil
+	}
+	return &Finding{ID: "pageable-copies", Severity: SeverityWarning, Title: "Copies from pageable memory",
+		Summary: fmt.Sprintf("%d host↔device copies (%s, %.0f%% of host↔device bytes) use pageable host memory: the driver stages them through a pinned buffer and they block the host.", count, bytesString(pageable), v),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "pageable share of bytes", Value: v, Unit: "%", Threshold: PageableShare},
+			{Name: "pageable bytes", Value: float64(pageable), Unit: "bytes", Threshold: PageableMinBytes},
+			{Name: "pageable copies", Value: float64(count), Unit: "count"}}},
+		Fix: "Allocate the host side pinned (page-locked): tensor.pin_memory() / DataLoader(pin_memory=True), or gnnprof's pinned host buffers; then copy with non_blocking=True so the copy can overlap compute."}
+}
+
+func ruleSmallCopies(a *analysis, p *Profile) *Finding {
+	steps := max(p.Steps.Count, 1)
+	var worst *CopyStat
+	for k := range p.Copies.Directions {
+		d := &p.Copies.Directions[k]
+		if d.Count/steps >= SmallCopiesPerStep && d.SizeP50 < SmallCopyBytes && (worst == nil || d.Count > worst.Count) {
+			worst = d
+		}
+	}
+	if worst == nil {
+		return nil
+	}
+	per := worst.Count / steps
+	return &Finding{ID: "small-copies", Severity: SeverityWarning, Title: "Many small copies",
+		Summary: fmt.Sprintf("%d %s copies per step with a median of %s each: fixed per-copy cost dominates (%.2f GB/s achieved).", per, worst.Direction, bytesString(worst.SizeP50), worst.BandwidthGBs),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "copies per step", Value: float64(per), Unit: "count", Threshold: SmallCopiesPerStep},
+			{Name: "median copy size", Value: float64(worst.SizeP50), Unit: "bytes", Threshold: SmallCopyBytes},
+			{Name: "bandwidth", Value: worst.BandwidthGBs, Unit: "GB/s"}}},
+		Fix: "Batch them: gather the rows into one contiguous (pinned) buffer and copy it once per step, or keep the tensors on the device so they need no copy."}
+}
+
+func ruleSyncStorm(a *analysis, p *Profile) *Finding {
+	idx := measuredSteps(p)
+	if len(idx) == 0 {
+		return nil
+	}
+	var total int
+	for _, k := range idx {
+		total += p.Steps.Steps[k].SyncCount
+	}
+	per := float64(total) / float64(len(idx))
+	if per < SyncPointsPerStep {
+		return nil
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(p.Steps.Steps[y].SyncCount, p.Steps.Steps[x].SyncCount) })
+	return &Finding{ID: "sync-storm", Severity: SeverityWarning, Title: "Synchronisation storm",
+		Summary: fmt.Sprintf("%.0f sync points per step: the host stops to wait for the device (scalar read-backs such as .item(), or explicit synchronisation) and the pipeline drains each time.", per),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "sync points per step", Value: per, Unit: "count", Threshold: SyncPointsPerStep},
+			{Name: "sync share", Value: partPercent(p, "sync"), Unit: "%"}},
+			Steps: stepList(p.Steps.Steps, idx), Ops: topOps(p, "sync", "d2h")},
+		Fix: "Keep values on the device: accumulate losses and metrics in device tensors and read them back once per step (or per epoch) with a single copy; drop per-batch .item()/.cpu() calls and explicit synchronize() inside the loop."}
+}
+
+func ruleCopiesNotOverlapped(a *analysis, p *Profile) *Finding {
+	var wall int64
+	for _, k := range measuredSteps(p) {
+		wall += p.Steps.Steps[k].WallNs
+	}
+	var copyNs, overlapNs int64
+	for _, d := range p.Copies.Directions {
+		var inSteps int64
+		for _, ps := range d.PerStep {
+			for _, k := range measuredSteps(p) {
+				if p.Steps.Steps[k].Number == ps.Step {
+					inSteps += ps.TotalNs
+				}
+			}
+		}
+		copyNs += inSteps
+		if d.TotalNs > 0 {
+			overlapNs += int64(float64(d.OverlapNs) * float64(inSteps) / float64(d.TotalNs))
+		}
+	}
+	s, ov := pct(copyNs, wall), pct(overlapNs, copyNs)
+	if s < CopyShareMin || ov >= CopyOverlapMax {
+		return nil
+	}
+	return &Finding{ID: "copies-not-overlapped", Severity: SeverityWarning, Title: "Copies not overlapped with compute",
+		Summary: fmt.Sprintf("Copies take %.1f%% of step time and only %.0f%% of it runs alongside compute: transfers and compute take turns.", s, ov),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "copy time share", Value: s, Unit: "%", Threshold: CopyShareMin},
+			{Name: "overlapped with compute", Value: ov, Unit: "%", Threshold: CopyOverlapMax}}},
+		Fix: "Overlap them: issue copies asynchronously (non_blocking=True from pinned memory, on a separate stream or transfer worker) and prefetch the next batch's data while the current batch computes; synchronise only right before the data is used."}
+}
+
+func ruleRepeatedWork(a *analysis, p *Profile) *Finding {
+	idx := measuredSteps(p)
+	if len(idx) == 0 {
+		return nil
+	}
+	shares := make([]int64, 0, len(idx))
+	for _, k := range idx {
+		s := p.Steps.Steps[k]
+		shares = append(shares, int64(pct(s.RepeatedNs, s.WallNs)*100))
+	}
+	v := float64(median(shares)) / 100
+	if v < RepeatShare {
+		return nil
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(p.Steps.Steps[y].RepeatedNs, p.Steps.Steps[x].RepeatedNs) })
+	k := idx[0]
+	name := a.t.Strings[a.repeatedName[k]]
+	return &Finding{ID: "repeated-work", Severity: SeverityWarning, Title: "Repeated identical work inside a step",
+		Summary: fmt.Sprintf("%q runs %d times per step on identical inputs (same shape, FLOPs and bytes); the repeats take %.1f%% of the median step.", name, a.repeatedCount[k], v),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "repeated share", Value: v, Unit: "%", Threshold: RepeatShare},
+			{Name: "repeats per step", Value: float64(a.repeatedCount[k]), Unit: "count", Threshold: RepeatMinCount}},
+			Steps: stepList(p.Steps.Steps, idx), Ops: []string{name}},
+		Fix: "Compute it once per step and reuse the result: e.g. MH-Aug's candidate augmentations re-aggregate the same neighbourhoods — cache the aggregation of the unchanged part of the graph (or the propagated features) and apply only the per-augmentation difference. If the repeats are separate layers with equal sizes, this finding does not apply."}
+}
+
+func ruleAugmentDominated(a *analysis, p *Profile) *Finding {
+	v, steps := share(p, "augment")
+	if v < AugmentShare {
+		return nil
+	}
+	return &Finding{ID: "augment-dominated", Severity: SeverityWarning, Title: "Augmentation dominates the step",
+		Summary: fmt.Sprintf("Graph augmentation takes %.1f%% of each step, more than the model's own forward and backward passes (%.1f%%).", v, partPercent(p, "forward")+partPercent(p, "backward")),
+		Evidence: Evidence{Metrics: []Metric{{Name: "augment share", Value: v, Unit: "%", Threshold: AugmentShare}},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "augment")},
+		Fix: "Make augmentation cheaper or hide it: shorten the MH chain or draw fewer candidates per step, reuse accepted augmentations across a few steps, and run the chain for batch k+1 in a background worker while batch k trains."}
+}
+
+func ruleHistoryExposed(a *analysis, p *Profile) *Finding {
+	v, steps := share(p, "history")
+	if v < HistoryShare {
+		return nil
+	}
+	return &Finding{ID: "history-exposed", Severity: SeverityWarning, Title: "History I/O not hidden",
+		Summary: fmt.Sprintf("GNNAutoScale history pulls and pushes take %.1f%% of each step on the critical path.", v),
+		Evidence: Evidence{Metrics: []Metric{{Name: "history share", Value: v, Unit: "%", Threshold: HistoryShare}},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "history")},
+		Fix: "Overlap history transfers with compute: pull layer l+1's histories asynchronously (pinned buffers, a transfer worker or side stream) while layer l computes, and push asynchronously after; keep histories on the device if they fit."}
+}
+
+func ruleGATEdgeRedundancy(a *analysis, p *Profile) *Finding {
+	t := a.t
+	isGAT := false
+	for _, o := range p.Ops.ByName {
+		if strings.Contains(strings.ToLower(o.Name), "gat") {
+			isGAT = true
+			break
+		}
+	}
+	if !isGAT {
+		return nil
+	}
+	// Edge-wise time per measured step: the union of spans whose names say "edge".
+	measured := map[int32]bool{}
+	var wall int64
+	for _, k := range measuredSteps(p) {
+		measured[int32(k)] = true
+		wall += p.Steps.Steps[k].WallNs
+	}
+	var edge []ival
+	var names []string
+	for _, i := range a.order {
+		if t.Kind[i] != trace.KindSpan || !measured[a.stepOf[i]] {
+			continue
+		}
+		name := t.NameOf(int(i))
+		if strings.Contains(strings.ToLower(name), "edge") {
+			edge = append(edge, ival{t.Start[i], t.Start[i] + t.Dur[i]})
+			if !slices.Contains(names, name) && len(names) < 5 {
+				names = append(names, name)
+			}
+		}
+	}
+	v := pct(length(merge(edge)), wall)
+	if v < GATEdgeShare {
+		return nil
+	}
+	return &Finding{ID: "gat-edge-redundancy", Severity: SeverityWarning, Title: "GAT computes per edge what it could compute per node",
+		Summary: fmt.Sprintf("Edge-wise work takes %.1f%% of each step in a GAT model: features are transformed or gathered once per edge instead of once per node.", v),
+		Evidence: Evidence{Metrics: []Metric{{Name: "edge-wise share", Value: v, Unit: "%", Threshold: GATEdgeShare}}, Ops: names},
+		Fix: "Reorganise the layer: project node features once (Wh for every node), compute the two attention logits per node (a_src·Wh_i and a_dst·Wh_j), and per edge only add the two scalars, apply LeakyReLU and softmax; then aggregate with one sparse product. Work per edge drops from O(F·F') to O(1)."}
+}
+
+func ruleLowUtilization(a *analysis, p *Profile) *Finding {
+	if p.Steps.Measured == 0 {
+		return nil
+	}
+	var low []DeviceUsage
+	for _, d := range p.Devices {
+		if d.KernelNs > 0 && d.Utilization*100 < LowUtilization {
+			low = append(low, d)
+		}
+	}
+	if len(low) == 0 {
+		return nil
+	}
+	d := low[0]
+	return &Finding{ID: "low-utilization", Severity: SeverityWarning, Title: "Low device utilisation",
+		Summary: fmt.Sprintf("Device %d runs kernels only %.0f%% of the step time; the rest it waits for the host, input or copies.", d.Device, d.Utilization*100),
+		Evidence: Evidence{Metrics: []Metric{{Name: "utilisation", Value: d.Utilization * 100, Unit: "%", Threshold: LowUtilization},
+			{Name: "kernel time", Value: float64(d.KernelNs), Unit: "ns"}, {Name: "step time", Value: float64(d.WallNs), Unit: "ns"}}},
+		Fix: "Give the device more to do per launch and keep it fed: larger batches (mind convergence), prefetch input so the device never waits, fuse small kernels, and remove host syncs from the loop. The other findings say which of these applies."}
+}
+
+func ruleMemoryNearLimit(a *analysis, p *Profile) *Finding {
+	for _, d := range p.Memory.Devices {
+		if d.LimitBytes > 0 && d.PeakPercent >= MemoryNearLimit {
+			return &Finding{ID: "memory-near-limit", Severity: SeverityCritical, Title: "Memory near the device limit",
+				Summary: fmt.Sprintf("Device %d peaks at %s, %.0f%% of its %s.", d.Device, bytesString(d.PeakBytes), d.PeakPercent, bytesString(d.LimitBytes)),
+				Evidence: Evidence{Metrics: []Metric{{Name: "peak share of device memory", Value: d.PeakPercent, Unit: "%", Threshold: MemoryNearLimit},
+					{Name: "peak", Value: float64(d.PeakBytes), Unit: "bytes"}}},
+				Fix: "Cap the batch: bound the sampled subgraph (fewer seed nodes, smaller fan-out, or GAS partitions per batch), or trade compute for memory with activation checkpointing and mixed precision."}
+		}
+	}
+	return nil
+}
+
+func ruleMemorySpikes(a *analysis, p *Profile) *Finding {
+	if p.Steps.Measured < 3 {
+		return nil
+	}
+	for _, d := range p.Memory.Devices {
+		if d.StepPeakMedian <= 0 || float64(d.StepPeakMax) < MemorySpikeFactor*float64(d.StepPeakMedian) ||
+			d.StepPeakMax-d.StepPeakMedian < MemorySpikeMinBytes {
+			continue
+		}
+		var idx []int
+		for k, v := range d.StepPeaks {
+			if !p.Steps.Steps[k].Warmup && float64(v) >= MemorySpikeFactor*float64(d.StepPeakMedian) {
+				idx = append(idx, k)
+			}
+		}
+		where := "host"
+		if d.Device >= 0 {
+			where = fmt.Sprintf("device %d", d.Device)
+		}
+		ratio := float64(d.StepPeakMax) / float64(d.StepPeakMedian)
+		return &Finding{ID: "memory-spikes", Severity: SeverityWarning, Title: "Memory spikes between batches",
+			Summary: fmt.Sprintf("On %s the largest step peak (%s) is %.1f× the median step's (%s): a few batches need far more memory than the rest.", where, bytesString(d.StepPeakMax), ratio, bytesString(d.StepPeakMedian)),
+			Evidence: Evidence{Metrics: []Metric{{Name: "max/median step peak", Value: ratio, Unit: "x", Threshold: MemorySpikeFactor},
+				{Name: "max step peak", Value: float64(d.StepPeakMax), Unit: "bytes"}, {Name: "median step peak", Value: float64(d.StepPeakMedian), Unit: "bytes"}},
+				Steps: stepList(p.Steps.Steps, idx)},
+			Fix: "Cap the batch size in nodes and edges, not just seeds: limit the sampled subgraph (fan-out, node budget per batch) or split oversized batches, so the peak stays near the median and you can raise the typical batch instead."}
+	}
+	return nil
+}
+
+func ruleStepOutliers(a *analysis, p *Profile) *Finding {
+	if len(a.outliers) == 0 {
+		return nil
+	}
+	worst := 0.0
+	for _, k := range a.outliers {
+		worst = max(worst, float64(p.Steps.Steps[k].WallNs)/float64(max(p.Steps.DeviceMedianNs, 1)))
+	}
+	return &Finding{ID: "step-outliers", Severity: SeverityWarning, Title: "Step-time outliers",
+		Summary: fmt.Sprintf("%d of %d measured steps take more than %.1f× the median step (the worst %.1f×).", len(a.outliers), p.Steps.Measured, OutlierFactor, worst),
+		Evidence: Evidence{Metrics: []Metric{{Name: "outlier steps", Value: float64(len(a.outliers)), Unit: "count"},
+			{Name: "worst/median", Value: worst, Unit: "x", Threshold: OutlierFactor}},
+			Steps: stepList(p.Steps.Steps, a.outliers)},
+		Fix: "Look at what the slow steps do differently (their breakdown row): periodic evaluation or checkpointing inside the step, a much larger sampled batch, garbage collection or allocator growth; move periodic work out of the step and bound batch sizes."}
+}
+
+func ruleWarmup(a *analysis, p *Profile) *Finding {
+	if a.warmupN == 0 {
+		return nil
+	}
+	var idx []int
+	worst := 0.0
+	for k, s := range p.Steps.Steps {
+		if s.Warmup {
+			idx = append(idx, k)
+			worst = max(worst, float64(s.WallNs)/float64(max(p.Steps.DeviceMedianNs, 1)))
+		}
+	}
+	return &Finding{ID: "warmup", Severity: SeverityInfo, Title: "Warm-up steps",
+		Summary: fmt.Sprintf("The first %d step(s) take up to %.1f× the median step (allocator, caches, lazy initialisation); they are excluded from the averages.", len(idx), worst),
+		Evidence: Evidence{Metrics: []Metric{{Name: "warm-up steps", Value: float64(len(idx)), Unit: "count"},
+			{Name: "slowest/median", Value: worst, Unit: "x", Threshold: WarmupFactor}},
+			Steps: stepList(p.Steps.Steps, idx)},
+		Fix: "Nothing to fix in training; when profiling, skip them: torch.profiler.schedule(wait=1, warmup=1, active=N), or start recording after the first steps."}
+}
+
+// partPercent returns a role's breakdown share.
+func partPercent(p *Profile, role string) float64 {
+	for _, part := range p.Breakdown.Parts {
+		if part.Role == role {
+			return part.Percent
+		}
+	}
+	return 0
+}
+
+// topOps names the largest operators of the given roles (at most 3).
+func topOps(p *Profile, roles ...string) []string {
+	var out []string
+	for _, o := range p.Ops.ByName {
+		if slices.Contains(roles, o.Role) {
+			out = append(out, o.Name)
+			if len(out) == 3 {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// bytesString formats a byte count with a binary unit.
+func bytesString(n int64) string {
+	const unit = 1024
+	if n < unit && n > -unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f := float64(n)
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		f /= unit
+		if f < unit && f > -unit {
+			return fmt.Sprintf("%.1f %s", f, u)
+		}
+	}
+	return fmt.Sprintf("%.1f PiB", f/unit)
+}

@@ -1,0 +1,67 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+)
+
+// ival is a half-open time interval [s, e).
+type ival struct{ s, e int64 }
+
+// merge sorts iv and unions overlapping or touching intervals, in place.
+func merge(iv []ival) []ival {
+	if len(iv) == 0 {
+		return iv
+	}
+	slices.SortFunc(iv, func(a, b ival) int { return cmp.Compare(a.s, b.s) })
+	out := iv[:1]
+	for _, x := range iv[1:] {
+		last := &out[len(out)-1]
+		if x.s <= last.e {
+			last.e = max(last.e, x.e)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// length sums merged intervals.
+func length(iv []ival) int64 {
+	var n int64
+	for _, x := range iv {
+		n += x.e - x.s
+	}
+	return n
+}
+
+// overlap returns how much of [s, e) the merged, sorted intervals iv cover.
+func overlap(iv []ival, s, e int64) int64 {
+	i, _ := slices.BinarySearchFunc(iv, s, func(x ival, t int64) int { return cmp.Compare(x.e, t+1) })
+	var n int64
+	for ; i < len(iv) && iv[i].s < e; i++ {
+		lo, hi := max(iv[i].s, s), min(iv[i].e, e)
+		if hi > lo {
+			n += hi - lo
+		}
+	}
+	return n
+}
+
+// clipTo keeps the parts of merged intervals iv that lie inside merged intervals win.
+func clipTo(iv, win []ival) []ival {
+	var out []ival
+	j := 0
+	for _, x := range iv {
+		for j < len(win) && win[j].e <= x.s {
+			j++
+		}
+		for k := j; k < len(win) && win[k].s < x.e; k++ {
+			lo, hi := max(x.s, win[k].s), min(x.e, win[k].e)
+			if hi > lo {
+				out = append(out, ival{lo, hi})
+			}
+		}
+	}
+	return out
+}

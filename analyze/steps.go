@@ -1,0 +1,445 @@
+package analyze
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Step thresholds.
+const (
+	// WarmupFactor: leading steps slower than this many times the median of the later steps are
+	// warm-up (at most half of the steps, and only with at least two steps).
+	WarmupFactor = 1.5
+	// OutlierFactor: a measured step slower than this many times the measured median is an outlier
+	// (with at least OutlierMinSteps measured steps).
+	OutlierFactor   = 1.5
+	OutlierMinSteps = 3
+	// TailDeviceRatio: a torch trace's last step is dropped when it has fewer than this share of the
+	// previous step's device ops (the profiler likely missed its kernels; TensorBoard's rule).
+	TailDeviceRatio = 0.8
+)
+
+// findSteps finds the step spans, or falls back to a repeating marker or the whole trace.
+func (a *analysis) findSteps() {
+	t := a.t
+	perLane := map[int32]int{}
+	for _, i := range a.order {
+		if t.Role[i] == trace.RoleStep && a.lane[t.Lane[i]] != laneDevice {
+			if _, ok := stepNumber(t.NameOf(int(i))); ok {
+				perLane[t.Lane[i]]++
+			}
+		}
+	}
+	best, bestN := int32(-1), 0
+	for l, n := range perLane {
+		if n > bestN || n == bestN && l < best {
+			best, bestN = l, n
+		}
+	}
+	if best >= 0 {
+		a.detection, a.stepLane = DetectProfilerStep, best
+		a.lane[best] = laneStep
+		type step struct {
+			num  int
+			s, e int64
+		}
+		var steps []step
+		for _, i := range a.order {
+			if t.Lane[i] == best && t.Role[i] == trace.RoleStep {
+				if n, ok := stepNumber(t.NameOf(int(i))); ok {
+					steps = append(steps, step{n, t.Start[i], t.Start[i] + t.Dur[i]})
+				}
+			}
+		}
+		for k, s := range steps {
+			if k > 0 && s.s < steps[k-1].e {
+				a.warnf("step %d starts before step %d ends; the steps overlap and are cut apart", s.num, steps[k-1].num)
+			}
+			a.stepNums = append(a.stepNums, s.num)
+			a.hostIv = append(a.hostIv, ival{s.s, s.e})
+		}
+		return
+	}
+	if a.findRepeating() {
+		return
+	}
+	a.detection = DetectWholeTrace
+	a.stepLane = a.busiestHostLane()
+	if a.stepLane >= 0 {
+		a.lane[a.stepLane] = laneStep
+	}
+	if t.Len() > 0 {
+		a.stepNums = []int{0}
+		a.hostIv = []ival{{a.origin, a.end}}
+	}
+	a.warnf("NO STEPS: the trace has no ProfilerStep#N spans and no span name repeats, so the whole trace is analysed as one pseudo-step; call prof.step() (torch) or Lane.BeginStep (gnnprof) every iteration")
+}
+
+// busiestHostLane returns the host lane with the most spans, or -1.
+func (a *analysis) busiestHostLane() int32 {
+	count := map[int32]int{}
+	for _, i := range a.order {
+		if a.lane[a.t.Lane[i]] != laneDevice {
+			count[a.t.Lane[i]]++
+		}
+	}
+	best, bestN := int32(-1), 0
+	for l, n := range count {
+		if n > bestN || n == bestN && l < best {
+			best, bestN = l, n
+		}
+	}
+	return best
+}
+
+// findRepeating looks for iterations without step spans: among user spans (not operators or
+// runtime calls) on host lanes, it takes the name that repeats (≥2 occurrences not nested in each
+// other) at the shallowest nesting depth, the most often, the earliest; each occurrence starts a
+// step that lasts until the next one or the end of its parent span.
+func (a *analysis) findRepeating() bool {
+	t := a.t
+	type occ struct{ start, parentEnd int64 }
+	type cand struct {
+		lane     int32
+		depth    int
+		first    int64
+		occ      []occ
+		openTill int64
+	}
+	cands := map[[2]int32]*cand{}
+	var stack []int64 // ends of open spans
+	laneEnd := map[int32]int64{}
+	curLane := int32(-1)
+	for _, i := range a.order {
+		l := t.Lane[i]
+		if a.lane[l] == laneDevice || t.Kind[i] != trace.KindSpan {
+			continue
+		}
+		if l != curLane {
+			curLane, stack = l, stack[:0]
+		}
+		s, e := t.Start[i], t.Start[i]+t.Dur[i]
+		laneEnd[l] = max(laneEnd[l], e)
+		for len(stack) > 0 && stack[len(stack)-1] <= s {
+			stack = stack[:len(stack)-1]
+		}
+		depth := len(stack)
+		parentEnd := int64(-1)
+		if depth > 0 {
+			parentEnd = stack[depth-1]
+		}
+		stack = append(stack, e)
+		switch t.Role[i] {
+		case trace.RoleCPU, trace.RoleRuntime, trace.RoleKernel, trace.RoleMemset, trace.RoleStep, trace.RoleSync:
+			continue
+		}
+		if !a.ours && t.Cat[i] != 0 && t.Cat[i] != a.userAnnot {
+			continue // torch: only record_function spans (user annotations) mark iterations
+		}
+		name := t.NameOf(int(i))
+		if strings.Contains(name, "::") || t.Dur[i] == 0 {
+			continue
+		}
+		key := [2]int32{l, t.Name[i]}
+		c := cands[key]
+		if c == nil {
+			c = &cand{lane: l, depth: depth, first: s}
+			cands[key] = c
+		}
+		if s < c.openTill {
+			continue // nested in an earlier occurrence of the same name
+		}
+		c.openTill = e
+		c.depth = min(c.depth, depth)
+		c.occ = append(c.occ, occ{s, parentEnd})
+	}
+	var best *cand
+	var bestName int32
+	for key, c := range cands {
+		if len(c.occ) < 2 {
+			continue
+		}
+		if best == nil || c.depth < best.depth ||
+			c.depth == best.depth && (len(c.occ) > len(best.occ) ||
+				len(c.occ) == len(best.occ) && (c.first < best.first || c.first == best.first && key[1] < bestName)) {
+			best, bestName = c, key[1]
+		}
+	}
+	if best == nil {
+		return false
+	}
+	a.detection, a.marker, a.stepLane = DetectRepeating, t.Strings[bestName], best.lane
+	a.lane[best.lane] = laneStep
+	for k, o := range best.occ {
+		end := laneEnd[best.lane]
+		if o.parentEnd >= 0 {
+			end = o.parentEnd
+		}
+		if k+1 < len(best.occ) {
+			end = min(end, best.occ[k+1].start)
+		}
+		a.stepNums = append(a.stepNums, k)
+		a.hostIv = append(a.hostIv, ival{o.start, max(end, o.start)})
+	}
+	a.warnf("NO STEPS: the trace has no ProfilerStep#N spans; iterations were inferred from the repeating span %q (%d occurrences), which may not match your training steps; call prof.step() (torch) or Lane.BeginStep (gnnprof) every iteration",
+		a.marker, len(best.occ))
+	return true
+}
+
+// stepNumber parses N from "ProfilerStep#N" (torch writes no spaces; HTA accepts them).
+func stepNumber(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "ProfilerStep")
+	if !ok {
+		return 0, false
+	}
+	rest = strings.TrimSpace(rest)
+	rest, ok = strings.CutPrefix(rest, "#")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(rest))
+	return n, err == nil
+}
+
+// hostStepAt returns the host step whose interval contains time ts, or -1.
+func (a *analysis) hostStepAt(ts int64) int {
+	k, found := slices.BinarySearchFunc(a.hostIv, ts, func(x ival, t int64) int { return cmp.Compare(x.s, t) })
+	if !found {
+		k--
+	}
+	// Host intervals may overlap in damaged traces: look back a little.
+	for j := k; j >= 0 && j >= k-2; j-- {
+		if ts >= a.hostIv[j].s && ts < a.hostIv[j].e {
+			return j
+		}
+	}
+	return -1
+}
+
+// wallStepAt returns the device-extended step containing ts, or -1.
+func (a *analysis) wallStepAt(ts int64) int {
+	k, found := slices.BinarySearchFunc(a.wallIv, ts, func(x ival, t int64) int { return cmp.Compare(x.s, t) })
+	if !found {
+		k--
+	}
+	if k >= 0 && ts < a.wallIv[k].e {
+		return k
+	}
+	return -1
+}
+
+// assignSteps attributes device work to the steps that launched it, extends each step to the end of
+// that work (TensorBoard's rule: [max(previous end, host start), max(host end, device end)]) and
+// assigns every event a step.
+func (a *analysis) assignSteps() {
+	t := a.t
+	n := len(a.hostIv)
+	stepIndex := map[int]int{}
+	for k, num := range a.stepNums {
+		stepIndex[num] = k
+	}
+	launch := make([]int32, t.Len()) // the host step that launched device work, or -1
+	devEnd := make([]int64, n)
+	for k := range devEnd {
+		devEnd[k] = math.MinInt64
+	}
+	a.deviceOps = make([]int, n)
+	for i := range t.Len() {
+		launch[i] = -1
+		if !a.isDeviceWork(i) {
+			continue
+		}
+		k := -1
+		switch {
+		case a.ours && t.Step[i] >= 0:
+			if kk, ok := stepIndex[int(t.Step[i])]; ok {
+				k = kk
+			}
+		case a.corrRuntime != nil && t.Corr[i] != 0:
+			if r, ok := a.corrRuntime[t.Corr[i]]; ok {
+				// The runtime call must lie entirely inside the host step.
+				if kk := a.hostStepAt(t.Start[r]); kk >= 0 && t.Start[r]+t.Dur[r] <= a.hostIv[kk].e {
+					k = kk
+				}
+				break
+			}
+			k = a.hostStepAt(t.Start[i])
+		default:
+			k = a.hostStepAt(t.Start[i])
+		}
+		if k < 0 {
+			continue
+		}
+		launch[i] = int32(k)
+		a.deviceOps[k]++
+		devEnd[k] = max(devEnd[k], t.Start[i]+t.Dur[i])
+	}
+	a.trimTail(devEnd)
+	n = len(a.hostIv)
+	a.wallIv = make([]ival, n)
+	for k, h := range a.hostIv {
+		prevEnd := h.s
+		if k > 0 {
+			prevEnd = a.wallIv[k-1].e
+		}
+		s := max(prevEnd, h.s)
+		e := max(h.e, devEnd[k], s)
+		a.wallIv[k] = ival{s, e}
+	}
+	a.stepOf = make([]int32, t.Len())
+	for i := range t.Len() {
+		k := int32(-1)
+		switch {
+		case launch[i] >= 0 && int(launch[i]) < n:
+			k = launch[i]
+		case a.ours && t.Step[i] >= 0 && t.Kind[i] != trace.KindSpan:
+			if kk, ok := stepIndex[int(t.Step[i])]; ok && kk < n {
+				k = int32(kk)
+			}
+		default:
+			k = int32(a.wallStepAt(t.Start[i]))
+		}
+		a.stepOf[i] = k
+	}
+}
+
+// trimTail drops trailing steps of a torch GPU trace that the profiler cut short.
+func (a *analysis) trimTail(devEnd []int64) {
+	n := len(a.hostIv)
+	if a.ours || n < 2 {
+		return
+	}
+	total := 0
+	for _, c := range a.deviceOps {
+		total += c
+	}
+	if total == 0 {
+		return
+	}
+	keep := n
+	for keep > 1 && a.deviceOps[keep-1] == 0 {
+		keep--
+	}
+	if keep > 1 && float64(a.deviceOps[keep-1]) < TailDeviceRatio*float64(a.deviceOps[keep-2]) {
+		keep--
+	}
+	if keep == n {
+		return
+	}
+	a.warnf("dropped the last %d step(s) (from step %d): they launched no or too few device ops (under %.0f%% of the previous step's), so the profiler probably missed their GPU work",
+		n-keep, a.stepNums[keep], TailDeviceRatio*100)
+	a.stepNums, a.hostIv, a.deviceOps = a.stepNums[:keep], a.hostIv[:keep], a.deviceOps[:keep]
+	copy(devEnd, devEnd[:keep])
+}
+
+// steps builds the step table, flags warm-up and outliers, and computes the averages.
+func (a *analysis) steps() Steps {
+	st := Steps{Detection: a.detection, Marker: a.marker, Count: len(a.hostIv), Steps: []Step{}}
+	for k, h := range a.hostIv {
+		w := a.wallIv[k]
+		st.Steps = append(st.Steps, Step{Number: a.stepNums[k], StartNs: w.s - a.origin, HostNs: h.e - h.s,
+			WallNs: w.e - w.s, DeviceOps: a.deviceOps[k]})
+	}
+	// Warm-up: leading steps much slower than the rest.
+	if n := len(st.Steps); n >= 2 {
+		for a.warmupN < n/2 {
+			rest := make([]int64, 0, n)
+			for _, s := range st.Steps[a.warmupN+1:] {
+				rest = append(rest, s.WallNs)
+			}
+			if float64(st.Steps[a.warmupN].WallNs) <= WarmupFactor*float64(median(rest)) {
+				break
+			}
+			st.Steps[a.warmupN].Warmup = true
+			a.warmupN++
+		}
+	}
+	var host, wall []int64
+	for _, s := range st.Steps {
+		if !s.Warmup {
+			host = append(host, s.HostNs)
+			wall = append(wall, s.WallNs)
+		}
+	}
+	st.Measured = len(wall)
+	if len(wall) == 0 {
+		return st
+	}
+	st.HostMeanNs, st.HostStdNs = meanStd(host)
+	st.HostMedianNs = median(host)
+	st.HostMinNs, st.HostMaxNs = slices.Min(host), slices.Max(host)
+	st.DeviceMeanNs, _ = meanStd(wall)
+	st.DeviceMedianNs = median(wall)
+	if len(wall) >= OutlierMinSteps {
+		for k := range st.Steps {
+			s := &st.Steps[k]
+			if !s.Warmup && float64(s.WallNs) > OutlierFactor*float64(st.DeviceMedianNs) {
+				s.Outlier = true
+				a.outliers = append(a.outliers, k)
+			}
+		}
+	}
+	if a.warmupN > 0 {
+		a.warnf("%d warm-up step(s) excluded from averages (slower than %.1f× the median of the later steps)", a.warmupN, WarmupFactor)
+	}
+	return st
+}
+
+// median returns the median of xs (the lower middle for an even count); xs is not modified.
+func median(xs []int64) int64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+func meanStd(xs []int64) (mean, std int64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += float64(x)
+	}
+	m := sum / float64(len(xs))
+	var ss float64
+	for _, x := range xs {
+		d := float64(x) - m
+		ss += d * d
+	}
+	return int64(math.Round(m)), int64(math.Round(math.Sqrt(ss / float64(len(xs)))))
+}
+
+// percentile returns the p-th percentile (0–100, nearest rank) of sorted xs.
+func percentile(sorted []int64, p float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	k := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[max(0, min(k, len(sorted)-1))]
+}
+
+func pct(part, whole int64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return 100 * float64(part) / float64(whole)
+}
+
+func stepList(steps []Step, idx []int) []int {
+	out := make([]int, 0, min(len(idx), 8))
+	for _, k := range idx {
+		if len(out) == 8 {
+			break
+		}
+		out = append(out, steps[k].Number)
+	}
+	return out
+}

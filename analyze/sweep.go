@@ -1,0 +1,339 @@
+package analyze
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// The breakdown's priority list. Each instant of a step goes to the first class below that covers
+// it; what no class covers is "other" (explained by the largest gaps). The list extends the
+// TensorBoard profiler's (Kernel > Memcpy > Memset > Runtime > DataLoader > CPU Exec > Other) with
+// the GNN roles:
+//
+//  1. kernel            device kernels (and, in gnnprof traces, compute recorded on a stream lane)
+//  2. h2d, d2h, d2d     blocking copies: the host waits for them (sync copies; torch's pageable copies)
+//  3. memset            device memsets
+//  4. sync              the step's thread or a device waiting on the device
+//  5. sample, augment, history, gather, dataload, eval, optimizer, backward, forward
+//     spans on the step's thread (the specific pipeline roles first, so a "gather" inside "forward"
+//     counts as gather, and "forward" inside "eval" as eval)
+//  6. h2d, d2h, d2d     asynchronous copies: they count only where no compute hides them
+//  7. runtime, cpu      device API calls and uncategorised operators on the step's thread
+//  8. sync, sample, …, forward, runtime, cpu on other host threads: background work counts only when
+//     the step's thread is idle, so a prefetching sampler that overlaps compute costs nothing
+//  9. other             spans without a role; then time nothing covers
+var sweepClasses = []struct {
+	name string
+	role trace.Role
+}{
+	{"kernel", trace.RoleKernel},
+	{"h2d", trace.RoleH2D}, {"d2h", trace.RoleD2H}, {"d2d", trace.RoleD2D},
+	{"memset", trace.RoleMemset},
+	{"sync", trace.RoleSync},
+	{"sample", trace.RoleSample}, {"augment", trace.RoleAugment}, {"history", trace.RoleHistory},
+	{"gather", trace.RoleGather}, {"dataload", trace.RoleDataload}, {"eval", trace.RoleEval},
+	{"optimizer", trace.RoleOptimizer}, {"backward", trace.RoleBackward}, {"forward", trace.RoleForward},
+	{"h2d (async)", trace.RoleH2D}, {"d2h (async)", trace.RoleD2H}, {"d2d (async)", trace.RoleD2D},
+	{"runtime", trace.RoleRuntime}, {"cpu", trace.RoleCPU},
+	{"sync (background)", trace.RoleSync},
+	{"sample (background)", trace.RoleSample}, {"augment (background)", trace.RoleAugment},
+	{"history (background)", trace.RoleHistory}, {"gather (background)", trace.RoleGather},
+	{"dataload (background)", trace.RoleDataload}, {"eval (background)", trace.RoleEval},
+	{"optimizer (background)", trace.RoleOptimizer}, {"backward (background)", trace.RoleBackward},
+	{"forward (background)", trace.RoleForward}, {"runtime (background)", trace.RoleRuntime},
+	{"cpu (background)", trace.RoleCPU},
+	{"other", trace.RoleOther},
+}
+
+// Class indexes into sweepClasses.
+const (
+	classKernel       = 0
+	classBlockingCopy = 1 // + 0, 1, 2 for h2d, d2h, d2d
+	classMemset       = 4
+	classSync         = 5
+	classStepRoles    = 6 // sample … forward
+	classAsyncCopy    = 15
+	classRuntime      = 18
+	classCPU          = 19
+	classBackground   = 20 // sync, sample … forward, runtime, cpu
+	classOther        = 32
+)
+
+// stepRoleOffset is a GNN role's offset from classStepRoles (and from classBackground+1).
+var stepRoleOffset = map[trace.Role]int{
+	trace.RoleSample: 0, trace.RoleAugment: 1, trace.RoleHistory: 2, trace.RoleGather: 3,
+	trace.RoleDataload: 4, trace.RoleEval: 5, trace.RoleOptimizer: 6, trace.RoleBackward: 7, trace.RoleForward: 8,
+}
+
+// roleOrder is the roles of Breakdown.Parts: each role where it first appears in the priority list.
+var roleOrder, classRoleIndex = func() ([]trace.Role, []int) {
+	var roles []trace.Role
+	idx := make([]int, len(sweepClasses))
+	for c, cl := range sweepClasses {
+		k := slices.Index(roles, cl.role)
+		if k < 0 {
+			k = len(roles)
+			roles = append(roles, cl.role)
+		}
+		idx[c] = k
+	}
+	return roles, idx
+}()
+
+// otherRole is the index of "other" in roleOrder.
+var otherRole = slices.Index(roleOrder, trace.RoleOther)
+
+// classOf returns event i's sweep class, or -1 when it takes no part in the breakdown.
+func (a *analysis) classOf(i int) int {
+	t := a.t
+	kind, role := t.Kind[i], t.Role[i]
+	if kind == trace.KindCopy {
+		d := t.Dir[i]
+		if d < trace.DirH2D || d > trace.DirD2D {
+			return classOther
+		}
+		if a.isAsync(i) {
+			return classAsyncCopy + int(d-trace.DirH2D)
+		}
+		return classBlockingCopy + int(d-trace.DirH2D)
+	}
+	if kind != trace.KindSpan || role == trace.RoleStep || t.Dur[i] <= 0 {
+		return -1
+	}
+	switch a.lane[t.Lane[i]] {
+	case laneDevice:
+		switch {
+		case role == trace.RoleMemset:
+			return classMemset
+		case role == trace.RoleSync:
+			return classSync
+		case role == trace.RoleKernel:
+			return classKernel
+		case !a.ours:
+			return -1 // torch's GPU projections of annotations are not work
+		}
+		if off, ok := stepRoleOffset[role]; ok {
+			return classStepRoles + off
+		}
+		return classKernel
+	case laneStep:
+		switch role {
+		case trace.RoleSync:
+			return classSync
+		case trace.RoleRuntime:
+			return classRuntime
+		case trace.RoleCPU:
+			return classCPU
+		case trace.RoleKernel:
+			return classKernel
+		case trace.RoleMemset:
+			return classMemset
+		case trace.RoleH2D, trace.RoleD2H, trace.RoleD2D:
+			return classBlockingCopy + int(role-trace.RoleH2D)
+		}
+		if off, ok := stepRoleOffset[role]; ok {
+			return classStepRoles + off
+		}
+		return classOther
+	default:
+		switch role {
+		case trace.RoleSync:
+			return classBackground
+		case trace.RoleRuntime:
+			return classBackground + 10
+		case trace.RoleCPU:
+			return classBackground + 11
+		case trace.RoleKernel:
+			return classKernel
+		case trace.RoleMemset:
+			return classMemset
+		case trace.RoleH2D, trace.RoleD2H, trace.RoleD2D:
+			return classBlockingCopy + int(role-trace.RoleH2D)
+		}
+		if off, ok := stepRoleOffset[role]; ok {
+			return classBackground + 1 + off
+		}
+		return classOther
+	}
+}
+
+// boundary is where a class's interval starts (open=1) or ends (open=0).
+type boundary struct {
+	t     int64
+	class uint8
+	open  bool
+}
+
+// maxGaps is how many of the largest uncovered stretches the breakdown keeps.
+const maxGaps = 10
+
+// sweep computes the breakdown of every step and the averages over measured steps.
+func (a *analysis) sweep(st *Steps) Breakdown {
+	t := a.t
+	b := Breakdown{Parts: []Part{}, Gaps: []Gap{}}
+	for _, c := range sweepClasses {
+		b.Priority = append(b.Priority, c.name)
+	}
+	nSteps := len(a.wallIv)
+	a.parts = make([][]int64, nSteps)
+	for k := range a.parts {
+		a.parts[k] = make([]int64, len(roleOrder))
+	}
+	var bounds []boundary
+	if nSteps > 0 {
+		lo, hi := a.wallIv[0].s, a.wallIv[nSteps-1].e
+		bounds = make([]boundary, 0, 2*len(a.order))
+		for _, i := range a.order {
+			s, e := t.Start[i], t.Start[i]+t.Dur[i]
+			if e <= lo || s >= hi || e <= s {
+				continue
+			}
+			c := a.classOf(int(i))
+			if c < 0 {
+				continue
+			}
+			bounds = append(bounds, boundary{max(s, lo), uint8(c), true}, boundary{min(e, hi), uint8(c), false})
+		}
+	}
+	slices.SortFunc(bounds, func(x, y boundary) int { return cmp.Compare(x.t, y.t) })
+
+	var count [64]int32
+	var mask uint64
+	k := 0 // the step being filled
+	var gaps []Gap
+	// account gives [s, e) to the current top class, step by step.
+	account := func(s, e int64) {
+		for s < e && k < nSteps {
+			w := a.wallIv[k]
+			if s >= w.e {
+				k++
+				continue
+			}
+			if e <= w.s {
+				return
+			}
+			lo, hi := max(s, w.s), min(e, w.e)
+			if hi > lo {
+				if mask == 0 {
+					a.parts[k][otherRole] += hi - lo
+					gaps = addGap(gaps, Gap{Step: k, StartNs: lo, DurNs: hi - lo})
+				} else {
+					a.parts[k][classRoleIndex[bits.TrailingZeros64(mask)]] += hi - lo
+				}
+			}
+			if e <= w.e {
+				return
+			}
+			s = w.e
+		}
+	}
+	prev := int64(0)
+	if nSteps > 0 {
+		prev = a.wallIv[0].s
+	}
+	for _, bd := range bounds {
+		if bd.t > prev {
+			account(prev, bd.t)
+			prev = bd.t
+		}
+		c := bd.class
+		if bd.open {
+			count[c]++
+			mask |= 1 << c
+		} else if count[c]--; count[c] == 0 {
+			mask &^= 1 << c
+		}
+	}
+	if nSteps > 0 {
+		account(prev, a.wallIv[nSteps-1].e)
+	}
+
+	// Averages over measured steps; the parts of each step sum to its wall time by construction.
+	sums := make([]int64, len(roleOrder))
+	var wallSum int64
+	measured := 0
+	for k := range st.Steps {
+		s := &st.Steps[k]
+		s.Parts = a.parts[k]
+		if s.Warmup {
+			continue
+		}
+		measured++
+		wallSum += s.WallNs
+		for r, v := range a.parts[k] {
+			sums[r] += v
+		}
+	}
+	if measured > 0 {
+		b.TotalNs = wallSum / int64(measured)
+	}
+	for r, role := range roleOrder {
+		p := Part{Role: role.String(), TotalNs: sums[r]}
+		if measured > 0 {
+			p.MeanNs = sums[r] / int64(measured)
+			p.Percent = pct(sums[r], wallSum)
+		}
+		b.Parts = append(b.Parts, p)
+	}
+	for _, g := range gaps {
+		g.After, g.Before = a.gapNeighbours(g.StartNs, g.StartNs+g.DurNs)
+		g.Step = st.Steps[g.Step].Number
+		g.StartNs -= a.origin
+		b.Gaps = append(b.Gaps, g)
+	}
+	return b
+}
+
+// addGap keeps the maxGaps longest gaps, longest first, merging a gap that continues the last one.
+func addGap(gaps []Gap, g Gap) []Gap {
+	for j := range gaps {
+		if gaps[j].Step == g.Step && gaps[j].StartNs+gaps[j].DurNs == g.StartNs {
+			gaps[j].DurNs += g.DurNs
+			g = gaps[j]
+			gaps = slices.Delete(gaps, j, j+1)
+			break
+		}
+	}
+	at := len(gaps)
+	for at > 0 && gaps[at-1].DurNs < g.DurNs {
+		at--
+	}
+	if at >= maxGaps {
+		return gaps
+	}
+	gaps = slices.Insert(gaps, at, g)
+	if len(gaps) > maxGaps {
+		gaps = gaps[:maxGaps]
+	}
+	return gaps
+}
+
+// gapNeighbours names the step lane's spans around an uncovered stretch: the last to end before it
+// and the first to start after it.
+func (a *analysis) gapNeighbours(s, e int64) (after, before string) {
+	t := a.t
+	var afterEnd int64
+	afterIdx, beforeIdx := -1, -1
+	for _, i := range a.order {
+		if t.Lane[i] != a.stepLane || t.Role[i] == trace.RoleStep {
+			continue
+		}
+		end := t.Start[i] + t.Dur[i]
+		if end <= s && (afterIdx < 0 || end >= afterEnd) {
+			afterIdx, afterEnd = int(i), end
+		}
+		if t.Start[i] >= e && beforeIdx < 0 {
+			beforeIdx = int(i)
+		}
+	}
+	if afterIdx >= 0 {
+		after = t.NameOf(afterIdx)
+	}
+	if beforeIdx >= 0 {
+		before = t.NameOf(beforeIdx)
+	}
+	return after, before
+}
