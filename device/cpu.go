@@ -1,0 +1,364 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// CPUConfig configures a CPU device.
+type CPUConfig struct {
+	Index       int             // the device number in names ("cpu:N") and trace events
+	MemoryLimit int64           // bytes of device memory allowed at once; 0: no limit
+	PinnedLimit int64           // bytes of pinned host memory allowed at once; 0: no limit
+	Recorder    *trace.Recorder // where operations are recorded; nil: recording off
+	// Link, if set, stretches each copy to the duration the model gives (after the real copy), so
+	// that copy times resemble a GPU's. Nil: copies take as long as the memory copy does.
+	Link *LinkModel
+}
+
+// CPU is the CPU backend: device memory is host memory owned by its allocator, and copies are
+// real memory copies, run on the host goroutines of its streams.
+type CPU struct {
+	name  string
+	index int
+	rec   *trace.Recorder
+	link  *link
+	alloc *trace.Lane // the lane of memory events
+
+	timeBase  time.Time // taken together with traceBase, for traceTime
+	traceBase int64
+
+	mu      sync.Mutex // guards the fields below
+	info    MemInfo
+	limit   int64
+	pinLim  int64
+	streams []*cpuStream
+	closed  bool
+}
+
+// NewCPU returns a CPU device. Close it to stop its streams' goroutines.
+func NewCPU(cfg CPUConfig) (*CPU, error) {
+	if cfg.MemoryLimit < 0 || cfg.PinnedLimit < 0 {
+		return nil, fmt.Errorf("device cpu:%d: %w: negative memory limit", cfg.Index, ErrArgument)
+	}
+	if cfg.Index < 0 || cfg.Index > 1<<15-1 {
+		return nil, fmt.Errorf("device cpu:%d: %w: index out of range", cfg.Index, ErrArgument)
+	}
+	d := &CPU{
+		name:   fmt.Sprintf("cpu:%d", cfg.Index),
+		index:  cfg.Index,
+		rec:    cfg.Recorder,
+		limit:  cfg.MemoryLimit,
+		pinLim: cfg.PinnedLimit,
+	}
+	d.info.Limit = cfg.MemoryLimit
+	if cfg.Link != nil {
+		if err := cfg.Link.validate(); err != nil {
+			return nil, fmt.Errorf("device %s: %w", d.name, err)
+		}
+		d.link = newLink(*cfg.Link)
+	}
+	if d.rec != nil {
+		d.alloc = d.rec.Lane(d.name + " allocator")
+		d.timeBase, d.traceBase = time.Now(), d.rec.Now()
+	}
+	d.streams = []*cpuStream{d.newStream(0, "default")}
+	return d, nil
+}
+
+var _ Device = (*CPU)(nil)
+
+func (d *CPU) Name() string { return d.name }
+func (d *CPU) Index() int   { return d.index }
+
+// traceTime converts a time to the recorder's clock, through one fixed pair of readings so that
+// converted times keep their exact differences.
+func (d *CPU) traceTime(t time.Time) int64 {
+	if d.rec == nil {
+		return 0
+	}
+	return d.traceBase + t.Sub(d.timeBase).Nanoseconds()
+}
+
+// now returns the recorder's clock, or 0 with recording off.
+func (d *CPU) now() int64 {
+	if d.rec == nil {
+		return 0
+	}
+	return d.rec.Now()
+}
+
+func (d *CPU) Alloc(size int64, label string) (*Buffer, error) { return d.allocate(size, label, false) }
+
+func (d *CPU) AllocPinned(size int64, label string) (*Buffer, error) {
+	return d.allocate(size, label, true)
+}
+
+func (d *CPU) allocate(size int64, label string, pinned bool) (*Buffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("device %s: allocating %q: %w: negative size %d", d.name, label, ErrArgument, size)
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, fmt.Errorf("device %s: allocating %q: %w", d.name, label, ErrClosed)
+	}
+	used, limit := &d.info.Used, d.limit
+	if pinned {
+		used, limit = &d.info.PinnedUsed, d.pinLim
+	}
+	if limit > 0 && size > limit-*used {
+		err := &OutOfMemoryError{Device: d.name, Pinned: pinned, Label: label, Request: size, InUse: *used, Limit: limit}
+		d.mu.Unlock()
+		return nil, err
+	}
+	// Reserve before allocating, so concurrent requests cannot overshoot the limit together.
+	*used += size
+	d.mu.Unlock()
+
+	b := &Buffer{owner: d, dev: d.name, kind: OnDevice, size: size, label: label}
+	if pinned {
+		b.kind = Pinned
+	}
+	var err error
+	b.host, err = alignedBytes(size)
+	if err != nil {
+		d.mu.Lock()
+		*used -= size
+		d.mu.Unlock()
+		return nil, fmt.Errorf("device %s: allocating %s (%q): %w", d.name, formatBytes(size), label, err)
+	}
+
+	d.mu.Lock()
+	if pinned {
+		d.info.PinnedPeak = max(d.info.PinnedPeak, d.info.PinnedUsed)
+	} else {
+		d.info.Allocs++
+		d.info.Peak = max(d.info.Peak, d.info.Used)
+	}
+	d.recordMemory(pinned, size)
+	d.mu.Unlock()
+	return b, nil
+}
+
+// recordMemory records a memory event with the running total; d.mu is held, so the totals
+// appear in the trace in the order the accounting changed.
+func (d *CPU) recordMemory(pinned bool, delta int64) {
+	if d.alloc == nil {
+		return
+	}
+	if pinned {
+		d.alloc.Memory(trace.NoDevice, delta, d.info.PinnedUsed)
+	} else {
+		d.alloc.Memory(d.index, delta, d.info.Used)
+	}
+}
+
+// alignedBytes allocates size zeroed bytes starting at a multiple of Alignment, and touches every
+// page so that the memory is resident, as device and page-locked memory are: otherwise the first
+// copy into fresh memory would pay the page faults and measure the kernel, not the copy. A size
+// beyond what the platform can address fails here rather than panicking in make.
+func alignedBytes(size int64) (p []byte, err error) {
+	if size == 0 {
+		return []byte{}, nil
+	}
+	if size > maxAlloc {
+		return nil, fmt.Errorf("%w: %d bytes is more than this machine can address", ErrArgument, size)
+	}
+	raw := make([]byte, size+Alignment-1)
+	skip := (Alignment - int(uintptr(unsafe.Pointer(&raw[0]))%Alignment)) % Alignment
+	p = raw[skip : skip+int(size) : skip+int(size)]
+	for i := 0; i < len(p); i += pageSize {
+		p[i] = 0
+	}
+	return p, nil
+}
+
+// pageSize is the stride at which new memory is touched; touching more often than the real page
+// size only costs a few stores.
+const pageSize = 4096
+
+// maxAlloc bounds one allocation below what make accepts on this platform.
+const maxAlloc = 1<<(31+(^uint(0)>>63)*16) - Alignment
+
+func (d *CPU) Free(b *Buffer) error {
+	if b == nil {
+		return fmt.Errorf("device %s: freeing a nil buffer: %w", d.name, ErrArgument)
+	}
+	if b.owner != d {
+		return b.errorf("freeing", fmt.Errorf("%w (not %s)", ErrForeign, d.name))
+	}
+	if !b.markFreed() {
+		return b.errorf("freeing", ErrFreed)
+	}
+	// Wait for copies running on the buffer right now (those queued after see it freed).
+	for spins := 0; b.state.Load() != freedBit; spins++ {
+		if spins < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+	b.host = nil
+	pinned := b.kind == Pinned
+	d.mu.Lock()
+	if pinned {
+		d.info.PinnedUsed -= b.size
+	} else {
+		d.info.Used -= b.size
+	}
+	d.recordMemory(pinned, -b.size)
+	d.mu.Unlock()
+	return nil
+}
+
+func (d *CPU) MemInfo() MemInfo {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.info
+}
+
+func (d *CPU) ResetPeak() {
+	d.mu.Lock()
+	d.info.Peak = d.info.Used
+	d.info.PinnedPeak = d.info.PinnedUsed
+	d.mu.Unlock()
+}
+
+func (d *CPU) DefaultStream() Stream {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.streams[0]
+}
+
+func (d *CPU) NewStream(name string) (Stream, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("device %s: creating stream %q: %w", d.name, name, ErrClosed)
+	}
+	s := d.newStream(len(d.streams), name)
+	d.streams = append(d.streams, s)
+	return s, nil
+}
+
+func (d *CPU) Copy(lane *trace.Lane, dst, src Mem) error {
+	d.mu.Lock()
+	s := d.streams[0]
+	d.mu.Unlock()
+	return s.copySync(lane, dst, src)
+}
+
+func (d *CPU) Synchronize(lane *trace.Lane) error {
+	d.mu.Lock()
+	streams := append([]*cpuStream(nil), d.streams...)
+	d.mu.Unlock()
+	start := d.now()
+	var errs []error
+	for _, s := range streams {
+		if err := s.wait(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	lane.Complete("Device Synchronize", trace.RoleSync, start, d.now())
+	return errors.Join(errs...)
+}
+
+func (d *CPU) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	streams := append([]*cpuStream(nil), d.streams...)
+	d.mu.Unlock()
+	var errs []error
+	for _, s := range streams {
+		if err := s.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkCopy validates a copy from src to dst on this device.
+func (d *CPU) checkCopy(dst, src Mem) error {
+	for _, m := range [2]Mem{dst, src} {
+		if m.invalid != "" {
+			return fmt.Errorf("%w: %s", ErrArgument, m.invalid)
+		}
+		if m.buf != nil {
+			if m.buf.owner != d {
+				return fmt.Errorf("buffer %q %w (%s, not %s)", m.buf.label, ErrForeign, m.buf.dev, d.name)
+			}
+			if m.buf.Freed() {
+				return fmt.Errorf("buffer %q: %w", m.buf.label, ErrFreed)
+			}
+		}
+	}
+	if dst.n != src.n {
+		return fmt.Errorf("%w: copying %d bytes into %d", ErrArgument, src.n, dst.n)
+	}
+	return nil
+}
+
+// bytesOf returns the memory of m, marking its buffer in use until release is called.
+func bytesOf(m Mem) (p []byte, ok bool) {
+	if m.buf == nil {
+		return m.host, true
+	}
+	if !m.buf.acquire() {
+		return nil, false
+	}
+	return m.buf.host[m.off : m.off+m.n], true
+}
+
+func releaseMem(m Mem) {
+	if m.buf != nil {
+		m.buf.release()
+	}
+}
+
+// doCopy moves the bytes of src to dst and returns the copy's start and end on the trace clock.
+func (d *CPU) doCopy(dst, src Mem, dir trace.Dir, flags trace.Flags) (start, end int64, err error) {
+	to, ok := bytesOf(dst)
+	if !ok {
+		return 0, 0, fmt.Errorf("copying into buffer %q: %w", dst.buf.label, ErrFreed)
+	}
+	defer releaseMem(dst)
+	from, ok := bytesOf(src)
+	if !ok {
+		return 0, 0, fmt.Errorf("copying from buffer %q: %w", src.buf.label, ErrFreed)
+	}
+	defer releaseMem(src)
+	if d.link == nil {
+		start = d.now()
+		copyChunked(to, from)
+		return start, d.now(), nil
+	}
+	// The trace shows when the modelled copy held its engine, as a GPU's trace shows the DMA.
+	began := time.Now()
+	copyChunked(to, from)
+	from0, to0 := d.link.occupy(dir, flags&trace.FlagPinned != 0, int64(len(to)), began)
+	return d.traceTime(from0), d.traceTime(to0), nil
+}
+
+// copyChunk bounds the bytes moved by one call to copy. A memmove cannot be preempted, so one
+// copy of hundreds of megabytes would hold up the garbage collector's stop-the-world phases, and
+// every other goroutine (other streams' copies included) with them.
+const copyChunk = 1 << 20
+
+func copyChunked(to, from []byte) {
+	for len(from) > copyChunk {
+		copy(to[:copyChunk], from[:copyChunk])
+		to, from = to[copyChunk:], from[copyChunk:]
+	}
+	copy(to, from)
+}

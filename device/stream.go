@@ -1,0 +1,338 @@
+package device
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+type opKind uint8
+
+const (
+	opCopy   opKind = iota // copy src to dst
+	opLaunch               // run fn
+	opSignal               // close signal: an event or a synchronize marker
+	opWait                 // wait for another stream's event
+)
+
+// op is one piece of work queued on a stream.
+type op struct {
+	kind   opKind
+	dir    trace.Dir
+	flags  trace.Flags
+	dst    Mem
+	src    Mem
+	name   string
+	fn     func() error
+	signal chan struct{}
+	wait   *cpuEvent
+	result chan error // if set, the op's outcome goes here instead of into the stream's error
+}
+
+// cpuStream runs its queue in order on its own goroutine. A synchronous operation on an idle
+// stream runs on the caller's goroutine instead, holding the stream busy, which saves two
+// goroutine switches per small synchronous copy and keeps the stream's lane strictly ordered.
+type cpuStream struct {
+	dev  *CPU
+	id   int
+	name string
+	lane *trace.Lane // nil with recording off
+
+	mu     sync.Mutex // guards the fields below
+	queue  []op
+	head   int  // queue[head:] is pending
+	busy   bool // an op is running (on the worker or a caller)
+	closed bool
+	err    error // the first failure of asynchronous work
+
+	wake   chan struct{} // capacity 1: the worker has something to look at
+	exited chan struct{}
+}
+
+var _ Stream = (*cpuStream)(nil)
+
+func (d *CPU) newStream(id int, name string) *cpuStream {
+	s := &cpuStream{dev: d, id: id, name: name, wake: make(chan struct{}, 1), exited: make(chan struct{})}
+	if d.rec != nil {
+		s.lane = d.rec.StreamLane(d.index, id, fmt.Sprintf("stream %d %s", id, name))
+	}
+	go s.loop()
+	return s
+}
+
+func (s *cpuStream) ID() int      { return s.id }
+func (s *cpuStream) Name() string { return s.name }
+
+func (s *cpuStream) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// idle reports whether nothing is queued or running; s.mu is held.
+func (s *cpuStream) idle() bool { return s.head == len(s.queue) && !s.busy }
+
+// poke tells the worker to look at the queue.
+func (s *cpuStream) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// push queues o; s.mu is held.
+func (s *cpuStream) push(o op) error {
+	if s.closed {
+		return ErrClosed
+	}
+	s.queue = append(s.queue, o)
+	return nil
+}
+
+func (s *cpuStream) enqueue(o op) error {
+	s.mu.Lock()
+	err := s.push(o)
+	s.mu.Unlock()
+	if err != nil {
+		return s.errorf("queueing work", err)
+	}
+	s.poke()
+	return nil
+}
+
+func (s *cpuStream) errorf(what string, err error) error {
+	return fmt.Errorf("device %s stream %d (%s): %s: %w", s.dev.name, s.id, s.name, what, err)
+}
+
+func (s *cpuStream) loop() {
+	defer close(s.exited)
+	for {
+		s.mu.Lock()
+		for s.head == len(s.queue) || s.busy {
+			if s.closed && s.idle() {
+				s.mu.Unlock()
+				return
+			}
+			s.mu.Unlock()
+			<-s.wake
+			s.mu.Lock()
+		}
+		o := s.queue[s.head]
+		s.queue[s.head] = op{}
+		s.head++
+		if s.head == len(s.queue) {
+			s.queue, s.head = s.queue[:0], 0
+		}
+		s.busy = true
+		s.mu.Unlock()
+
+		err := s.exec(&o)
+
+		s.mu.Lock()
+		s.busy = false
+		if err != nil && o.result == nil && s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+		if o.result != nil {
+			o.result <- err
+		}
+	}
+}
+
+// runSync runs o and returns its outcome: at once on the caller's goroutine if the stream is
+// idle, otherwise after the work queued before it.
+func (s *cpuStream) runSync(o op) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if s.idle() {
+		s.busy = true
+		s.mu.Unlock()
+		err := s.exec(&o)
+		s.mu.Lock()
+		s.busy = false
+		look := s.head < len(s.queue) || s.closed // the worker may be waiting to drain or exit
+		s.mu.Unlock()
+		if look {
+			s.poke()
+		}
+		return err
+	}
+	o.result = make(chan error, 1)
+	s.queue = append(s.queue, o)
+	s.mu.Unlock()
+	s.poke()
+	return <-o.result
+}
+
+// exec runs one op.
+func (s *cpuStream) exec(o *op) error {
+	switch o.kind {
+	case opCopy:
+		start, end, err := s.dev.doCopy(o.dst, o.src, o.dir, o.flags)
+		if err != nil {
+			return fmt.Errorf("device %s stream %d (%s): copy %s: %w", s.dev.name, s.id, s.name, o.dir, err)
+		}
+		s.lane.Copy(o.dir, o.flags, s.dev.index, o.src.n, start, end)
+	case opLaunch:
+		start := s.dev.now()
+		err := runGuarded(o.fn)
+		s.lane.Complete(o.name, trace.RoleKernel, start, s.dev.now())
+		if err != nil {
+			return s.errorf(fmt.Sprintf("launched function %q", o.name), err)
+		}
+	case opSignal:
+		close(o.signal)
+	case opWait:
+		<-o.wait.done
+	}
+	return nil
+}
+
+// runGuarded runs fn, turning a panic into an error so that a bad launched function fails its
+// stream instead of the process.
+func runGuarded(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return fn()
+}
+
+func (s *cpuStream) copyOp(dst, src Mem) (op, error) {
+	dir, flags := direction(dst, src)
+	if err := s.dev.checkCopy(dst, src); err != nil {
+		return op{}, s.errorf("copy "+dir.String(), err)
+	}
+	return op{kind: opCopy, dir: dir, flags: flags, dst: dst, src: src}, nil
+}
+
+// copySync copies on this stream and waits for the copy, recording the wait on lane.
+func (s *cpuStream) copySync(lane *trace.Lane, dst, src Mem) error {
+	o, err := s.copyOp(dst, src)
+	if err != nil {
+		return err
+	}
+	start := s.dev.now()
+	err = s.runSync(o)
+	lane.Complete("Copy "+o.dir.String(), o.dir.Role(), start, s.dev.now())
+	if err == ErrClosed {
+		err = s.errorf("copy "+o.dir.String(), err)
+	}
+	return err
+}
+
+func (s *cpuStream) CopyAsync(dst, src Mem) error {
+	o, err := s.copyOp(dst, src)
+	if err != nil {
+		return err
+	}
+	o.flags |= trace.FlagAsync
+	if pageable(dst, src) {
+		// Only pinned memory can be copied while the host goes on.
+		if err := s.runSync(o); err != nil {
+			if err == ErrClosed {
+				err = s.errorf("copy "+o.dir.String(), err)
+			}
+			return err
+		}
+		return nil
+	}
+	return s.enqueue(o)
+}
+
+func (s *cpuStream) Launch(name string, fn func() error) error {
+	if fn == nil {
+		return s.errorf(fmt.Sprintf("launching %q", name), fmt.Errorf("%w: nil function", ErrArgument))
+	}
+	return s.enqueue(op{kind: opLaunch, name: name, fn: fn})
+}
+
+// cpuEvent completes when done is closed.
+type cpuEvent struct {
+	s    *cpuStream
+	done chan struct{}
+}
+
+// closedChan is the done channel of events recorded on an idle stream.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (s *cpuStream) Record() (Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, s.errorf("recording an event", ErrClosed)
+	}
+	if s.idle() {
+		return &cpuEvent{s: s, done: closedChan}, nil
+	}
+	e := &cpuEvent{s: s, done: make(chan struct{})}
+	s.queue = append(s.queue, op{kind: opSignal, signal: e.done})
+	s.poke() // under the lock: harmless, and the worker cannot miss it
+	return e, nil
+}
+
+func (s *cpuStream) WaitEvent(e Event) error {
+	ce, ok := e.(*cpuEvent)
+	if !ok {
+		return s.errorf("waiting for an event", fmt.Errorf("%w: %T is not a CPU device's event", ErrForeign, e))
+	}
+	if ce.Done() {
+		return nil
+	}
+	return s.enqueue(op{kind: opWait, wait: ce})
+}
+
+func (s *cpuStream) Synchronize(lane *trace.Lane) error {
+	start := s.dev.now()
+	err := s.wait()
+	lane.Complete("Stream Synchronize", trace.RoleSync, start, s.dev.now())
+	return err
+}
+
+// wait blocks until the work queued so far has completed and returns the stream's error.
+func (s *cpuStream) wait() error {
+	s.mu.Lock()
+	if s.idle() {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	done := make(chan struct{})
+	s.queue = append(s.queue, op{kind: opSignal, signal: done})
+	s.mu.Unlock()
+	s.poke()
+	<-done
+	return s.Err()
+}
+
+// close lets the queued work finish, stops the worker and returns the stream's error.
+func (s *cpuStream) close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.poke()
+	<-s.exited
+	return s.Err()
+}
+
+func (e *cpuEvent) Done() bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (e *cpuEvent) Wait(lane *trace.Lane) error {
+	start := e.s.dev.now()
+	<-e.done
+	lane.Complete("Event Synchronize", trace.RoleSync, start, e.s.dev.now())
+	return e.s.Err()
+}
