@@ -1,0 +1,598 @@
+package report
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// DefaultMaxPartBytes bounds one exported file's uncompressed JSON. chrome://tracing fails on
+// JSON strings near 256 MB (and silently drops events from ~100 MB / 1M events); Perfetto's
+// in-browser trace processor runs out of its ~2 GB WASM memory on JSON traces of several hundred
+// MB (it holds several times the file size). 200 MB keeps one part loadable in both.
+const DefaultMaxPartBytes = 200 << 20
+
+// overhangNs is the largest amount by which a span may end after its enclosing span and still be
+// clipped to it rather than moved to another track: torch writes microseconds, so nested spans
+// that really end together can disagree by rounding.
+const overhangNs = 1000
+
+// maxOverflowTracks bounds how many extra tracks one lane's overlapping spans may spill onto;
+// spans that nest on none of them are dropped with a warning.
+const maxOverflowTracks = 8
+
+// ChromeOptions tune a Chrome / Perfetto trace export.
+type ChromeOptions struct {
+	// MaxPartBytes bounds each file's uncompressed size (default DefaultMaxPartBytes). A trace
+	// that needs more is split by time, at step starts where it can, into several files.
+	MaxPartBytes int64
+}
+
+// ChromeExport says what an export wrote.
+type ChromeExport struct {
+	Files    []string // in time order
+	Events   int      // events written (metadata excluded)
+	Clipped  int      // spans shortened by at most overhangNs to nest in their parent
+	Moved    int      // spans moved to an overflow track because they overlap a sibling
+	Dropped  int      // spans dropped: they nest on no track
+	Warnings []string
+}
+
+// PartPath returns the path of part n (1-based) of an export to path that has parts files: path
+// itself for a single part, else the name with ".partN" before its extensions
+// (out.json.gz → out.part2.json.gz).
+func PartPath(path string, n, parts int) string {
+	if parts <= 1 {
+		return path
+	}
+	dir, base := "", path
+	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+		dir, base = path[:i+1], path[i+1:]
+	}
+	stem, ext := base, ""
+	if i := strings.Index(base, "."); i > 0 {
+		stem, ext = base[:i], base[i:]
+	}
+	return dir + stem + ".part" + strconv.Itoa(n) + ext
+}
+
+// track is one row in the viewer: a lane, or one of a lane's overflow tracks.
+type track struct {
+	pid, tid      int64
+	name          string
+	processName   string
+	lane          int32
+	overflowDepth int
+}
+
+// chromeExporter lays a table's events out on tracks where they nest strictly.
+type chromeExporter struct {
+	t       *trace.Table
+	opt     ChromeOptions
+	tracks  []track
+	trackOf []int32         // per event: its track, or -1 when not exported
+	clipped map[int32]int64 // per event: its shortened duration
+	res     ChromeExport
+}
+
+// ExportChrome writes t as Chrome trace event JSON that Perfetto and chrome://tracing open: spans
+// nest strictly on each track (a span that overhangs its parent by rounding is clipped; one that
+// overlaps a sibling moves to an overflow track; one that fits nowhere is dropped with a warning),
+// memory totals become counter tracks, and the output is split into several files when it would
+// exceed opt.MaxPartBytes. A path ending in ".gz" is gzip-compressed.
+func ExportChrome(t *trace.Table, path string, opt ChromeOptions) (*ChromeExport, error) {
+	if opt.MaxPartBytes <= 0 {
+		opt.MaxPartBytes = DefaultMaxPartBytes
+	}
+	e := &chromeExporter{t: t, opt: opt, clipped: map[int32]int64{}}
+	e.layout()
+	order := e.order()
+	cuts := e.cuts(order)
+	for p := range len(cuts) - 1 {
+		name := PartPath(path, p+1, len(cuts)-1)
+		if err := e.writeFile(name, order[cuts[p]:cuts[p+1]], p+1, len(cuts)-1); err != nil {
+			return nil, err
+		}
+		e.res.Files = append(e.res.Files, name)
+	}
+	e.res.Events = len(order)
+	if e.res.Clipped > 0 {
+		e.res.Warnings = append(e.res.Warnings, fmt.Sprintf("%d spans ended up to %d ns after their parent; clipped to it", e.res.Clipped, overhangNs))
+	}
+	if e.res.Moved > 0 {
+		e.res.Warnings = append(e.res.Warnings, fmt.Sprintf("%d spans overlapped a span on their lane without nesting; moved to overflow tracks", e.res.Moved))
+	}
+	if e.res.Dropped > 0 {
+		e.res.Warnings = append(e.res.Warnings, fmt.Sprintf("%d spans nested on none of %d overflow tracks; dropped", e.res.Dropped, maxOverflowTracks))
+	}
+	return &e.res, nil
+}
+
+// layout assigns every event a track.
+func (e *chromeExporter) layout() {
+	t := e.t
+	e.trackOf = make([]int32, t.Len())
+	for i := range e.trackOf {
+		e.trackOf[i] = -1
+	}
+	ids := newChromeIDs()
+	laneTrack := make([]int32, len(t.Lanes))
+	for l, info := range t.Lanes {
+		pid, named := ids.pid(info.Pid)
+		name := info.Name
+		if name == "" {
+			name = "thread " + info.Tid
+		}
+		proc := "process " + info.Pid
+		if info.IsDevice() {
+			proc = "device " + strconv.Itoa(int(info.Device))
+		} else if named {
+			proc = info.Pid
+		}
+		laneTrack[l] = int32(len(e.tracks))
+		e.tracks = append(e.tracks, track{pid: pid, tid: ids.tid(pid, info.Tid), name: name, processName: proc, lane: int32(l)})
+	}
+	for lane, idx := range laneIntervals(t) {
+		if lane >= len(t.Lanes) {
+			e.res.Dropped += len(idx)
+			continue
+		}
+		e.nest(laneTrack[lane], idx, 0, ids)
+	}
+	// Instants, memory and counters do not nest; they go on their lane's track (counters on the
+	// process, as counter tracks).
+	for i := range t.Len() {
+		if !isInterval(t, i) && t.Lane[i] >= 0 && int(t.Lane[i]) < len(t.Lanes) {
+			e.trackOf[i] = laneTrack[t.Lane[i]]
+		}
+	}
+}
+
+// nest puts a lane's sorted intervals on track tr, spilling those that overlap a sibling onto an
+// overflow track (recursively).
+func (e *chromeExporter) nest(tr int32, idx []int32, depth int, ids *chromeIDs) {
+	t := e.t
+	var stackEnd []int64 // the (possibly clipped) ends of the open spans
+	var spill []int32
+	for _, i := range idx {
+		if t.Dur[i] < 0 {
+			e.res.Dropped++
+			continue
+		}
+		s, end := t.Start[i], t.Start[i]+t.Dur[i]
+		for len(stackEnd) > 0 && stackEnd[len(stackEnd)-1] <= s {
+			stackEnd = stackEnd[:len(stackEnd)-1]
+		}
+		if n := len(stackEnd); n > 0 && end > stackEnd[n-1] {
+			if end-stackEnd[n-1] <= overhangNs {
+				end = stackEnd[n-1]
+				e.clipped[i] = end - s
+				e.res.Clipped++
+			} else {
+				spill = append(spill, i)
+				continue
+			}
+		}
+		e.trackOf[i] = tr
+		stackEnd = append(stackEnd, end)
+	}
+	if len(spill) == 0 {
+		return
+	}
+	if depth >= maxOverflowTracks {
+		e.res.Dropped += len(spill)
+		return
+	}
+	if depth == 0 { // count each span once, on its first move
+		e.res.Moved += len(spill)
+	}
+	base := e.tracks[tr]
+	over := track{pid: base.pid, tid: ids.fresh(base.pid), processName: base.processName, lane: base.lane,
+		overflowDepth: depth + 1}
+	over.name = fmt.Sprintf("%s (overlapping %d)", e.tracks[base.lane].name, depth+1) // lane l's main track is track l
+	id := int32(len(e.tracks))
+	e.tracks = append(e.tracks, over)
+	e.nest(id, spill, depth+1, ids)
+}
+
+// order returns the exported events sorted by start time (longest first at equal starts).
+func (e *chromeExporter) order() []int32 {
+	t := e.t
+	order := make([]int32, 0, t.Len())
+	for i, tr := range e.trackOf {
+		if tr >= 0 {
+			order = append(order, int32(i))
+		}
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(t.Start[a], t.Start[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(t.Dur[b], t.Dur[a])
+	})
+	return order
+}
+
+// cuts splits order into parts of at most MaxPartBytes of JSON each. Past 80% of the limit a part
+// ends before the next step span, so parts hold whole steps when steps are small enough.
+func (e *chromeExporter) cuts(order []int32) []int {
+	cuts := []int{0}
+	limit := e.opt.MaxPartBytes - e.metadataBytes() - 256
+	if limit < 1 {
+		limit = 1
+	}
+	var size int64
+	var buf []byte
+	for k, i := range order {
+		buf = e.appendEvent(buf[:0], i)
+		n := int64(len(buf)) + 2 // ",\n"
+		atStep := e.t.Kind[i] == trace.KindSpan && e.t.Role[i] == trace.RoleStep
+		if k > cuts[len(cuts)-1] && (size+n > limit || (atStep && size > limit/10*8)) {
+			cuts = append(cuts, k)
+			size = 0
+		}
+		size += n
+	}
+	return append(cuts, len(order))
+}
+
+func (e *chromeExporter) metadataBytes() int64 {
+	return int64(len(e.appendMetadata(nil)))
+}
+
+func (e *chromeExporter) writeFile(path string, events []int32, part, parts int) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("exporting chrome trace: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("exporting chrome trace: %w", cerr)
+		}
+	}()
+	var out io.Writer = f
+	var gz *gzip.Writer
+	if strings.HasSuffix(path, ".gz") {
+		gz, _ = gzip.NewWriterLevel(f, gzip.DefaultCompression)
+		out = gz
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
+	if err := e.write(w, events, part, parts); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if gz != nil {
+		if err := gz.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// WriteChrome writes the whole of t as one Chrome trace JSON document to w, with the same
+// nesting guarantees as ExportChrome but no splitting.
+func WriteChrome(w io.Writer, t *trace.Table) (*ChromeExport, error) {
+	e := &chromeExporter{t: t, clipped: map[int32]int64{}}
+	e.layout()
+	order := e.order()
+	bw := bufio.NewWriterSize(w, 1<<20)
+	if err := e.write(bw, order, 1, 1); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	e.res.Events = len(order)
+	return &e.res, nil
+}
+
+func (e *chromeExporter) write(w *bufio.Writer, events []int32, part, parts int) error {
+	b := []byte(`{"displayTimeUnit":"ms","otherData":{"exporter":"gnnprof","source":`)
+	b = appendJSONString(b, string(e.t.Source))
+	b = append(b, `,"part":`...)
+	b = strconv.AppendInt(b, int64(part), 10)
+	b = append(b, `,"parts":`...)
+	b = strconv.AppendInt(b, int64(parts), 10)
+	b = append(b, "},\n\"traceEvents\":[\n"...)
+	b = e.appendMetadata(b)
+	for _, i := range events {
+		b = append(b, ",\n"...)
+		b = e.appendEvent(b, i)
+		if len(b) > 512<<10 {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	b = append(b, "\n]}\n"...)
+	_, err := w.Write(b)
+	return err
+}
+
+// appendMetadata writes the process and thread names and sort order (device streams after host
+// threads, overflow tracks right after their lane).
+func (e *chromeExporter) appendMetadata(b []byte) []byte {
+	named := map[int64]bool{}
+	first := true
+	for _, tr := range e.tracks {
+		if !named[tr.pid] {
+			named[tr.pid] = true
+			if !first {
+				b = append(b, ",\n"...)
+			}
+			first = false
+			b = append(b, `{"ph":"M","name":"process_name","pid":`...)
+			b = strconv.AppendInt(b, tr.pid, 10)
+			b = append(b, `,"tid":0,"args":{"name":`...)
+			b = appendJSONString(b, tr.processName)
+			b = append(b, "}}"...)
+		}
+		if !first {
+			b = append(b, ",\n"...)
+		}
+		first = false
+		b = append(b, `{"ph":"M","name":"thread_name","pid":`...)
+		b = strconv.AppendInt(b, tr.pid, 10)
+		b = append(b, `,"tid":`...)
+		b = strconv.AppendInt(b, tr.tid, 10)
+		b = append(b, `,"args":{"name":`...)
+		b = appendJSONString(b, tr.name)
+		b = append(b, `}},`+"\n"+`{"ph":"M","name":"thread_sort_index","pid":`...)
+		b = strconv.AppendInt(b, tr.pid, 10)
+		b = append(b, `,"tid":`...)
+		b = strconv.AppendInt(b, tr.tid, 10)
+		b = append(b, `,"args":{"sort_index":`...)
+		b = strconv.AppendInt(b, int64(tr.lane)*(maxOverflowTracks+1)+int64(tr.overflowDepth), 10)
+		b = append(b, "}}"...)
+	}
+	if first { // no tracks: keep the array well formed for the events that follow
+		b = append(b, `{"ph":"M","name":"process_name","pid":0,"tid":0,"args":{"name":"gnnprof"}}`...)
+	}
+	return b
+}
+
+func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
+	t := e.t
+	tr := &e.tracks[e.trackOf[i]]
+	kind := t.Kind[i]
+	switch kind {
+	case trace.KindSpan, trace.KindCopy:
+		b = append(b, `{"ph":"X","cat":`...)
+		b = appendJSONString(b, e.category(i))
+	case trace.KindMemory:
+		// A counter track per device shows the allocated total over time.
+		b = append(b, `{"ph":"C","cat":"memory","name":`...)
+		if t.Device[i] == trace.NoDevice {
+			b = appendJSONString(b, "Memory allocated (host)")
+		} else {
+			b = appendJSONString(b, "Memory allocated (device "+strconv.Itoa(int(t.Device[i]))+")")
+		}
+		b = append(b, `,"pid":`...)
+		b = strconv.AppendInt(b, tr.pid, 10)
+		b = append(b, `,"ts":`...)
+		b = appendMicros(b, t.Start[i])
+		b = append(b, `,"args":{"bytes":`...)
+		b = strconv.AppendInt(b, t.Total[i], 10)
+		return append(b, "}}"...)
+	case trace.KindCounter:
+		b = append(b, `{"ph":"C","cat":"gnnprof","name":`...)
+		b = appendJSONString(b, t.NameOf(int(i)))
+		b = append(b, `,"pid":`...)
+		b = strconv.AppendInt(b, tr.pid, 10)
+		b = append(b, `,"ts":`...)
+		b = appendMicros(b, t.Start[i])
+		b = append(b, `,"args":{"value":`...)
+		b = appendJSONFloat(b, t.Value[i])
+		return append(b, "}}"...)
+	default:
+		b = append(b, `{"ph":"i","s":"t","cat":`...)
+		b = appendJSONString(b, e.category(i))
+	}
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, t.NameOf(int(i)))
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, tr.pid, 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, tr.tid, 10)
+	b = append(b, `,"ts":`...)
+	b = appendMicros(b, t.Start[i])
+	if kind == trace.KindSpan || kind == trace.KindCopy {
+		dur, ok := e.clipped[i]
+		if !ok {
+			dur = t.Dur[i]
+		}
+		b = append(b, `,"dur":`...)
+		b = appendMicros(b, dur)
+	}
+	b = append(b, `,"args":{"role":"`...)
+	b = append(b, t.Role[i].String()...)
+	b = append(b, '"')
+	if t.Step[i] >= 0 {
+		b = append(b, `,"step":`...)
+		b = strconv.AppendInt(b, int64(t.Step[i]), 10)
+	}
+	if t.Bytes[i] != 0 {
+		b = append(b, `,"bytes":`...)
+		b = strconv.AppendInt(b, t.Bytes[i], 10)
+	}
+	if t.FLOPs[i] != 0 {
+		b = append(b, `,"flops":`...)
+		b = strconv.AppendInt(b, t.FLOPs[i], 10)
+	}
+	if kind == trace.KindCopy {
+		b = append(b, `,"device":`...)
+		b = strconv.AppendInt(b, int64(t.Device[i]), 10)
+		b = append(b, `,"pinned":`...)
+		b = strconv.AppendBool(b, t.Flags[i]&trace.FlagPinned != 0)
+		b = append(b, `,"async":`...)
+		b = strconv.AppendBool(b, t.Flags[i]&trace.FlagAsync != 0)
+	}
+	if t.ExtID[i] != 0 {
+		b = append(b, `,"External id":`...)
+		b = strconv.AppendInt(b, t.ExtID[i], 10)
+	}
+	if t.Corr[i] != 0 {
+		b = append(b, `,"correlation":`...)
+		b = strconv.AppendInt(b, t.Corr[i], 10)
+	}
+	if t.Shape[i] != 0 {
+		b = append(b, `,"Input Dims":`...)
+		b = appendJSONString(b, t.Strings[t.Shape[i]])
+	}
+	return append(b, "}}"...)
+}
+
+// category is the event's Chrome category: the one it was read with, else one derived from its
+// role the way torch names them.
+func (e *chromeExporter) category(i int32) string {
+	t := e.t
+	if c := t.Strings[t.Cat[i]]; c != "" {
+		return c
+	}
+	switch {
+	case t.Kind[i] == trace.KindCopy:
+		return "gpu_memcpy"
+	case t.Role[i] == trace.RoleKernel:
+		return "kernel"
+	case t.Role[i] == trace.RoleRuntime:
+		return "cuda_runtime"
+	case t.Role[i] == trace.RoleCPU:
+		return "cpu_op"
+	case t.Kind[i] == trace.KindInstant:
+		return "gnnprof"
+	}
+	return "user_annotation"
+}
+
+// chromeIDs maps the lanes' pid and tid strings (foreign traces use names) to numbers.
+type chromeIDs struct {
+	pids    map[string]int64
+	tids    map[int64]map[string]int64
+	maxTid  map[int64]int64
+	nextPid int64
+}
+
+func newChromeIDs() *chromeIDs {
+	return &chromeIDs{pids: map[string]int64{}, tids: map[int64]map[string]int64{}, maxTid: map[int64]int64{}, nextPid: 1 << 20}
+}
+
+// pid returns the number for a pid string and whether the string was a name rather than a number.
+func (c *chromeIDs) pid(s string) (int64, bool) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, false
+	}
+	if n, ok := c.pids[s]; ok {
+		return n, true
+	}
+	c.nextPid++
+	c.pids[s] = c.nextPid
+	return c.nextPid, true
+}
+
+func (c *chromeIDs) tid(pid int64, s string) int64 {
+	m := c.tids[pid]
+	if m == nil {
+		m = map[string]int64{}
+		c.tids[pid] = m
+	}
+	if n, ok := m[s]; ok {
+		return n
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		n = c.maxTid[pid] + 1
+	}
+	m[s] = n
+	c.maxTid[pid] = max(c.maxTid[pid], n)
+	return n
+}
+
+// fresh returns an unused tid in pid, for an overflow track.
+func (c *chromeIDs) fresh(pid int64) int64 {
+	n := max(c.maxTid[pid]+1, 1<<30)
+	c.maxTid[pid] = n
+	return n
+}
+
+// appendMicros writes ns as microseconds with three decimals: exact, unlike a float.
+func appendMicros(b []byte, ns int64) []byte {
+	if ns < 0 {
+		b = append(b, '-')
+		ns = -ns
+	}
+	b = strconv.AppendInt(b, ns/1000, 10)
+	frac := ns % 1000
+	return append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+}
+
+func appendJSONFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString writes s as a JSON string: control characters escaped (Perfetto rejects raw
+// ones), invalid UTF-8 as U+FFFD, and <, > and & as \u escapes so the text is also safe inside an
+// HTML <script> element.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\r':
+				b = append(b, '\\', 'r')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			if r == utf8.RuneError {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, `\u202`...)
+				b = append(b, hexDigits[r&0xf])
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
