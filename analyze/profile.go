@@ -86,7 +86,7 @@ type Step struct {
 	WallNs  int64 `json:"wall_ns"`
 	Warmup  bool  `json:"warmup"`  // excluded from averages
 	Outlier bool  `json:"outlier"` // much slower than the median step (see findings)
-	// Parts is this step's breakdown, in Breakdown.Priority order (zero parts included).
+	// Parts is this step's breakdown, in Breakdown.Parts order (zero parts included).
 	Parts []int64 `json:"parts_ns"`
 	// DeviceOps counts the device events (kernels, copies, memsets) attributed to the step.
 	DeviceOps   int   `json:"device_ops"`
@@ -105,11 +105,14 @@ type Step struct {
 // in Priority order, that covers it, so the parts of a step add up to its wall time. Other is what
 // no class covers, explained by Gaps.
 type Breakdown struct {
-	// Priority lists the classes in sweep order; Step.Parts and Parts follow it.
+	// Priority lists the sweep's classes, highest first (a role can appear in several classes:
+	// blocking and asynchronous copies, the step's lane and background lanes).
 	Priority []string `json:"priority"`
-	Parts    []Part   `json:"parts"`   // one per role, in Priority order, averaged over measured steps
-	TotalNs  int64    `json:"mean_ns"` // mean measured step wall time (= sum of Parts' MeanNs, up to rounding)
-	Gaps     []Gap    `json:"other_gaps"`
+	// Parts has one entry per role, in the order the roles first appear in Priority, averaged over
+	// measured steps; Step.Parts follows the same order.
+	Parts   []Part `json:"parts"`
+	TotalNs int64  `json:"mean_ns"` // mean measured step wall time (= sum of Parts' MeanNs, up to rounding)
+	Gaps    []Gap  `json:"other_gaps"`
 }
 
 // Part is one class's share of the steps.
@@ -303,7 +306,7 @@ type RankSummary struct {
 	Path       string   `json:"path"`
 	Steps      int      `json:"steps"`
 	MeanStepNs int64    `json:"mean_step_ns"`
-	Parts      []int64  `json:"parts_ns"` // mean per class, Breakdown.Priority order
+	Parts      []int64  `json:"parts_ns"` // mean per role, Breakdown.Parts order
 	Findings   []string `json:"findings"` // finding ids
 	Straggler  bool     `json:"straggler"`
 }

@@ -150,7 +150,7 @@ func TestExportChromeRepairsNesting(t *testing.T) {
 		tb.Append(trace.Event{Kind: trace.KindSpan, Step: -1, Name: name, Start: start, Dur: end - start}, "", "")
 	}
 	span("parent", 0, 100_000)
-	span("rounded", 50_000, 100_400)    // ends 400 ns after its parent: clipped
+	span("rounded", 50_000, 100_400)     // ends 400 ns after its parent: clipped
 	span("overlapping", 90_000, 150_000) // overlaps parent: moved
 	span("inside-overlap", 95_000, 99_000)
 	span("negative", 10, 5) // dropped

@@ -28,6 +28,8 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd())
+	root.AddCommand(newPprofCmd())
+	root.AddCommand(newExportCmd())
 	return root
 }
 

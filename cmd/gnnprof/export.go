@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gnnprof/gnnprof/report"
+)
+
+func newExportCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "export FORMAT PATH",
+		Short: "Convert a trace for other tools (chrome: Perfetto / chrome://tracing)",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newExportChromeCmd())
+	return cmd
+}
+
+func newExportChromeCmd() *cobra.Command {
+	var (
+		out    string
+		partMB int64
+	)
+	cmd := &cobra.Command{
+		Use:   "chrome PATH [-o out.json.gz]",
+		Short: "Write a trace as Chrome trace JSON that Perfetto and chrome://tracing open",
+		Long: `Write any supported trace (a run directory, a gnnprof trace, a torch.profiler Kineto or legacy
+trace) as Chrome trace event JSON for ui.perfetto.dev or chrome://tracing.
+
+Spans nest strictly on every track, which Perfetto requires: a span that ends at most 1 µs after
+its parent (microsecond rounding) is clipped to it, one that overlaps a sibling moves to an
+"(overlapping N)" track beside its lane, and one that fits on none of 8 such tracks is dropped;
+each repair is counted in a warning. Memory totals become counter tracks.
+
+A browser loads JSON traces only up to a point (chrome://tracing fails near 256 MB of JSON,
+Perfetto's in-browser processor near 1 GB), so output larger than --part-mb (default 200) is split
+by time, at step starts, into out.part1.json.gz, out.part2.json.gz, ... For bigger single views run
+Perfetto's trace_processor --httpd natively.
+
+The output defaults to trace.perfetto.json.gz beside the trace; a name ending in .gz is gzipped.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if partMB <= 0 {
+				return usageError{fmt.Errorf("--part-mb must be positive, got %d", partMB)}
+			}
+			t, tracePath, err := readTraceArg(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join(filepath.Dir(tracePath), "trace.perfetto.json.gz")
+			}
+			res, err := report.ExportChrome(t, out, report.ChromeOptions{MaxPartBytes: partMB << 20})
+			if err != nil {
+				return err
+			}
+			for _, w := range res.Warnings {
+				slog.Warn(w)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d events to %s\n", res.Events, strings.Join(res.Files, ", "))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default: trace.perfetto.json.gz beside the trace)")
+	cmd.Flags().Int64Var(&partMB, "part-mb", report.DefaultMaxPartBytes>>20, "split into files of at most this many MB of uncompressed JSON")
+	return cmd
+}

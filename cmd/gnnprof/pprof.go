@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+func newPprofCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "pprof PATH [-o profile.pb.gz]",
+		Short: "Write a trace's span tree as a pprof profile (flame graph, -top, -tags)",
+		Long: `Write the span tree of a trace (a run directory or a trace file of any supported kind) as a
+pprof profile: every span and copy is a sample whose stack is the span and those enclosing it on
+its lane, leaf first. Sample types: self (default: duration minus children), wall (duration),
+bytes (copied) and count; labels: role, step and lane.
+
+  go tool pprof -top profile.pb.gz                  self time per span name
+  go tool pprof -top -sample_index=wall profile.pb.gz  total (inclusive) time per name
+  go tool pprof -tags profile.pb.gz                 time by role, step and lane
+  go tool pprof -tagfocus=role=sample -top profile.pb.gz
+  go tool pprof -http=:8080 profile.pb.gz           flame graph in a browser
+
+The output defaults to profile.pb.gz beside the trace.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, tracePath, err := readTraceArg(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join(filepath.Dir(tracePath), "profile.pb.gz")
+			}
+			f, err := os.Create(out)
+			if err != nil {
+				return err
+			}
+			if err := report.WritePprof(f, t); err != nil {
+				f.Close()
+				return fmt.Errorf("%s: %w", out, err)
+			}
+			if err := f.Close(); err != nil {
+				return fmt.Errorf("writing %s: %w", out, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (open with: go tool pprof -http=:8080 %s)\n", out, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "profile file to write (default: profile.pb.gz beside the trace)")
+	return cmd
+}
+
+// readTraceArg reads the trace a command argument names: a trace file, or a run directory holding
+// trace.json.gz (or trace.json). A truncated trace is used as far as it goes, with a warning.
+func readTraceArg(path string) (*trace.Table, string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		found := ""
+		for _, name := range []string{"trace.json.gz", "trace.json"} {
+			if _, err := os.Stat(filepath.Join(path, name)); err == nil {
+				found = filepath.Join(path, name)
+				break
+			}
+		}
+		if found == "" {
+			return nil, "", fmt.Errorf("%s: no trace.json.gz or trace.json in this directory", path)
+		}
+		path = found
+	}
+	t, err := trace.ReadFile(path, trace.ReadOptions{})
+	if err != nil {
+		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
+			return nil, "", err
+		}
+		slog.Warn("trace is truncated; using the events read", "path", path, "events", t.Len(), "err", err)
+	}
+	return t, path, nil
+}
