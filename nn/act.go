@@ -1,0 +1,35 @@
+package nn
+
+import "github.com/gnnprof/gnnprof/trace"
+
+// reluSpan computes ReLU(x) into out inside a span named name.
+func reluSpan(c *Ctx, name string, x, out *Mat) *Mat {
+	sp := c.begin(name, trace.RoleForward)
+	out = ReLU(x, out)
+	sp.EndWork(int64(x.Len()), 2*x.Bytes())
+	return out
+}
+
+// reluBackwardSpan computes ReLU's input gradient in place of dy.
+func reluBackwardSpan(c *Ctx, name string, y, dy *Mat) *Mat {
+	sp := c.begin(name, trace.RoleBackward)
+	dy = ReLUBackward(y, dy, dy)
+	sp.EndWork(int64(dy.Len()), 3*dy.Bytes())
+	return dy
+}
+
+// eluSpan computes ELU(x) into out inside a span named name.
+func eluSpan(c *Ctx, name string, x, out *Mat) *Mat {
+	sp := c.begin(name, trace.RoleForward)
+	out = ELU(x, out, 1)
+	sp.EndWork(3*int64(x.Len()), 2*x.Bytes())
+	return out
+}
+
+// eluBackwardSpan computes ELU's input gradient in place of dy.
+func eluBackwardSpan(c *Ctx, name string, y, dy *Mat) *Mat {
+	sp := c.begin(name, trace.RoleBackward)
+	dy = ELUBackward(y, dy, dy, 1)
+	sp.EndWork(2*int64(dy.Len()), 3*dy.Bytes())
+	return dy
+}

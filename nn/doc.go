@@ -1,0 +1,15 @@
+// Package nn holds the numerics of gnnprof's trainers: float32 row-major matrices, the kernels
+// a GNN spends its time in (GEMM through gonum's BLAS, CSR×dense SpMM and its transpose, gathers
+// and scatter-adds, edge softmax, element-wise ops), layers with hand-written forward and
+// backward passes (GCN, GraphSAGE, GAT in three forms, GIN, APPNP, Linear, dropout, activations,
+// batch norm), losses, Adam and Glorot initialization.
+//
+// Layers take their adjacency and input per call, so one layer serves full-batch training,
+// GNNAutoScale's bipartite mini-batches (adjacency rows = the batch's nodes, columns = the batch
+// plus its halo, which follow the batch in the input) and GraphSAINT's subgraphs alike. Each layer
+// keeps what its backward pass needs and reuses its buffers from call to call, so steady-state
+// training does not allocate.
+//
+// Every forward and backward kernel runs inside a trace span (role forward or backward) carrying
+// its FLOP and byte counts; with a nil *trace.Lane in the Ctx, recording costs nothing.
+package nn

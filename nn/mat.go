@@ -1,0 +1,76 @@
+package nn
+
+import "fmt"
+
+// Mat is a dense row-major float32 matrix.
+type Mat struct {
+	Rows, Cols int
+	Data       []float32 // len ≥ Rows*Cols; element (i, j) is Data[i*Cols+j]
+}
+
+// NewMat returns a zeroed rows×cols matrix.
+func NewMat(rows, cols int) *Mat {
+	return &Mat{Rows: rows, Cols: cols, Data: make([]float32, rows*cols)}
+}
+
+// MatFrom wraps data (len rows*cols) as a matrix without copying.
+func MatFrom(rows, cols int, data []float32) *Mat {
+	if len(data) < rows*cols {
+		panic(fmt.Sprintf("nn: MatFrom: %d values for %d×%d", len(data), rows, cols))
+	}
+	return &Mat{Rows: rows, Cols: cols, Data: data[:rows*cols]}
+}
+
+// Resize makes m rows×cols, reusing its storage when large enough. The contents are unspecified
+// afterwards. A nil m is allocated.
+func Resize(m *Mat, rows, cols int) *Mat {
+	if m == nil {
+		return NewMat(rows, cols)
+	}
+	n := rows * cols
+	if cap(m.Data) < n {
+		m.Data = make([]float32, n)
+	}
+	m.Data = m.Data[:n]
+	m.Rows, m.Cols = rows, cols
+	return m
+}
+
+// ResizeZero is Resize followed by zeroing.
+func ResizeZero(m *Mat, rows, cols int) *Mat {
+	m = Resize(m, rows, cols)
+	clear(m.Data)
+	return m
+}
+
+// Row returns row i (shared with m).
+func (m *Mat) Row(i int) []float32 { return m.Data[i*m.Cols : (i+1)*m.Cols] }
+
+// Len is Rows*Cols.
+func (m *Mat) Len() int { return m.Rows * m.Cols }
+
+// Bytes is the size of the matrix's values.
+func (m *Mat) Bytes() int64 { return int64(m.Rows*m.Cols) * 4 }
+
+// Zero sets every element to 0.
+func (m *Mat) Zero() { clear(m.Data[:m.Rows*m.Cols]) }
+
+// Clone returns a deep copy.
+func (m *Mat) Clone() *Mat {
+	return &Mat{Rows: m.Rows, Cols: m.Cols, Data: append([]float32(nil), m.Data[:m.Rows*m.Cols]...)}
+}
+
+// TopRows returns the first n rows as a matrix sharing m's storage.
+func (m *Mat) TopRows(n int) *Mat { return &Mat{Rows: n, Cols: m.Cols, Data: m.Data[:n*m.Cols]} }
+
+// CopyFrom makes m a copy of src (resizing m).
+func (m *Mat) CopyFrom(src *Mat) {
+	Resize(m, src.Rows, src.Cols)
+	copy(m.Data, src.Data[:src.Rows*src.Cols])
+}
+
+func sameShape(op string, a, b *Mat) {
+	if a.Rows != b.Rows || a.Cols != b.Cols {
+		panic(fmt.Sprintf("nn: %s: shapes %d×%d and %d×%d differ", op, a.Rows, a.Cols, b.Rows, b.Cols))
+	}
+}

@@ -1,0 +1,127 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+)
+
+// Scale multiplies every element of m by a (a = 0 clears it).
+func Scale(m *Mat, a float32) {
+	d := m.Data[:m.Len()]
+	if a == 0 {
+		clear(d)
+		return
+	}
+	for i := range d {
+		d[i] *= a
+	}
+}
+
+// AddScaled computes y += a·x.
+func AddScaled(y *Mat, a float32, x *Mat) {
+	sameShape("AddScaled", y, x)
+	axpy(a, x.Data[:x.Len()], y.Data[:y.Len()])
+}
+
+// AddBias adds bias (len Cols) to every row of m.
+func AddBias(m *Mat, bias []float32) {
+	if len(bias) != m.Cols {
+		panic(fmt.Sprintf("nn: AddBias: %d biases for %d columns", len(bias), m.Cols))
+	}
+	for i := 0; i < m.Rows; i++ {
+		row := m.Row(i)
+		for j, b := range bias {
+			row[j] += b
+		}
+	}
+}
+
+// AddColSums adds the column sums of m to acc (the bias gradient).
+func AddColSums(acc []float32, m *Mat) {
+	if len(acc) != m.Cols {
+		panic(fmt.Sprintf("nn: AddColSums: %d sums for %d columns", len(acc), m.Cols))
+	}
+	for i := 0; i < m.Rows; i++ {
+		row := m.Row(i)
+		for j, v := range row {
+			acc[j] += v
+		}
+	}
+}
+
+// ReLU sets y = max(x, 0) (y may be x).
+func ReLU(x, y *Mat) *Mat {
+	y = Resize(y, x.Rows, x.Cols)
+	yd, xd := y.Data, x.Data[:x.Len()]
+	for i, v := range xd {
+		yd[i] = max(v, 0)
+	}
+	return y
+}
+
+// ReLUBackward sets dx = dy where the forward output y was positive, else 0 (dx may be dy).
+func ReLUBackward(y, dy, dx *Mat) *Mat {
+	dx = Resize(dx, dy.Rows, dy.Cols)
+	yd, dyd, dxd := y.Data[:y.Len()], dy.Data[:dy.Len()], dx.Data
+	for i, g := range dyd {
+		if yd[i] > 0 {
+			dxd[i] = g
+		} else {
+			dxd[i] = 0
+		}
+	}
+	return dx
+}
+
+// ELU sets y = x for x > 0 and alpha·(eˣ − 1) otherwise (y may be x).
+func ELU(x, y *Mat, alpha float32) *Mat {
+	y = Resize(y, x.Rows, x.Cols)
+	yd, xd := y.Data, x.Data[:x.Len()]
+	for i, v := range xd {
+		if v > 0 {
+			yd[i] = v
+		} else {
+			yd[i] = alpha * float32(math.Expm1(float64(v)))
+		}
+	}
+	return y
+}
+
+// ELUBackward computes dx from the forward output y: dy where y > 0, dy·(y + alpha) elsewhere
+// (dx may be dy).
+func ELUBackward(y, dy, dx *Mat, alpha float32) *Mat {
+	dx = Resize(dx, dy.Rows, dy.Cols)
+	yd, dyd, dxd := y.Data[:y.Len()], dy.Data[:dy.Len()], dx.Data
+	for i, g := range dyd {
+		if yd[i] > 0 {
+			dxd[i] = g
+		} else {
+			dxd[i] = g * (yd[i] + alpha)
+		}
+	}
+	return dx
+}
+
+// GatherRows sets out row r = x row idx[r].
+func GatherRows(x *Mat, idx []int32, out *Mat) *Mat {
+	f := x.Cols
+	out = Resize(out, len(idx), f)
+	parallelFor(len(idx), int64(len(idx)*f), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			j := int(idx[r])
+			copy(out.Data[r*f:(r+1)*f], x.Data[j*f:(j+1)*f])
+		}
+	})
+	return out
+}
+
+// ScatterAddRows adds row r of src to row idx[r] of dst (serially: indices may repeat).
+func ScatterAddRows(src *Mat, idx []int32, dst *Mat) {
+	if src.Rows != len(idx) || src.Cols != dst.Cols {
+		panic(fmt.Sprintf("nn: ScatterAddRows: %d×%d rows for %d indices into %d×%d", src.Rows, src.Cols, len(idx), dst.Rows, dst.Cols))
+	}
+	f := src.Cols
+	for r, j := range idx {
+		axpy(1, src.Data[r*f:(r+1)*f], dst.Data[int(j)*f:(int(j)+1)*f])
+	}
+}

@@ -1,0 +1,104 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Param is a trainable tensor with its gradient, which backward passes accumulate into.
+type Param struct {
+	Name string
+	W, G *Mat
+}
+
+// NewParam returns a zeroed rows×cols parameter.
+func NewParam(name string, rows, cols int) *Param {
+	return &Param{Name: name, W: NewMat(rows, cols), G: NewMat(rows, cols)}
+}
+
+// Glorot fills p uniformly in ±sqrt(6/(fanIn+fanOut)) (Xavier/Glorot uniform).
+func (p *Param) Glorot(rng *rand.Rand, fanIn, fanOut int) {
+	a := math.Sqrt(6 / float64(fanIn+fanOut))
+	for i := range p.W.Data {
+		p.W.Data[i] = float32((2*rng.Float64() - 1) * a)
+	}
+}
+
+// Size is the number of values.
+func (p *Param) Size() int { return p.W.Len() }
+
+// ZeroGrads clears the gradients of ps.
+func ZeroGrads(ps []*Param) {
+	for _, p := range ps {
+		p.G.Zero()
+	}
+}
+
+// ParamGroup is a set of parameters sharing optimizer settings, as in torch.optim.
+type ParamGroup struct {
+	Params      []*Param
+	WeightDecay float32 // L2 penalty added to the gradient (torch's Adam weight_decay)
+}
+
+// Adam is torch.optim.Adam (not AdamW): weight decay is added to the gradient before the moments.
+type Adam struct {
+	LR, Beta1, Beta2, Eps float32
+	Groups                []ParamGroup
+	step                  int
+	m, v                  map[*Param][]float32
+}
+
+// NewAdam returns Adam with torch's defaults (β = 0.9, 0.999, ε = 1e-8).
+func NewAdam(lr float32, groups ...ParamGroup) *Adam {
+	a := &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Groups: groups,
+		m: map[*Param][]float32{}, v: map[*Param][]float32{}}
+	for _, g := range groups {
+		for _, p := range g.Params {
+			a.m[p] = make([]float32, p.Size())
+			a.v[p] = make([]float32, p.Size())
+		}
+	}
+	return a
+}
+
+// Params lists every parameter of every group.
+func (a *Adam) Params() []*Param {
+	var ps []*Param
+	for _, g := range a.Groups {
+		ps = append(ps, g.Params...)
+	}
+	return ps
+}
+
+// ZeroGrad clears all gradients.
+func (a *Adam) ZeroGrad() {
+	for _, g := range a.Groups {
+		ZeroGrads(g.Params)
+	}
+}
+
+// Step applies one update and returns the flops and bytes it took.
+func (a *Adam) Step() (flops, bytes int64) {
+	a.step++
+	bc1 := 1 - math.Pow(float64(a.Beta1), float64(a.step))
+	bc2 := 1 - math.Pow(float64(a.Beta2), float64(a.step))
+	stepSize := float32(float64(a.LR) / bc1)
+	sqrtBC2 := float32(math.Sqrt(bc2))
+	b1, b2, eps := a.Beta1, a.Beta2, a.Eps
+	for _, g := range a.Groups {
+		wd := g.WeightDecay
+		for _, p := range g.Params {
+			w, grad := p.W.Data[:p.Size()], p.G.Data[:p.Size()]
+			m, v := a.m[p], a.v[p]
+			for i, gi := range grad {
+				gi += wd * w[i]
+				m[i] = b1*m[i] + (1-b1)*gi
+				v[i] = b2*v[i] + (1-b2)*gi*gi
+				w[i] -= stepSize * m[i] / (float32(math.Sqrt(float64(v[i])))/sqrtBC2 + eps)
+			}
+			flops += 12 * int64(len(w))
+			bytes += 5 * 4 * int64(len(w)) // read w, g, m, v; write w, m, v (≈5 streams)
+		}
+	}
+	return flops, bytes
+}

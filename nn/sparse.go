@@ -1,0 +1,212 @@
+package nn
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Sparse is a CSR matrix with float32 values: row i holds Val[e] at column Indices[e] for e in
+// [Indptr[i], Indptr[i+1]). As an adjacency, row i lists the nodes whose messages node i
+// aggregates (its in-neighbours), so a layer computes out = Sparse · in. Rows may be fewer than
+// Cols: a mini-batch's adjacency has one row per batch node and one column per batch-or-halo node.
+type Sparse struct {
+	Rows, Cols int
+	Indptr     []int64
+	Indices    []int32
+	Val        []float32 // one weight per entry; nil means every weight is 1
+
+	t     *Sparse // cached transpose
+	tEdge []int32 // tEdge[e'] is the entry of s that transposed entry e' came from
+}
+
+// NewSparse wraps CSR arrays (not copied) and checks them.
+func NewSparse(rows, cols int, indptr []int64, indices []int32, val []float32) (*Sparse, error) {
+	s := &Sparse{Rows: rows, Cols: cols, Indptr: indptr, Indices: indices, Val: val}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// NNZ is the number of stored entries.
+func (s *Sparse) NNZ() int { return len(s.Indices) }
+
+// Bytes is the memory of the CSR arrays.
+func (s *Sparse) Bytes() int64 {
+	return int64(len(s.Indptr))*8 + int64(len(s.Indices))*4 + int64(len(s.Val))*4
+}
+
+// Validate checks the CSR invariants: Rows+1 offsets from 0 to NNZ, never decreasing, column
+// ids in [0, Cols), and one value per entry when values are given.
+func (s *Sparse) Validate() error {
+	if s.Rows < 0 || s.Cols < 0 || len(s.Indptr) != s.Rows+1 {
+		return fmt.Errorf("sparse %d×%d: %d offsets, want %d", s.Rows, s.Cols, len(s.Indptr), s.Rows+1)
+	}
+	if s.Indptr[0] != 0 || s.Indptr[s.Rows] != int64(len(s.Indices)) {
+		return fmt.Errorf("sparse %d×%d: offsets span [%d, %d], want [0, %d]", s.Rows, s.Cols, s.Indptr[0], s.Indptr[s.Rows], len(s.Indices))
+	}
+	if s.Val != nil && len(s.Val) != len(s.Indices) {
+		return fmt.Errorf("sparse %d×%d: %d values for %d entries", s.Rows, s.Cols, len(s.Val), len(s.Indices))
+	}
+	for i := 0; i < s.Rows; i++ {
+		if s.Indptr[i+1] < s.Indptr[i] {
+			return fmt.Errorf("sparse %d×%d: offsets decrease at row %d", s.Rows, s.Cols, i)
+		}
+	}
+	for e, j := range s.Indices {
+		if j < 0 || int(j) >= s.Cols {
+			return fmt.Errorf("sparse %d×%d: entry %d: column %d out of range", s.Rows, s.Cols, e, j)
+		}
+	}
+	return nil
+}
+
+// Transpose returns sᵀ and, for each of its entries, the index of the entry of s it came from
+// (GAT uses that to find an edge's attention weight from the source side). Both are computed
+// once and cached, so s must not change afterwards; Transpose is not safe to call concurrently
+// with itself the first time.
+func (s *Sparse) Transpose() (*Sparse, []int32) {
+	if s.t != nil {
+		return s.t, s.tEdge
+	}
+	indptr := make([]int64, s.Cols+1)
+	for _, j := range s.Indices {
+		indptr[j+1]++
+	}
+	for j := 0; j < s.Cols; j++ {
+		indptr[j+1] += indptr[j]
+	}
+	next := slices.Clone(indptr[:s.Cols])
+	indices := make([]int32, len(s.Indices))
+	edge := make([]int32, len(s.Indices))
+	var val []float32
+	if s.Val != nil {
+		val = make([]float32, len(s.Val))
+	}
+	for i := 0; i < s.Rows; i++ {
+		for e := s.Indptr[i]; e < s.Indptr[i+1]; e++ {
+			j := s.Indices[e]
+			p := next[j]
+			next[j]++
+			indices[p] = int32(i)
+			edge[p] = int32(e)
+			if val != nil {
+				val[p] = s.Val[e]
+			}
+		}
+	}
+	s.t = &Sparse{Rows: s.Cols, Cols: s.Rows, Indptr: indptr, Indices: indices, Val: val}
+	s.tEdge = edge
+	return s.t, s.tEdge
+}
+
+// RowSums returns the sum of each row's weights (its length when Val is nil).
+func (s *Sparse) RowSums() []float32 {
+	out := make([]float32, s.Rows)
+	for i := range out {
+		lo, hi := s.Indptr[i], s.Indptr[i+1]
+		if s.Val == nil {
+			out[i] = float32(hi - lo)
+			continue
+		}
+		var sum float32
+		for _, v := range s.Val[lo:hi] {
+			sum += v
+		}
+		out[i] = sum
+	}
+	return out
+}
+
+// spmmBytes estimates the memory traffic of y = s·x: the CSR arrays, one x row per entry and y.
+func spmmBytes(s *Sparse, f int) int64 {
+	return s.Bytes() + int64(s.NNZ())*int64(f)*4 + int64(s.Rows)*int64(f)*4
+}
+
+// SpMM computes y = s·x (y is resized to s.Rows × x.Cols). Rows run in parallel.
+func SpMM(s *Sparse, x, y *Mat) *Mat {
+	if x.Rows != s.Cols {
+		panic(fmt.Sprintf("nn: SpMM: %d×%d sparse times %d×%d", s.Rows, s.Cols, x.Rows, x.Cols))
+	}
+	y = Resize(y, s.Rows, x.Cols)
+	spmmInto(s, x, y, false)
+	return y
+}
+
+// SpMMAdd computes y += s·x; y must be s.Rows × x.Cols.
+func SpMMAdd(s *Sparse, x, y *Mat) {
+	if x.Rows != s.Cols || y.Rows != s.Rows || y.Cols != x.Cols {
+		panic(fmt.Sprintf("nn: SpMMAdd: %d×%d sparse times %d×%d into %d×%d", s.Rows, s.Cols, x.Rows, x.Cols, y.Rows, y.Cols))
+	}
+	spmmInto(s, x, y, true)
+}
+
+// SpMMT computes y = sᵀ·x through the cached transpose (y is resized to s.Cols × x.Cols).
+func SpMMT(s *Sparse, x, y *Mat) *Mat {
+	if x.Rows != s.Rows {
+		panic(fmt.Sprintf("nn: SpMMT: (%d×%d)ᵀ sparse times %d×%d", s.Rows, s.Cols, x.Rows, x.Cols))
+	}
+	t, _ := s.Transpose()
+	return SpMM(t, x, y)
+}
+
+// SpMMTAdd computes y += sᵀ·x.
+func SpMMTAdd(s *Sparse, x, y *Mat) {
+	t, _ := s.Transpose()
+	SpMMAdd(t, x, y)
+}
+
+func spmmInto(s *Sparse, x, y *Mat, accumulate bool) {
+	f := x.Cols
+	if f == 0 {
+		return
+	}
+	parallelRows(s.Indptr, int64(s.NNZ())*int64(f), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out := y.Data[i*f : (i+1)*f]
+			if !accumulate {
+				clear(out)
+			}
+			for e := s.Indptr[i]; e < s.Indptr[i+1]; e++ {
+				j := int(s.Indices[e])
+				w := float32(1)
+				if s.Val != nil {
+					w = s.Val[e]
+				}
+				axpy(w, x.Data[j*f:(j+1)*f], out)
+			}
+		}
+	})
+}
+
+// axpy computes y += a·x over len(y) elements.
+func axpy(a float32, x, y []float32) {
+	x = x[:len(y)]
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		y[i] += a * x[i]
+		y[i+1] += a * x[i+1]
+		y[i+2] += a * x[i+2]
+		y[i+3] += a * x[i+3]
+	}
+	for ; i < len(y); i++ {
+		y[i] += a * x[i]
+	}
+}
+
+// dot returns Σ x[i]·y[i] over len(x) elements.
+func dot(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

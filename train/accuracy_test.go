@@ -1,0 +1,70 @@
+package train
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/shareddata"
+)
+
+// planetoid loads a Planetoid dataset from the shared folder (skipping when absent).
+func planetoid(t *testing.T, name string) *graph.Dataset {
+	t.Helper()
+	p := shareddata.Path(t, "data", "planetoid", "ind."+name+".x")
+	ds, err := graph.Load(p[:len(p)-2], graph.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// meanStd trains cfg with seeds 1..n and returns the mean and standard deviation of the test
+// accuracy at the best validation epoch.
+func meanStd(t *testing.T, ds *graph.Dataset, cfg FullConfig, n int) (float64, float64) {
+	t.Helper()
+	accs := make([]float64, n)
+	for s := range n {
+		cfg.Seed = uint64(s + 1)
+		fb, err := NewFullBatch(cfg, ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := fb.Run(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		accs[s] = res.Final.TestAcc
+		t.Logf("seed %d: test %.4f (val %.4f at epoch %d of %d, %.2f ms/epoch)", s+1, res.Final.TestAcc,
+			res.Final.BestValAcc, res.BestEpoch, res.Final.Epochs, res.MeanEpochSeconds()*1e3)
+	}
+	var mean, sq float64
+	for _, a := range accs {
+		mean += a
+	}
+	mean /= float64(n)
+	for _, a := range accs {
+		sq += (a - mean) * (a - mean)
+	}
+	return mean, math.Sqrt(sq / float64(n-1))
+}
+
+func TestPlanetoidAccuracy(t *testing.T) {
+	for _, tc := range []struct {
+		data, model string
+		min         float64
+	}{
+		{"cora", "gcn", 0.810},
+		{"cora", "gat", 0.820},
+		{"citeseer", "gcn", 0.700},
+	} {
+		t.Run(tc.data+"/"+tc.model, func(t *testing.T) {
+			ds := planetoid(t, tc.data)
+			mean, std := meanStd(t, ds, DefaultFullConfig(tc.model), 10)
+			t.Logf("%s %s: test accuracy %.2f ± %.2f %% over 10 seeds", tc.model, tc.data, 100*mean, 100*std)
+			if mean < tc.min {
+				t.Errorf("%s on %s: mean test accuracy %.4f, want ≥ %.3f", tc.model, tc.data, mean, tc.min)
+			}
+		})
+	}
+}

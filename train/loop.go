@@ -1,0 +1,152 @@
+// Package train holds what every gnnprof trainer shares: the epoch loop with best-validation
+// tracking and early stopping, accuracy, the run directory (trace.json.gz + run.json), and the
+// full-batch training driver that is both a baseline and the reference for the mini-batch
+// trainers.
+package train
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Epoch is one line of run.json's epochs list.
+type Epoch struct {
+	Epoch    int     `json:"epoch"`
+	Loss     float64 `json:"loss"`
+	TrainAcc float64 `json:"train_acc"`
+	ValAcc   float64 `json:"val_acc"`
+	TestAcc  float64 `json:"test_acc"`
+	Seconds  float64 `json:"seconds"`
+}
+
+// Final is run.json's summary.
+type Final struct {
+	BestValAcc      float64 `json:"best_val_acc"`
+	TestAcc         float64 `json:"test_acc"` // at the epoch with the best validation accuracy
+	Epochs          int     `json:"epochs"`
+	Seconds         float64 `json:"seconds"`
+	PeakDeviceBytes int64   `json:"peak_device_bytes"`
+	PeakHostBytes   int64   `json:"peak_host_bytes"`
+}
+
+// Result is what a training run produced.
+type Result struct {
+	Epochs []Epoch
+	Final  Final
+	// BestEpoch is the epoch whose test accuracy Final reports.
+	BestEpoch int
+}
+
+// MeanEpochSeconds is the mean wall time of the training part of an epoch (excluding the
+// first, which warms caches and grows buffers), as benchmarks compare it.
+func (r *Result) MeanEpochSeconds() float64 {
+	if len(r.Epochs) < 2 {
+		if len(r.Epochs) == 1 {
+			return r.Epochs[0].Seconds
+		}
+		return 0
+	}
+	var s float64
+	for _, e := range r.Epochs[1:] {
+		s += e.Seconds
+	}
+	return s / float64(len(r.Epochs)-1)
+}
+
+// Scores are one evaluation's accuracies and validation loss.
+type Scores struct {
+	Train, Val, Test float64
+	ValLoss          float64
+}
+
+// Loop runs epochs: a training epoch, then an evaluation, keeping the epoch with the best
+// validation accuracy (ties go to the lower validation loss) and stopping early when neither has
+// improved for Patience epochs.
+type Loop struct {
+	Epochs   int
+	Patience int         // 0: run all epochs
+	Lane     *trace.Lane // each epoch is a step (ProfilerStep#epoch) on it
+	Progress io.Writer   // one line per epoch; nil: quiet
+	// Train runs one training epoch and returns its loss.
+	Train func(epoch int) (float64, error)
+	// Eval scores the model; it runs inside the epoch's step, in an "eval" span.
+	Eval func(epoch int) (Scores, error)
+	// DeviceBytes, when set, reports the device memory in use (sampled after each epoch);
+	// otherwise the Go heap in use stands for it (the CPU is the device).
+	DeviceBytes func() int64
+}
+
+// Run executes the loop.
+func (l *Loop) Run() (*Result, error) {
+	if l.Epochs <= 0 {
+		return nil, fmt.Errorf("epochs must be positive, got %d", l.Epochs)
+	}
+	res := &Result{Epochs: make([]Epoch, 0, l.Epochs), BestEpoch: -1}
+	// The selected epoch has the best validation accuracy (ties: lower validation loss); the
+	// patience counter restarts whenever validation accuracy or loss reaches a new best, as in
+	// the GAT paper's early stopping.
+	bestVal, selLoss, bestLoss := -1.0, math.Inf(1), math.Inf(1)
+	sinceBest := 0
+	start := time.Now()
+	var ms runtime.MemStats
+	for epoch := 0; epoch < l.Epochs; epoch++ {
+		step := l.Lane.BeginStep(epoch)
+		t0 := time.Now()
+		loss, err := l.Train(epoch)
+		secs := time.Since(t0).Seconds()
+		if err != nil {
+			step.End()
+			return nil, fmt.Errorf("epoch %d: %w", epoch, err)
+		}
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			step.End()
+			return nil, fmt.Errorf("epoch %d: loss is %v (diverged; try a lower learning rate)", epoch, loss)
+		}
+		sp := l.Lane.Begin("eval", trace.RoleEval)
+		sc, err := l.Eval(epoch)
+		sp.End()
+		step.End()
+		if err != nil {
+			return nil, fmt.Errorf("epoch %d: evaluating: %w", epoch, err)
+		}
+		e := Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
+		res.Epochs = append(res.Epochs, e)
+		accBetter := sc.Val > bestVal
+		if accBetter || (sc.Val == bestVal && sc.ValLoss < selLoss) {
+			bestVal, selLoss, res.BestEpoch = sc.Val, sc.ValLoss, epoch
+			res.Final.BestValAcc, res.Final.TestAcc = sc.Val, sc.Test
+		}
+		lossBetter := sc.ValLoss < bestLoss
+		if lossBetter {
+			bestLoss = sc.ValLoss
+		}
+		if accBetter || lossBetter {
+			sinceBest = 0
+		} else {
+			sinceBest++
+		}
+		if l.DeviceBytes != nil {
+			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, l.DeviceBytes())
+		} else {
+			runtime.ReadMemStats(&ms)
+			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, int64(ms.HeapInuse))
+		}
+		if l.Progress != nil {
+			fmt.Fprintf(l.Progress, "epoch %4d  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n",
+				epoch, loss, sc.Train, sc.Val, sc.Test, secs*1e3)
+		}
+		if l.Patience > 0 && sinceBest >= l.Patience {
+			break
+		}
+	}
+	res.Final.Epochs = len(res.Epochs)
+	res.Final.Seconds = time.Since(start).Seconds()
+	res.Final.PeakHostBytes = graph.PeakRSS()
+	return res, nil
+}
