@@ -215,6 +215,14 @@ func (rd *reader) topValue(key string, v []byte) error {
 		if g.Format > FormatVersion {
 			rd.warnf("gnnprof trace format %d is newer than this reader's %d", g.Format, FormatVersion)
 		}
+		for k, v := range rd.t.Meta { // keys read before the gnnprof header
+			if g.Meta == nil {
+				g.Meta = map[string]any{}
+			}
+			if _, ok := g.Meta[k]; !ok {
+				g.Meta[k] = v
+			}
+		}
 		rd.t.Meta = g.Meta
 	case "schemaVersion":
 		if rd.t.Source == "" {
@@ -228,6 +236,16 @@ func (rd *reader) topValue(key string, v []byte) error {
 		rd.t.BaseTimeNs = n
 	case "deviceProperties":
 		return json.Unmarshal(v, &rd.t.DeviceProperties)
+	case "distributedInfo", "traceName":
+		// torch's rank and trace name: kept in Meta (under their own keys) for the analyzer.
+		var x any
+		if err := json.Unmarshal(v, &x); err != nil {
+			return err
+		}
+		if rd.t.Meta == nil {
+			rd.t.Meta = map[string]any{}
+		}
+		rd.t.Meta[key] = x
 	}
 	return nil
 }

@@ -28,6 +28,10 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd())
+	root.AddCommand(newReportCmd())
+	root.AddCommand(newDiffCmd())
+	root.AddCommand(newDataCmd())
+	root.AddCommand(newPartitionCmd())
 	root.AddCommand(newPprofCmd())
 	root.AddCommand(newExportCmd())
 	return root

@@ -1,0 +1,171 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Load analyses path: a trace file of any supported kind, a run directory (holding trace.json.gz
+// or trace.json), or a directory of per-rank traces (torch's <worker>.pt.trace.json[.gz] files, or
+// one subdirectory per rank each holding a trace). For several ranks the profile describes the
+// lowest rank and Ranks summarises all of them, with straggler ranks flagged.
+func Load(path string, opt Options) (*Profile, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("analysing %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return ReadProfile(path, opt)
+	}
+	files, err := TraceFiles(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 1 {
+		return ReadProfile(files[0], opt)
+	}
+	return loadRanks(files, opt)
+}
+
+// runTraceNames are the trace files of a run directory, in order of preference.
+var runTraceNames = []string{"trace.json.gz", "trace.json"}
+
+// TraceFiles lists the traces Load would analyse in dir: its run trace, else every trace file in
+// it (names ending in .pt.trace.json[.gz], or trace*.json[.gz]), else the run trace of each
+// subdirectory.
+func TraceFiles(dir string) ([]string, error) {
+	for _, n := range runTraceNames {
+		if p := filepath.Join(dir, n); isFile(p) {
+			return []string{p}, nil
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	var files, sub []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() {
+			for _, n := range runTraceNames {
+				if p := filepath.Join(dir, name, n); isFile(p) {
+					sub = append(sub, p)
+					break
+				}
+			}
+			continue
+		}
+		if isTraceName(name) {
+			files = append(files, filepath.Join(dir, name))
+		}
+	}
+	if len(files) == 0 {
+		files = sub
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no trace in %s: expected trace.json.gz, *.pt.trace.json[.gz] files, or rank subdirectories holding trace.json.gz", dir)
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+func isTraceName(name string) bool {
+	base := strings.TrimSuffix(name, ".gz")
+	if !strings.HasSuffix(base, ".json") {
+		return false
+	}
+	return strings.HasSuffix(base, ".pt.trace.json") || strings.HasPrefix(base, "trace") || strings.Contains(base, "rank")
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+var rankInName = regexp.MustCompile(`(?i)rank[_-]?(\d+)`)
+
+// loadRanks analyses one trace per rank, one at a time (memory stays that of the largest trace).
+func loadRanks(files []string, opt Options) (*Profile, error) {
+	type ranked struct {
+		p    *Profile
+		rank int
+	}
+	var all []ranked
+	var errs []error
+	for k, f := range files {
+		p, err := ReadProfile(f, opt)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rank := p.Trace.Rank
+		if rank < 0 {
+			if m := rankInName.FindStringSubmatch(f); m != nil {
+				rank, _ = strconv.Atoi(m[1])
+			} else {
+				rank = k
+			}
+		}
+		all = append(all, ranked{p, rank})
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("no readable trace among %d rank files: %w", len(files), errors.Join(errs...))
+	}
+	slices.SortStableFunc(all, func(x, y ranked) int { return x.rank - y.rank })
+	ref := all[0].p
+	var means []int64
+	for _, r := range all {
+		s := RankSummary{Rank: r.rank, Path: r.p.Trace.Path, Steps: r.p.Steps.Count, MeanStepNs: r.p.Breakdown.TotalNs,
+			Findings: []string{}}
+		for _, part := range r.p.Breakdown.Parts {
+			s.Parts = append(s.Parts, part.MeanNs)
+		}
+		for _, f := range r.p.Findings {
+			s.Findings = append(s.Findings, f.ID)
+		}
+		if k := slices.IndexFunc(all, func(x ranked) bool { return x.rank == r.rank }); k != len(ref.Ranks) {
+			ref.Warnings = append(ref.Warnings, fmt.Sprintf("rank %d appears in more than one trace (%s)", r.rank, r.p.Trace.Path))
+		}
+		ref.Ranks = append(ref.Ranks, s)
+		means = append(means, s.MeanStepNs)
+	}
+	for _, err := range errs {
+		ref.Warnings = append(ref.Warnings, "rank trace skipped: "+err.Error())
+	}
+	if f := stragglers(ref.Ranks, median(means)); f != nil {
+		ref.Findings = append([]Finding{*f}, ref.Findings...)
+	}
+	return ref, nil
+}
+
+// stragglers flags ranks whose mean step is StragglerFactor times the median rank's or more.
+func stragglers(ranks []RankSummary, med int64) *Finding {
+	if len(ranks) < 2 || med <= 0 {
+		return nil
+	}
+	var slow []string
+	worst := 0.0
+	for k := range ranks {
+		r := &ranks[k]
+		ratio := float64(r.MeanStepNs) / float64(med)
+		if ratio >= StragglerFactor {
+			r.Straggler = true
+			slow = append(slow, strconv.Itoa(r.Rank))
+			worst = max(worst, ratio)
+		}
+	}
+	if len(slow) == 0 {
+		return nil
+	}
+	return &Finding{ID: "straggler-rank", Severity: SeverityWarning, Title: "Straggler ranks",
+		Summary: fmt.Sprintf("Rank(s) %s take up to %.2f× the median rank's step time; every collective waits for them.", strings.Join(slow, ", "), worst),
+		Evidence: Evidence{Metrics: []Metric{{Name: "slowest/median rank step", Value: worst, Unit: "x", Threshold: StragglerFactor},
+			{Name: "median rank step", Value: float64(med), Unit: "ns"}, {Name: "straggler ranks", Value: float64(len(slow)), Unit: "count"}}},
+		Fix: "Balance the work per rank: partition the graph so every rank gets a similar number of nodes and edges (and sampled batch sizes), check the slow rank's breakdown for input or transfer stalls, and its host for contention."}
+}

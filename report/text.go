@@ -1,0 +1,441 @@
+// Package report renders analyzer profiles for people: plain text here.
+package report
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/gnnprof/gnnprof/analyze"
+)
+
+// TextOptions tune the text rendering.
+type TextOptions struct {
+	Ops   int // operator rows (default 10)
+	Steps int // per-step rows (default 12; the slowest are kept when there are more)
+}
+
+// WriteText writes a compact plain-text report of p to w.
+func WriteText(w io.Writer, p *analyze.Profile, opt TextOptions) error {
+	if opt.Ops <= 0 {
+		opt.Ops = 10
+	}
+	if opt.Steps <= 0 {
+		opt.Steps = 12
+	}
+	bw := bufio.NewWriter(w)
+	tw := &textWriter{w: bw}
+	tw.header(p)
+	tw.steps(p, opt.Steps)
+	tw.breakdown(p)
+	tw.findings(p)
+	tw.ops(p, opt.Ops)
+	tw.copies(p)
+	tw.memory(p)
+	tw.devices(p)
+	tw.ranks(p)
+	tw.warnings(p)
+	return bw.Flush()
+}
+
+type textWriter struct{ w *bufio.Writer }
+
+func (t *textWriter) f(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
+
+func (t *textWriter) section(title string) { t.f("\n%s\n", title) }
+
+func (t *textWriter) header(p *analyze.Profile) {
+	tr := p.Trace
+	t.f("gnnprof report: %s\n", tr.Path)
+	t.f("trace: %s, %d events, %d lanes, %s", tr.Format, tr.Events, tr.Lanes, Duration(tr.DurationNs))
+	if tr.Rank >= 0 {
+		t.f(", rank %d", tr.Rank)
+	}
+	if tr.Truncated {
+		t.f(", TRUNCATED (analysed up to the cut)")
+	}
+	t.f("\n")
+	for _, d := range tr.Devices {
+		if d.Name != "" {
+			t.f("device %d: %s, %s\n", d.ID, d.Name, Bytes(d.MemoryBytes))
+		}
+	}
+}
+
+func (t *textWriter) steps(p *analyze.Profile, maxRows int) {
+	s := p.Steps
+	t.section("Steps")
+	how := map[string]string{
+		analyze.DetectProfilerStep: "ProfilerStep spans",
+		analyze.DetectRepeating:    fmt.Sprintf("inferred from the repeating span %q", s.Marker),
+		analyze.DetectWholeTrace:   "none found: the whole trace is one pseudo-step",
+	}[s.Detection]
+	t.f("  %d steps (%s), %d measured", s.Count, how, s.Measured)
+	if w := s.Count - s.Measured; w > 0 {
+		t.f(", %d warm-up excluded", w)
+	}
+	t.f("\n")
+	if s.Measured == 0 {
+		return
+	}
+	t.f("  wall (device-extended): mean %s, median %s\n", Duration(s.DeviceMeanNs), Duration(s.DeviceMedianNs))
+	t.f("  host:                   mean %s, median %s, min %s, max %s, std %s\n", Duration(s.HostMeanNs),
+		Duration(s.HostMedianNs), Duration(s.HostMinNs), Duration(s.HostMaxNs), Duration(s.HostStdNs))
+	rows := s.Steps
+	if len(rows) > maxRows {
+		// Keep the slowest steps, in step order.
+		keep := map[int]bool{}
+		idx := make([]int, len(rows))
+		for k := range idx {
+			idx[k] = k
+		}
+		sortBy(idx, func(k int) int64 { return -rows[k].WallNs })
+		for _, k := range idx[:maxRows] {
+			keep[k] = true
+		}
+		var kept []analyze.Step
+		for k, r := range rows {
+			if keep[k] {
+				kept = append(kept, r)
+			}
+		}
+		t.f("  (the %d slowest of %d steps)\n", maxRows, len(rows))
+		rows = kept
+	}
+	t.f("  %6s %10s %10s %8s %6s  %s\n", "step", "wall", "host", "copies", "syncs", "largest parts")
+	for _, r := range rows {
+		flag := ""
+		switch {
+		case r.Warmup:
+			flag = "  [warm-up]"
+		case r.Outlier:
+			flag = "  [outlier]"
+		}
+		t.f("  %6d %10s %10s %8d %6d  %s%s\n", r.Number, Duration(r.WallNs), Duration(r.HostNs), r.CopyCount, r.SyncCount,
+			topParts(p, r), flag)
+	}
+}
+
+// topParts names a step's three largest breakdown parts.
+func topParts(p *analyze.Profile, s analyze.Step) string {
+	idx := make([]int, len(s.Parts))
+	for k := range idx {
+		idx[k] = k
+	}
+	sortBy(idx, func(k int) int64 { return -s.Parts[k] })
+	var out []string
+	for _, k := range idx[:min(3, len(idx))] {
+		if s.Parts[k] == 0 || k >= len(p.Breakdown.Parts) {
+			break
+		}
+		out = append(out, fmt.Sprintf("%s %.0f%%", p.Breakdown.Parts[k].Role, 100*float64(s.Parts[k])/float64(max(s.WallNs, 1))))
+	}
+	return strings.Join(out, ", ")
+}
+
+func (t *textWriter) breakdown(p *analyze.Profile) {
+	b := p.Breakdown
+	if p.Steps.Measured == 0 {
+		return
+	}
+	t.section(fmt.Sprintf("Breakdown of the mean step (%s; parts add up to the step)", Duration(b.TotalNs)))
+	for _, part := range b.Parts {
+		if part.TotalNs == 0 {
+			continue
+		}
+		bar := strings.Repeat("#", int(part.Percent/2.5+0.5))
+		t.f("  %-10s %10s %6.1f%%  %s\n", part.Role, Duration(part.MeanNs), part.Percent, bar)
+	}
+	if len(b.Gaps) > 0 {
+		t.f("  largest uncovered gaps (\"other\"):\n")
+		for _, g := range b.Gaps[:min(5, len(b.Gaps))] {
+			t.f("    step %d at %s: %s between %s and %s\n", g.Step, Duration(g.StartNs), Duration(g.DurNs),
+				orDash(g.After, "step start"), orDash(g.Before, "step end"))
+		}
+	}
+}
+
+func orDash(s, empty string) string {
+	if s == "" {
+		return empty
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func (t *textWriter) findings(p *analyze.Profile) {
+	t.section(fmt.Sprintf("Findings (%d)", len(p.Findings)))
+	if len(p.Findings) == 0 {
+		t.f("  none: no rule's threshold was crossed\n")
+		return
+	}
+	for _, f := range p.Findings {
+		t.f("  [%s] %s: %s\n", f.Severity, f.ID, f.Title)
+		t.f("    %s\n", f.Summary)
+		var ev []string
+		for _, m := range f.Evidence.Metrics {
+			s := fmt.Sprintf("%s %s", m.Name, metric(m.Value, m.Unit))
+			if m.Threshold != 0 {
+				s += fmt.Sprintf(" (threshold %s)", metric(m.Threshold, m.Unit))
+			}
+			ev = append(ev, s)
+		}
+		if len(ev) > 0 {
+			t.f("    evidence: %s\n", strings.Join(ev, "; "))
+		}
+		if len(f.Evidence.Steps) > 0 {
+			t.f("    steps: %s\n", joinInts(f.Evidence.Steps))
+		}
+		if len(f.Evidence.Ops) > 0 {
+			t.f("    ops: %s\n", strings.Join(f.Evidence.Ops, ", "))
+		}
+		t.f("    fix: %s\n", f.Fix)
+	}
+}
+
+func metric(v float64, unit string) string {
+	switch unit {
+	case "%":
+		return fmt.Sprintf("%.1f%%", v)
+	case "ns":
+		return Duration(int64(v))
+	case "bytes":
+		return Bytes(int64(v))
+	case "x":
+		return fmt.Sprintf("%.2f×", v)
+	case "GB/s":
+		return fmt.Sprintf("%.2f GB/s", v)
+	}
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for k, x := range xs {
+		s[k] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (t *textWriter) ops(p *analyze.Profile, n int) {
+	if len(p.Ops.ByName) == 0 {
+		return
+	}
+	t.section(fmt.Sprintf("Top operators by %s (%d distinct)", strings.ReplaceAll(p.Ops.SortKey, "_", " "), p.Ops.Count))
+	t.f("  %7s %10s %10s %10s %10s  %s\n", "calls", "host self", "host total", "dev self", "dev total", "name")
+	for _, o := range p.Ops.ByName[:min(n, len(p.Ops.ByName))] {
+		t.f("  %7d %10s %10s %10s %10s  %s\n", o.Calls, Duration(o.HostSelfNs), Duration(o.HostTotalNs),
+			Duration(o.DeviceSelfNs), Duration(o.DeviceTotal), truncate(o.Name, 60))
+	}
+	if len(p.Kernels) > 0 {
+		t.f("  top kernels:\n")
+		for _, k := range p.Kernels[:min(5, len(p.Kernels))] {
+			t.f("  %7d %10s %10s mean  %s\n", k.Calls, Duration(k.TotalNs), Duration(k.MeanNs), truncate(k.Name, 60))
+		}
+	}
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func (t *textWriter) copies(p *analyze.Profile) {
+	if p.Copies.Count == 0 {
+		return
+	}
+	t.section(fmt.Sprintf("Copies (%d, %s, %s)", p.Copies.Count, Bytes(p.Copies.TotalBytes), Duration(p.Copies.TotalNs)))
+	for _, d := range p.Copies.Directions {
+		t.f("  %-5s %6d copies %10s %10s %7.2f GB/s  size p50 %s p90 %s max %s\n", d.Direction, d.Count, Bytes(d.Bytes),
+			Duration(d.TotalNs), d.BandwidthGBs, Bytes(d.SizeP50), Bytes(d.SizeP90), Bytes(d.SizeMax))
+		t.f("        pinned %d, pageable %d; async %d, sync %d; %.0f%% overlapped with compute\n",
+			d.PinnedCount, d.PageableCount, d.AsyncCount, d.SyncCount, d.OverlapPercent)
+	}
+}
+
+func (t *textWriter) memory(p *analyze.Profile) {
+	if len(p.Memory.Devices) == 0 {
+		return
+	}
+	t.section(fmt.Sprintf("Memory (peak %s)", Bytes(p.Memory.PeakBytes)))
+	for _, d := range p.Memory.Devices {
+		where := fmt.Sprintf("device %d", d.Device)
+		if d.Device < 0 {
+			where = "host"
+		}
+		t.f("  %-9s peak %s at %s", where, Bytes(d.PeakBytes), Duration(d.PeakAtNs))
+		if d.LimitBytes > 0 {
+			t.f(" (%.0f%% of %s)", d.PeakPercent, Bytes(d.LimitBytes))
+		}
+		if d.StepPeakMax > 0 {
+			t.f("; step peaks min %s median %s max %s", Bytes(d.StepPeakMin), Bytes(d.StepPeakMedian), Bytes(d.StepPeakMax))
+		}
+		t.f("\n")
+	}
+}
+
+func (t *textWriter) devices(p *analyze.Profile) {
+	if len(p.Devices) == 0 && len(p.Lanes) == 0 {
+		return
+	}
+	t.section("Activity")
+	for _, d := range p.Devices {
+		t.f("  device %d: kernels %.1f%% of measured step time (%s), copies %s, busy %s, %d streams\n", d.Device,
+			d.Utilization*100, Duration(d.KernelNs), Duration(d.CopyNs), Duration(d.BusyNs), d.Streams)
+	}
+	for _, l := range p.Lanes {
+		if l.Events == 0 {
+			continue
+		}
+		mark := ""
+		if l.Steps {
+			mark = " (steps)"
+		}
+		t.f("  lane %-28s %7d events, busy %5.1f%%, mostly %s%s\n", truncate(l.Name, 28), l.Events, l.Percent, l.TopRole, mark)
+	}
+}
+
+func (t *textWriter) ranks(p *analyze.Profile) {
+	if len(p.Ranks) == 0 {
+		return
+	}
+	t.section(fmt.Sprintf("Ranks (%d)", len(p.Ranks)))
+	for _, r := range p.Ranks {
+		mark := ""
+		if r.Straggler {
+			mark = "  [straggler]"
+		}
+		t.f("  rank %-3d %4d steps, mean %10s, findings: %s%s\n", r.Rank, r.Steps, Duration(r.MeanStepNs),
+			orNone(strings.Join(r.Findings, ", ")), mark)
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func (t *textWriter) warnings(p *analyze.Profile) {
+	if len(p.Warnings) == 0 {
+		return
+	}
+	t.section(fmt.Sprintf("Warnings (%d)", len(p.Warnings)))
+	for _, w := range p.Warnings[:min(10, len(p.Warnings))] {
+		t.f("  - %s\n", w)
+	}
+	if len(p.Warnings) > 10 {
+		t.f("  … and %d more (see --format json)\n", len(p.Warnings)-10)
+	}
+}
+
+// WriteDiffText writes a compact plain-text rendering of a profile diff.
+func WriteDiffText(w io.Writer, d *analyze.Diff) error {
+	bw := bufio.NewWriter(w)
+	t := &textWriter{w: bw}
+	t.f("gnnprof diff\n  A: %s\n  B: %s\n", d.A, d.B)
+	t.section("Steps")
+	t.f("  mean wall  %s\n", deltaDur(d.StepMean))
+	t.f("  mean host  %s\n", deltaDur(d.HostStepMean))
+	t.f("  steps      %d → %d\n", d.Steps.A, d.Steps.B)
+	t.section("Breakdown (mean per step)")
+	for _, r := range d.Breakdown {
+		if r.A == 0 && r.B == 0 {
+			continue
+		}
+		t.f("  %-10s %s\n", r.Role, deltaDur(r.Delta))
+	}
+	if len(d.Ops) > 0 {
+		t.section("Largest operator changes (host + device self time)")
+		for _, o := range d.Ops[:min(10, len(d.Ops))] {
+			t.f("  %-9s %s  calls %d → %d  %s\n", o.Status, deltaDur(o.SelfNs), o.Calls.A, o.Calls.B, truncate(o.Name, 50))
+		}
+	}
+	if len(d.Copies) > 0 {
+		t.section("Copies")
+		for _, c := range d.Copies {
+			t.f("  %-5s count %d → %d, bytes %s → %s, time %s\n", c.Direction, c.Count.A, c.Count.B,
+				Bytes(c.Bytes.A), Bytes(c.Bytes.B), deltaDur(c.TotalNs))
+		}
+	}
+	t.f("\nPeak memory %s → %s\n", Bytes(d.PeakMemory.A), Bytes(d.PeakMemory.B))
+	t.section("Findings")
+	for _, f := range d.Gained {
+		t.f("  + [%s] %s: %s\n", f.Severity, f.ID, f.Summary)
+	}
+	for _, f := range d.Lost {
+		t.f("  - [%s] %s: %s\n", f.Severity, f.ID, f.Summary)
+	}
+	if len(d.Kept) > 0 {
+		t.f("  = %s\n", strings.Join(d.Kept, ", "))
+	}
+	if len(d.Gained)+len(d.Lost)+len(d.Kept) == 0 {
+		t.f("  none in either\n")
+	}
+	return bw.Flush()
+}
+
+func deltaDur(d analyze.Delta) string {
+	s := fmt.Sprintf("%s → %s", Duration(d.A), Duration(d.B))
+	if d.A != 0 {
+		s += fmt.Sprintf(" (%+.1f%%)", d.Percent)
+	}
+	return s
+}
+
+// Duration formats nanoseconds with three significant digits and a unit.
+func Duration(ns int64) string {
+	neg := ""
+	if ns < 0 {
+		neg, ns = "-", -ns
+	}
+	f := float64(ns)
+	switch {
+	case ns < 1000:
+		return fmt.Sprintf("%s%d ns", neg, ns)
+	case ns < 1e6:
+		return neg + sig3(f/1e3) + " µs"
+	case ns < 1e9:
+		return neg + sig3(f/1e6) + " ms"
+	}
+	return neg + sig3(f/1e9) + " s"
+}
+
+func sig3(f float64) string {
+	switch {
+	case f >= 100:
+		return fmt.Sprintf("%.0f", f)
+	case f >= 10:
+		return fmt.Sprintf("%.1f", f)
+	}
+	return fmt.Sprintf("%.2f", f)
+}
+
+// Bytes formats a byte count with a binary unit.
+func Bytes(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	f := float64(n)
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		f /= 1024
+		if f < 1024 {
+			return sig3(f) + " " + u
+		}
+	}
+	return sig3(f/1024) + " PiB"
+}
+
+// sortBy sorts idx by key, stably.
+func sortBy(idx []int, key func(int) int64) {
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(key(x), key(y)) })
+}
