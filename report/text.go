@@ -50,7 +50,7 @@ func (t *textWriter) section(title string) { t.f("\n%s\n", title) }
 func (t *textWriter) header(p *analyze.Profile) {
 	tr := p.Trace
 	t.f("gnnprof report: %s\n", tr.Path)
-	t.f("trace: %s, %d events, %d lanes, %s", tr.Format, tr.Events, tr.Lanes, Duration(tr.DurationNs))
+	t.f("trace: %s, %d events, %d lanes, %s", tr.Format, tr.Events, tr.Lanes, textDur(tr.DurationNs))
 	if tr.Rank >= 0 {
 		t.f(", rank %d", tr.Rank)
 	}
@@ -60,7 +60,7 @@ func (t *textWriter) header(p *analyze.Profile) {
 	t.f("\n")
 	for _, d := range tr.Devices {
 		if d.Name != "" {
-			t.f("device %d: %s, %s\n", d.ID, d.Name, Bytes(d.MemoryBytes))
+			t.f("device %d: %s, %s\n", d.ID, d.Name, textBytes(d.MemoryBytes))
 		}
 	}
 }
@@ -81,9 +81,9 @@ func (t *textWriter) steps(p *analyze.Profile, maxRows int) {
 	if s.Measured == 0 {
 		return
 	}
-	t.f("  wall (device-extended): mean %s, median %s\n", Duration(s.DeviceMeanNs), Duration(s.DeviceMedianNs))
-	t.f("  host:                   mean %s, median %s, min %s, max %s, std %s\n", Duration(s.HostMeanNs),
-		Duration(s.HostMedianNs), Duration(s.HostMinNs), Duration(s.HostMaxNs), Duration(s.HostStdNs))
+	t.f("  wall (device-extended): mean %s, median %s\n", textDur(s.DeviceMeanNs), textDur(s.DeviceMedianNs))
+	t.f("  host:                   mean %s, median %s, min %s, max %s, std %s\n", textDur(s.HostMeanNs),
+		textDur(s.HostMedianNs), textDur(s.HostMinNs), textDur(s.HostMaxNs), textDur(s.HostStdNs))
 	rows := s.Steps
 	if len(rows) > maxRows {
 		// Keep the slowest steps, in step order.
@@ -92,7 +92,7 @@ func (t *textWriter) steps(p *analyze.Profile, maxRows int) {
 		for k := range idx {
 			idx[k] = k
 		}
-		sortBy(idx, func(k int) int64 { return -rows[k].WallNs })
+		textSortBy(idx, func(k int) int64 { return -rows[k].WallNs })
 		for _, k := range idx[:maxRows] {
 			keep[k] = true
 		}
@@ -114,18 +114,18 @@ func (t *textWriter) steps(p *analyze.Profile, maxRows int) {
 		case r.Outlier:
 			flag = "  [outlier]"
 		}
-		t.f("  %6d %10s %10s %8d %6d  %s%s\n", r.Number, Duration(r.WallNs), Duration(r.HostNs), r.CopyCount, r.SyncCount,
-			topParts(p, r), flag)
+		t.f("  %6d %10s %10s %8d %6d  %s%s\n", r.Number, textDur(r.WallNs), textDur(r.HostNs), r.CopyCount, r.SyncCount,
+			textTopParts(p, r), flag)
 	}
 }
 
 // topParts names a step's three largest breakdown parts.
-func topParts(p *analyze.Profile, s analyze.Step) string {
+func textTopParts(p *analyze.Profile, s analyze.Step) string {
 	idx := make([]int, len(s.Parts))
 	for k := range idx {
 		idx[k] = k
 	}
-	sortBy(idx, func(k int) int64 { return -s.Parts[k] })
+	textSortBy(idx, func(k int) int64 { return -s.Parts[k] })
 	var out []string
 	for _, k := range idx[:min(3, len(idx))] {
 		if s.Parts[k] == 0 || k >= len(p.Breakdown.Parts) {
@@ -141,24 +141,24 @@ func (t *textWriter) breakdown(p *analyze.Profile) {
 	if p.Steps.Measured == 0 {
 		return
 	}
-	t.section(fmt.Sprintf("Breakdown of the mean step (%s; parts add up to the step)", Duration(b.TotalNs)))
+	t.section(fmt.Sprintf("Breakdown of the mean step (%s; parts add up to the step)", textDur(b.TotalNs)))
 	for _, part := range b.Parts {
 		if part.TotalNs == 0 {
 			continue
 		}
 		bar := strings.Repeat("#", int(part.Percent/2.5+0.5))
-		t.f("  %-10s %10s %6.1f%%  %s\n", part.Role, Duration(part.MeanNs), part.Percent, bar)
+		t.f("  %-10s %10s %6.1f%%  %s\n", part.Role, textDur(part.MeanNs), part.Percent, bar)
 	}
 	if len(b.Gaps) > 0 {
 		t.f("  largest uncovered gaps (\"other\"):\n")
 		for _, g := range b.Gaps[:min(5, len(b.Gaps))] {
-			t.f("    step %d at %s: %s between %s and %s\n", g.Step, Duration(g.StartNs), Duration(g.DurNs),
-				orDash(g.After, "step start"), orDash(g.Before, "step end"))
+			t.f("    step %d at %s: %s between %s and %s\n", g.Step, textDur(g.StartNs), textDur(g.DurNs),
+				textOrDash(g.After, "step start"), textOrDash(g.Before, "step end"))
 		}
 	}
 }
 
-func orDash(s, empty string) string {
+func textOrDash(s, empty string) string {
 	if s == "" {
 		return empty
 	}
@@ -176,9 +176,9 @@ func (t *textWriter) findings(p *analyze.Profile) {
 		t.f("    %s\n", f.Summary)
 		var ev []string
 		for _, m := range f.Evidence.Metrics {
-			s := fmt.Sprintf("%s %s", m.Name, metric(m.Value, m.Unit))
+			s := fmt.Sprintf("%s %s", m.Name, textMetric(m.Value, m.Unit))
 			if m.Threshold != 0 {
-				s += fmt.Sprintf(" (threshold %s)", metric(m.Threshold, m.Unit))
+				s += fmt.Sprintf(" (threshold %s)", textMetric(m.Threshold, m.Unit))
 			}
 			ev = append(ev, s)
 		}
@@ -186,7 +186,7 @@ func (t *textWriter) findings(p *analyze.Profile) {
 			t.f("    evidence: %s\n", strings.Join(ev, "; "))
 		}
 		if len(f.Evidence.Steps) > 0 {
-			t.f("    steps: %s\n", joinInts(f.Evidence.Steps))
+			t.f("    steps: %s\n", textJoinInts(f.Evidence.Steps))
 		}
 		if len(f.Evidence.Ops) > 0 {
 			t.f("    ops: %s\n", strings.Join(f.Evidence.Ops, ", "))
@@ -195,14 +195,14 @@ func (t *textWriter) findings(p *analyze.Profile) {
 	}
 }
 
-func metric(v float64, unit string) string {
+func textMetric(v float64, unit string) string {
 	switch unit {
 	case "%":
 		return fmt.Sprintf("%.1f%%", v)
 	case "ns":
-		return Duration(int64(v))
+		return textDur(int64(v))
 	case "bytes":
-		return Bytes(int64(v))
+		return textBytes(int64(v))
 	case "x":
 		return fmt.Sprintf("%.2f×", v)
 	case "GB/s":
@@ -214,7 +214,7 @@ func metric(v float64, unit string) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
-func joinInts(xs []int) string {
+func textJoinInts(xs []int) string {
 	s := make([]string, len(xs))
 	for k, x := range xs {
 		s[k] = fmt.Sprint(x)
@@ -229,18 +229,18 @@ func (t *textWriter) ops(p *analyze.Profile, n int) {
 	t.section(fmt.Sprintf("Top operators by %s (%d distinct)", strings.ReplaceAll(p.Ops.SortKey, "_", " "), p.Ops.Count))
 	t.f("  %7s %10s %10s %10s %10s  %s\n", "calls", "host self", "host total", "dev self", "dev total", "name")
 	for _, o := range p.Ops.ByName[:min(n, len(p.Ops.ByName))] {
-		t.f("  %7d %10s %10s %10s %10s  %s\n", o.Calls, Duration(o.HostSelfNs), Duration(o.HostTotalNs),
-			Duration(o.DeviceSelfNs), Duration(o.DeviceTotal), truncate(o.Name, 60))
+		t.f("  %7d %10s %10s %10s %10s  %s\n", o.Calls, textDur(o.HostSelfNs), textDur(o.HostTotalNs),
+			textDur(o.DeviceSelfNs), textDur(o.DeviceTotal), textTruncate(o.Name, 60))
 	}
 	if len(p.Kernels) > 0 {
 		t.f("  top kernels:\n")
 		for _, k := range p.Kernels[:min(5, len(p.Kernels))] {
-			t.f("  %7d %10s %10s mean  %s\n", k.Calls, Duration(k.TotalNs), Duration(k.MeanNs), truncate(k.Name, 60))
+			t.f("  %7d %10s %10s mean  %s\n", k.Calls, textDur(k.TotalNs), textDur(k.MeanNs), textTruncate(k.Name, 60))
 		}
 	}
 }
 
-func truncate(s string, n int) string {
+func textTruncate(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
@@ -252,10 +252,10 @@ func (t *textWriter) copies(p *analyze.Profile) {
 	if p.Copies.Count == 0 {
 		return
 	}
-	t.section(fmt.Sprintf("Copies (%d, %s, %s)", p.Copies.Count, Bytes(p.Copies.TotalBytes), Duration(p.Copies.TotalNs)))
+	t.section(fmt.Sprintf("Copies (%d, %s, %s)", p.Copies.Count, textBytes(p.Copies.TotalBytes), textDur(p.Copies.TotalNs)))
 	for _, d := range p.Copies.Directions {
-		t.f("  %-5s %6d copies %10s %10s %7.2f GB/s  size p50 %s p90 %s max %s\n", d.Direction, d.Count, Bytes(d.Bytes),
-			Duration(d.TotalNs), d.BandwidthGBs, Bytes(d.SizeP50), Bytes(d.SizeP90), Bytes(d.SizeMax))
+		t.f("  %-5s %6d copies %10s %10s %7.2f GB/s  size p50 %s p90 %s max %s\n", d.Direction, d.Count, textBytes(d.Bytes),
+			textDur(d.TotalNs), d.BandwidthGBs, textBytes(d.SizeP50), textBytes(d.SizeP90), textBytes(d.SizeMax))
 		t.f("        pinned %d, pageable %d; async %d, sync %d; %.0f%% overlapped with compute\n",
 			d.PinnedCount, d.PageableCount, d.AsyncCount, d.SyncCount, d.OverlapPercent)
 	}
@@ -265,18 +265,18 @@ func (t *textWriter) memory(p *analyze.Profile) {
 	if len(p.Memory.Devices) == 0 {
 		return
 	}
-	t.section(fmt.Sprintf("Memory (peak %s)", Bytes(p.Memory.PeakBytes)))
+	t.section(fmt.Sprintf("Memory (peak %s)", textBytes(p.Memory.PeakBytes)))
 	for _, d := range p.Memory.Devices {
 		where := fmt.Sprintf("device %d", d.Device)
 		if d.Device < 0 {
 			where = "host"
 		}
-		t.f("  %-9s peak %s at %s", where, Bytes(d.PeakBytes), Duration(d.PeakAtNs))
+		t.f("  %-9s peak %s at %s", where, textBytes(d.PeakBytes), textDur(d.PeakAtNs))
 		if d.LimitBytes > 0 {
-			t.f(" (%.0f%% of %s)", d.PeakPercent, Bytes(d.LimitBytes))
+			t.f(" (%.0f%% of %s)", d.PeakPercent, textBytes(d.LimitBytes))
 		}
 		if d.StepPeakMax > 0 {
-			t.f("; step peaks min %s median %s max %s", Bytes(d.StepPeakMin), Bytes(d.StepPeakMedian), Bytes(d.StepPeakMax))
+			t.f("; step peaks min %s median %s max %s", textBytes(d.StepPeakMin), textBytes(d.StepPeakMedian), textBytes(d.StepPeakMax))
 		}
 		t.f("\n")
 	}
@@ -289,7 +289,7 @@ func (t *textWriter) devices(p *analyze.Profile) {
 	t.section("Activity")
 	for _, d := range p.Devices {
 		t.f("  device %d: kernels %.1f%% of measured step time (%s), copies %s, busy %s, %d streams\n", d.Device,
-			d.Utilization*100, Duration(d.KernelNs), Duration(d.CopyNs), Duration(d.BusyNs), d.Streams)
+			d.Utilization*100, textDur(d.KernelNs), textDur(d.CopyNs), textDur(d.BusyNs), d.Streams)
 	}
 	for _, l := range p.Lanes {
 		if l.Events == 0 {
@@ -299,7 +299,7 @@ func (t *textWriter) devices(p *analyze.Profile) {
 		if l.Steps {
 			mark = " (steps)"
 		}
-		t.f("  lane %-28s %7d events, busy %5.1f%%, mostly %s%s\n", truncate(l.Name, 28), l.Events, l.Percent, l.TopRole, mark)
+		t.f("  lane %-28s %7d events, busy %5.1f%%, mostly %s%s\n", textTruncate(l.Name, 28), l.Events, l.Percent, l.TopRole, mark)
 	}
 }
 
@@ -313,12 +313,12 @@ func (t *textWriter) ranks(p *analyze.Profile) {
 		if r.Straggler {
 			mark = "  [straggler]"
 		}
-		t.f("  rank %-3d %4d steps, mean %10s, findings: %s%s\n", r.Rank, r.Steps, Duration(r.MeanStepNs),
-			orNone(strings.Join(r.Findings, ", ")), mark)
+		t.f("  rank %-3d %4d steps, mean %10s, findings: %s%s\n", r.Rank, r.Steps, textDur(r.MeanStepNs),
+			textOrNone(strings.Join(r.Findings, ", ")), mark)
 	}
 }
 
-func orNone(s string) string {
+func textOrNone(s string) string {
 	if s == "" {
 		return "none"
 	}
@@ -344,30 +344,30 @@ func WriteDiffText(w io.Writer, d *analyze.Diff) error {
 	t := &textWriter{w: bw}
 	t.f("gnnprof diff\n  A: %s\n  B: %s\n", d.A, d.B)
 	t.section("Steps")
-	t.f("  mean wall  %s\n", deltaDur(d.StepMean))
-	t.f("  mean host  %s\n", deltaDur(d.HostStepMean))
+	t.f("  mean wall  %s\n", textDeltaDur(d.StepMean))
+	t.f("  mean host  %s\n", textDeltaDur(d.HostStepMean))
 	t.f("  steps      %d → %d\n", d.Steps.A, d.Steps.B)
 	t.section("Breakdown (mean per step)")
 	for _, r := range d.Breakdown {
 		if r.A == 0 && r.B == 0 {
 			continue
 		}
-		t.f("  %-10s %s\n", r.Role, deltaDur(r.Delta))
+		t.f("  %-10s %s\n", r.Role, textDeltaDur(r.Delta))
 	}
 	if len(d.Ops) > 0 {
 		t.section("Largest operator changes (host + device self time)")
 		for _, o := range d.Ops[:min(10, len(d.Ops))] {
-			t.f("  %-9s %s  calls %d → %d  %s\n", o.Status, deltaDur(o.SelfNs), o.Calls.A, o.Calls.B, truncate(o.Name, 50))
+			t.f("  %-9s %s  calls %d → %d  %s\n", o.Status, textDeltaDur(o.SelfNs), o.Calls.A, o.Calls.B, textTruncate(o.Name, 50))
 		}
 	}
 	if len(d.Copies) > 0 {
 		t.section("Copies")
 		for _, c := range d.Copies {
 			t.f("  %-5s count %d → %d, bytes %s → %s, time %s\n", c.Direction, c.Count.A, c.Count.B,
-				Bytes(c.Bytes.A), Bytes(c.Bytes.B), deltaDur(c.TotalNs))
+				textBytes(c.Bytes.A), textBytes(c.Bytes.B), textDeltaDur(c.TotalNs))
 		}
 	}
-	t.f("\nPeak memory %s → %s\n", Bytes(d.PeakMemory.A), Bytes(d.PeakMemory.B))
+	t.f("\nPeak memory %s → %s\n", textBytes(d.PeakMemory.A), textBytes(d.PeakMemory.B))
 	t.section("Findings")
 	for _, f := range d.Gained {
 		t.f("  + [%s] %s: %s\n", f.Severity, f.ID, f.Summary)
@@ -384,16 +384,16 @@ func WriteDiffText(w io.Writer, d *analyze.Diff) error {
 	return bw.Flush()
 }
 
-func deltaDur(d analyze.Delta) string {
-	s := fmt.Sprintf("%s → %s", Duration(d.A), Duration(d.B))
+func textDeltaDur(d analyze.Delta) string {
+	s := fmt.Sprintf("%s → %s", textDur(d.A), textDur(d.B))
 	if d.A != 0 {
 		s += fmt.Sprintf(" (%+.1f%%)", d.Percent)
 	}
 	return s
 }
 
-// Duration formats nanoseconds with three significant digits and a unit.
-func Duration(ns int64) string {
+// textDur formats nanoseconds with three significant digits and a unit.
+func textDur(ns int64) string {
 	neg := ""
 	if ns < 0 {
 		neg, ns = "-", -ns
@@ -403,14 +403,14 @@ func Duration(ns int64) string {
 	case ns < 1000:
 		return fmt.Sprintf("%s%d ns", neg, ns)
 	case ns < 1e6:
-		return neg + sig3(f/1e3) + " µs"
+		return neg + textSig3(f/1e3) + " µs"
 	case ns < 1e9:
-		return neg + sig3(f/1e6) + " ms"
+		return neg + textSig3(f/1e6) + " ms"
 	}
-	return neg + sig3(f/1e9) + " s"
+	return neg + textSig3(f/1e9) + " s"
 }
 
-func sig3(f float64) string {
+func textSig3(f float64) string {
 	switch {
 	case f >= 100:
 		return fmt.Sprintf("%.0f", f)
@@ -420,8 +420,8 @@ func sig3(f float64) string {
 	return fmt.Sprintf("%.2f", f)
 }
 
-// Bytes formats a byte count with a binary unit.
-func Bytes(n int64) string {
+// textBytes formats a byte count with a binary unit.
+func textBytes(n int64) string {
 	if n < 1024 {
 		return fmt.Sprintf("%d B", n)
 	}
@@ -429,13 +429,13 @@ func Bytes(n int64) string {
 	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
 		f /= 1024
 		if f < 1024 {
-			return sig3(f) + " " + u
+			return textSig3(f) + " " + u
 		}
 	}
-	return sig3(f/1024) + " PiB"
+	return textSig3(f/1024) + " PiB"
 }
 
-// sortBy sorts idx by key, stably.
-func sortBy(idx []int, key func(int) int64) {
+// textSortBy sorts idx by key, stably.
+func textSortBy(idx []int, key func(int) int64) {
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(key(x), key(y)) })
 }
