@@ -1,0 +1,405 @@
+package analyze
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Each rule fires on a scenario that has its problem and stays quiet on one that does not. The
+// negative scenarios are the healthy pipeline, or the positive one with the problem fixed.
+func TestRules(t *testing.T) {
+	cases := []struct {
+		id       string
+		problem  func(t *testing.T) *Profile
+		fixed    func(t *testing.T) *Profile
+		severity Severity
+	}{
+		{"input-bound", inputBound(true), inputBound(false), SeverityCritical},
+		{"transfer-bound", transfers(false, false, 1, 24<<20, 3*ms), transfers(true, true, 1, 24<<20, 3*ms), SeverityWarning},
+		{"pageable-copies", transfers(true, false, 1, 8<<20, 300*us), transfers(true, true, 1, 8<<20, 300*us), SeverityWarning},
+		{"small-copies", transfers(true, true, 200, 4<<10, 2*us), transfers(true, true, 2, 4<<20, 200*us), SeverityWarning},
+		{"sync-storm", syncStorm(80), syncStorm(1), SeverityWarning},
+		{"copies-not-overlapped", transfers(false, true, 1, 16<<20, 2*ms), transfers(true, true, 1, 16<<20, 2*ms), SeverityWarning},
+		{"repeated-work", repeated(true), repeated(false), SeverityWarning},
+		{"augment-dominated", augment(6 * ms), augment(1 * ms), SeverityWarning},
+		{"history-exposed", history(false), history(true), SeverityWarning},
+		{"gat-edge-redundancy", gat(true), gat(false), SeverityWarning},
+		{"low-utilization", utilization(2 * ms), utilization(8 * ms), SeverityWarning},
+		{"memory-near-limit", memoryPeaks(1<<30, []int64{950 << 20, 960 << 20, 950 << 20}), memoryPeaks(1<<30, []int64{500 << 20, 510 << 20, 500 << 20}), SeverityCritical},
+		{"memory-spikes", memoryPeaks(0, []int64{100 << 20, 100 << 20, 300 << 20, 100 << 20}), memoryPeaks(0, []int64{100 << 20, 110 << 20, 105 << 20, 100 << 20}), SeverityWarning},
+		{"step-outliers", stepTimes([]int64{10, 10, 25, 10, 10}), stepTimes([]int64{10, 11, 10, 12, 10}), SeverityWarning},
+		{"warmup", stepTimes([]int64{40, 10, 10, 11, 10}), stepTimes([]int64{10, 10, 11, 10, 10}), SeverityInfo},
+		{"steps-missing", noSteps(true), noSteps(false), SeverityWarning},
+	}
+	covered := map[string]bool{"straggler-rank": true} // TestStragglerRank
+	for _, c := range cases {
+		covered[c.id] = true
+		t.Run(c.id, func(t *testing.T) {
+			p := c.problem(t)
+			checkPartsSum(t, p)
+			f := hasFinding(p, c.id)
+			if f == nil {
+				t.Fatalf("problem scenario: %s did not fire; findings %v, breakdown %v", c.id, findingIDsOf(p), partsString(p))
+			}
+			if f.Severity != c.severity {
+				t.Errorf("severity %s, want %s", f.Severity, c.severity)
+			}
+			if f.Summary == "" || f.Fix == "" || f.Title == "" || len(f.Evidence.Metrics) == 0 {
+				t.Errorf("finding lacks summary, title, fix or evidence: %+v", f)
+			}
+			q := c.fixed(t)
+			checkPartsSum(t, q)
+			if g := hasFinding(q, c.id); g != nil {
+				t.Fatalf("fixed scenario: %s fired: %s (breakdown %v)", c.id, g.Summary, partsString(q))
+			}
+		})
+	}
+	for _, id := range RuleIDs {
+		if !covered[id] {
+			t.Errorf("rule %s has no test", id)
+		}
+	}
+}
+
+// The healthy pipeline has no findings at all.
+func TestHealthyHasNoFindings(t *testing.T) {
+	p := healthy(t, 5).profile()
+	checkPartsSum(t, p)
+	if len(p.Findings) != 0 {
+		for _, f := range p.Findings {
+			t.Errorf("%s: %s", f.ID, f.Summary)
+		}
+	}
+	if p.Steps.Count != 5 || p.Steps.Detection != DetectProfilerStep || p.Steps.Measured != 5 {
+		t.Fatalf("steps %+v", p.Steps)
+	}
+	// Background sampling during compute costs the step nothing.
+	if v := partPercent(p, "sample"); v != 0 {
+		t.Errorf("sample share %.1f%%, want 0 (it overlaps compute)", v)
+	}
+}
+
+func partsString(p *Profile) string {
+	s := ""
+	for _, part := range p.Breakdown.Parts {
+		if part.TotalNs > 0 {
+			s += fmt.Sprintf("%s=%.1f%% ", part.Role, part.Percent)
+		}
+	}
+	return s
+}
+
+// inputBound: sampling on the training thread (problem) or on a prefetch worker (fixed).
+func inputBound(problem bool) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 4 {
+			s.step(n, func() {
+				if problem {
+					s.span("sample_subgraph", trace.RoleSample, 4*ms, nil)
+				}
+				s.span("forward", trace.RoleForward, 3*ms, func(start int64) {
+					if !problem {
+						s.bg.Complete("sample_subgraph", trace.RoleSample, start, start+2900*us)
+					}
+					s.stream.Complete("k", trace.RoleKernel, start, start+3*ms)
+				})
+				s.span("backward", trace.RoleBackward, 3*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+3*ms)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// transfers: count H2D copies of bytes each taking dur per step, async or blocking, pinned or
+// pageable. Async copies run during forward; blocking ones before it.
+func transfers(async, pinned bool, count int, bytes, dur int64) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		var flags trace.Flags
+		if async {
+			flags |= trace.FlagAsync
+		}
+		if pinned {
+			flags |= trace.FlagPinned
+		}
+		for n := range 4 {
+			s.step(n, func() {
+				if !async {
+					s.span("to_device", trace.RoleH2D, int64(count)*dur, func(start int64) {
+						for k := range count {
+							s.copyAt(trace.DirH2D, flags, bytes, start+int64(k)*dur, dur)
+						}
+					})
+				}
+				s.span("forward", trace.RoleForward, 6*ms, func(start int64) {
+					if async {
+						for k := range count {
+							s.copyAt(trace.DirH2D, flags, bytes, start+int64(k)*dur%(5*ms), min(dur, 5*ms))
+						}
+					}
+					s.stream.Complete("k", trace.RoleKernel, start, start+6*ms)
+				})
+				s.span("backward", trace.RoleBackward, 4*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// syncStorm: k scalar read-backs per step, each a sync span with a 4-byte D2H copy.
+func syncStorm(k int) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 4 {
+			s.step(n, func() {
+				s.span("forward", trace.RoleForward, 5*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+5*ms)
+				})
+				for range k {
+					s.span("loss.item", trace.RoleSync, 20*us, func(start int64) {
+						s.copyAt(trace.DirD2H, 0, 4, start+5*us, 5*us)
+					})
+				}
+				s.span("backward", trace.RoleBackward, 4*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// repeated: MH-Aug-style re-aggregation — four aggregations with identical work per step
+// (problem), or four different layers (fixed).
+func repeated(problem bool) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 4 {
+			s.step(n, func() {
+				s.span("forward", trace.RoleForward, 8*ms, func(start int64) {
+					for k := range 4 {
+						flops := int64(1e9)
+						if !problem {
+							flops = int64(1e9) * int64(k+1)
+						}
+						s.work("aggregate", trace.RoleForward, start+int64(k)*1500*us, 1500*us, flops, 64<<20)
+					}
+					s.stream.Complete("k", trace.RoleKernel, start, start+8*ms)
+				})
+				s.span("backward", trace.RoleBackward, 2*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// augment: an MH-Aug augmentation of the given length before forward and backward.
+func augment(d int64) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 4 {
+			s.step(n, func() {
+				s.span("mhaug_chain", trace.RoleAugment, d, nil)
+				s.span("forward", trace.RoleForward, 2*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				})
+				s.span("backward", trace.RoleBackward, 2*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// history: GAS history pulls on the training thread (problem) or on a transfer worker during
+// compute (fixed).
+func history(hidden bool) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 4 {
+			s.step(n, func() {
+				if !hidden {
+					s.span("history_pull", trace.RoleHistory, 2*ms, nil)
+				}
+				s.span("forward", trace.RoleForward, 4*ms, func(start int64) {
+					if hidden {
+						s.bg.Complete("history_pull", trace.RoleHistory, start, start+2*ms)
+					}
+					s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+				})
+				s.span("backward", trace.RoleBackward, 4*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// gat: a GAT layer whose edge-wise linear transform dominates (naive) or whose per-edge work is a
+// cheap softmax (reorganised).
+func gat(naive bool) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 4 {
+			s.step(n, func() {
+				s.span("gat.layer", trace.RoleForward, 8*ms, func(start int64) {
+					if naive {
+						s.child("gat.edge_linear", trace.RoleForward, start, 5*ms)
+						s.child("gat.aggregate", trace.RoleForward, start+5*ms, 3*ms)
+					} else {
+						s.child("gat.node_linear", trace.RoleForward, start, 2*ms)
+						s.child("gat.edge_softmax", trace.RoleForward, start+2*ms, 500*us)
+						s.child("gat.aggregate", trace.RoleForward, start+2500*us, 3*ms)
+					}
+					s.stream.Complete("k", trace.RoleKernel, start, start+8*ms)
+				})
+				s.span("backward", trace.RoleBackward, 2*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// utilization: the device runs kernels for busy out of every 10 ms step.
+func utilization(busy int64) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 4 {
+			s.step(n, func() {
+				s.span("forward", trace.RoleForward, 10*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+busy)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// memoryPeaks: device 0's allocated total peaks at peaks[k] in step k (limit 0: unknown).
+func memoryPeaks(limit int64, peaks []int64) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		if limit > 0 {
+			s = s.withMemoryLimit(limit)
+		}
+		for n, peak := range peaks {
+			s.step(n, func() {
+				s.span("forward", trace.RoleForward, 5*ms, func(start int64) {
+					s.memory(start+1*ms, 64<<20)
+					s.memory(start+3*ms, peak)
+					s.memory(start+4*ms, 64<<20)
+					s.stream.Complete("k", trace.RoleKernel, start, start+5*ms)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// stepTimes: steps of the given lengths in ms.
+func stepTimes(lengths []int64) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n, l := range lengths {
+			s.step(n, func() {
+				s.span("forward", trace.RoleForward, l*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+l*ms)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// noSteps: the healthy loop without step spans (problem) or with them.
+func noSteps(problem bool) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 4 {
+			if !problem {
+				healthyStep(s, n)
+				continue
+			}
+			s.span("forward", trace.RoleForward, 4*ms, func(start int64) {
+				s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+			})
+			s.span("backward", trace.RoleBackward, 4*ms, func(start int64) {
+				s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+			})
+		}
+		return s.profile()
+	}
+}
+
+func TestNoStepsFallbackFindsIterations(t *testing.T) {
+	p := noSteps(true)(t)
+	if p.Steps.Detection != DetectRepeating || p.Steps.Marker != "forward" || p.Steps.Count != 4 {
+		t.Fatalf("detection %q marker %q count %d", p.Steps.Detection, p.Steps.Marker, p.Steps.Count)
+	}
+	for _, s := range p.Steps.Steps[:3] {
+		if s.HostNs != 8*ms {
+			t.Fatalf("inferred step %d lasts %d ns, want 8 ms (forward+backward)", s.Number, s.HostNs)
+		}
+	}
+	if len(p.Warnings) == 0 || !strings.Contains(p.Warnings[0], "NO STEPS") {
+		t.Fatalf("no loud warning: %v", p.Warnings)
+	}
+}
+
+// TestStragglerRank: a directory with one trace per rank; rank 1 is 50% slower.
+func TestStragglerRank(t *testing.T) {
+	for _, slow := range []bool{true, false} {
+		dir := t.TempDir()
+		for rank := range 3 {
+			sub := filepath.Join(dir, fmt.Sprintf("rank%d", rank))
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			s := newScenarioAt(t, filepath.Join(sub, "trace.json.gz"), map[string]any{"rank": rank})
+			l := int64(10)
+			if slow && rank == 1 {
+				l = 15
+			}
+			for n := range 4 {
+				s.step(n, func() {
+					s.span("forward", trace.RoleForward, l*ms, func(start int64) {
+						s.stream.Complete("k", trace.RoleKernel, start, start+l*ms)
+					})
+				})
+			}
+			if err := s.rec.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := Load(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Ranks) != 3 || p.Trace.Rank != 0 {
+			t.Fatalf("ranks %+v, reference rank %d", p.Ranks, p.Trace.Rank)
+		}
+		f := hasFinding(p, "straggler-rank")
+		if slow != (f != nil) {
+			t.Fatalf("slow=%v: straggler finding %v", slow, f)
+		}
+		if slow && (!p.Ranks[1].Straggler || p.Ranks[0].Straggler || p.Ranks[1].MeanStepNs != 15*ms) {
+			t.Fatalf("ranks %+v", p.Ranks)
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package analyze
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// A scenario records a synthetic training run with gnnprof's Recorder at explicit times (ns), so
+// tests control exactly how long each phase takes, writes it through the trace Writer, reads it
+// back and analyses it: the same path as a real run.
+type scenario struct {
+	t      testing.TB
+	path   string
+	rec    *trace.Recorder
+	main   *trace.Lane // the training loop's thread
+	bg     *trace.Lane // a background worker (prefetcher, transfer pool)
+	stream *trace.Lane // device 0, stream 7
+	cur    int64       // the main lane's cursor
+	extra  []trace.Event
+	props  []map[string]any
+}
+
+func newScenario(t testing.TB) *scenario {
+	return newScenarioAt(t, filepath.Join(t.TempDir(), "trace.json.gz"), nil)
+}
+
+func newScenarioAt(t testing.TB, path string, meta map[string]any) *scenario {
+	t.Helper()
+	s := &scenario{t: t, path: path}
+	return s.open(meta)
+}
+
+func (s *scenario) open(meta map[string]any) *scenario {
+	w, err := trace.CreateWriter(s.path, trace.Header{Meta: meta, DeviceProperties: s.props})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.rec = trace.NewRecorder(w)
+	s.main = s.rec.Lane("main")
+	s.bg = s.rec.Lane("prefetch")
+	s.stream = s.rec.StreamLane(0, 7, "stream 7")
+	s.cur = 1_000_000
+	return s
+}
+
+// withMemoryLimit declares device 0's memory size (Kineto's deviceProperties).
+func (s *scenario) withMemoryLimit(bytes int64) *scenario {
+	s.props = []map[string]any{{"id": 0, "name": "test device", "totalGlobalMem": bytes}}
+	s.rec.Close() // reopen with the header
+	return s.open(nil)
+}
+
+// step runs body as step n on the main lane; body advances the cursor.
+func (s *scenario) step(n int, body func()) {
+	start := s.cur
+	body()
+	s.main.Complete(trace.StepName(n), trace.RoleStep, start, s.cur)
+}
+
+// span records a span of dur on the main lane at the cursor, with inner spans recorded by body
+// inside it (body must not advance past dur), and advances the cursor.
+func (s *scenario) span(name string, role trace.Role, dur int64, body func(start int64)) {
+	start := s.cur
+	if body != nil {
+		body(start)
+	}
+	s.main.Complete(name, role, start, start+dur)
+	s.cur = start + dur
+}
+
+// child records a span nested on the main lane at an explicit time.
+func (s *scenario) child(name string, role trace.Role, start, dur int64) {
+	s.main.Complete(name, role, start, start+dur)
+}
+
+// work records a span on the main lane with FLOPs and bytes of work. Lane.Complete takes no work
+// amounts (EndWork does, at the current time), so these are appended to the table after reading.
+func (s *scenario) work(name string, role trace.Role, start, dur, flops, bytes int64) {
+	s.extra = append(s.extra, trace.Event{Kind: trace.KindSpan, Role: role, Device: trace.NoDevice, Step: -1,
+		Name: name, Start: start, Dur: dur, FLOPs: flops, Bytes: bytes})
+}
+
+// copyAt records a copy on device 0's stream.
+func (s *scenario) copyAt(dir trace.Dir, flags trace.Flags, bytes, start, dur int64) {
+	s.stream.Copy(dir, flags, 0, bytes, start, start+dur)
+}
+
+// memory records device 0's allocated total at a time (Lane.Memory stamps the current time, so
+// these too are appended after reading).
+func (s *scenario) memory(at, total int64) {
+	s.extra = append(s.extra, trace.Event{Kind: trace.KindMemory, Device: 0, Step: -1, Name: trace.MemoryName, Start: at, Total: total})
+}
+
+// table closes the recorder and reads the trace back.
+func (s *scenario) table() *trace.Table {
+	s.t.Helper()
+	if err := s.rec.Close(); err != nil {
+		s.t.Fatal(err)
+	}
+	tab, err := trace.ReadFile(s.path, trace.ReadOptions{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if len(tab.Warnings) > 0 {
+		s.t.Fatalf("reading the scenario: %v", tab.Warnings)
+	}
+	for _, e := range s.extra { // on lane 0, the main lane
+		cat := "user_annotation"
+		if e.Kind == trace.KindMemory {
+			cat = "cpu_instant_event"
+		}
+		tab.Append(e, cat, "")
+	}
+	return tab
+}
+
+// profile analyses the scenario.
+func (s *scenario) profile() *Profile {
+	s.t.Helper()
+	return Analyze(s.table(), s.path, Options{})
+}
+
+const (
+	us = int64(1000)
+	ms = 1000 * us
+)
+
+// healthy records steps of a well-pipelined GNN trainer: the next batch is sampled and gathered on
+// a background lane while this one computes, its features are copied asynchronously from pinned
+// memory during compute, kernels keep the device busy, and the loss is read back once.
+func healthyStep(s *scenario, n int) {
+	s.step(n, func() {
+		s.span("forward", trace.RoleForward, 4*ms, func(start int64) {
+			s.bg.Complete("sample_subgraph", trace.RoleSample, start, start+2*ms)
+			s.bg.Complete("gather_features", trace.RoleGather, start+2*ms, start+3*ms)
+			s.copyAt(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 8<<20, start+3*ms, 500*us)
+			s.stream.Complete("spmm_kernel", trace.RoleKernel, start, start+4*ms)
+		})
+		s.span("backward", trace.RoleBackward, 4*ms, func(start int64) {
+			s.stream.Complete("spmm_backward_kernel", trace.RoleKernel, start, start+4*ms)
+		})
+		s.span("optimizer", trace.RoleOptimizer, 1*ms, func(start int64) {
+			s.stream.Complete("adam_kernel", trace.RoleKernel, start, start+900*us)
+		})
+		s.span("loss.item", trace.RoleSync, 20*us, func(start int64) {
+			s.copyAt(trace.DirD2H, trace.FlagPinned, 4, start, 10*us)
+		})
+	})
+}
+
+func healthy(t testing.TB, steps int) *scenario {
+	s := newScenario(t)
+	for n := range steps {
+		healthyStep(s, n)
+	}
+	return s
+}
+
+func findingIDsOf(p *Profile) []string {
+	var ids []string
+	for _, f := range p.Findings {
+		ids = append(ids, f.ID)
+	}
+	return ids
+}
+
+func hasFinding(p *Profile, id string) *Finding {
+	for k := range p.Findings {
+		if p.Findings[k].ID == id {
+			return &p.Findings[k]
+		}
+	}
+	return nil
+}
+
+// checkPartsSum asserts the breakdown invariant: every step's parts add up to its wall time.
+func checkPartsSum(t *testing.T, p *Profile) {
+	t.Helper()
+	for _, s := range p.Steps.Steps {
+		var sum int64
+		for _, v := range s.Parts {
+			if v < 0 {
+				t.Fatalf("step %d: negative part %d", s.Number, v)
+			}
+			sum += v
+		}
+		if sum != s.WallNs {
+			t.Fatalf("step %d: parts sum to %d, wall is %d", s.Number, sum, s.WallNs)
+		}
+	}
+}
