@@ -480,9 +480,9 @@ func ruleGATEdgeRedundancy(a *analysis, p *Profile) *Finding {
 		return nil
 	}
 	return &Finding{ID: "gat-edge-redundancy", Severity: SeverityWarning, Title: "GAT computes per edge what it could compute per node",
-		Summary: fmt.Sprintf("Edge-wise work takes %.1f%% of each step in a GAT model: features are transformed or gathered once per edge instead of once per node.", v),
+		Summary:  fmt.Sprintf("Edge-wise work takes %.1f%% of each step in a GAT model: features are transformed or gathered once per edge instead of once per node.", v),
 		Evidence: Evidence{Metrics: []Metric{{Name: "edge-wise share", Value: v, Unit: "%", Threshold: GATEdgeShare}}, Ops: names},
-		Fix: "Reorganise the layer: project node features once (Wh for every node), compute the two attention logits per node (a_src·Wh_i and a_dst·Wh_j), and per edge only add the two scalars, apply LeakyReLU and softmax; then aggregate with one sparse product. Work per edge drops from O(F·F') to O(1)."}
+		Fix:      "Reorganise the layer: project node features once (Wh for every node), compute the two attention logits per node (a_src·Wh_i and a_dst·Wh_j), and per edge only add the two scalars, apply LeakyReLU and softmax; then aggregate with one sparse product. Work per edge drops from O(F·F') to O(1)."}
 }
 
 func ruleLowUtilization(a *analysis, p *Profile) *Finding {

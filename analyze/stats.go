@@ -86,12 +86,12 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 	byName := map[int32]*opAgg{}
 	byShape := map[[2]int32]*opAgg{}
 	type frame struct {
-		i          int32
-		end        int64
-		dur        int64 // the part inside its parent
-		child      int64 // children's host time
-		devChild   int64 // children's device total
-		isOp       bool
+		i        int32
+		end      int64
+		dur      int64 // the part inside its parent
+		child    int64 // children's host time
+		devChild int64 // children's device total
+		isOp     bool
 	}
 	var stack []frame
 	curLane := int32(-1)
