@@ -23,7 +23,8 @@ type opAgg struct {
 // ops computes operator statistics by name and by name+shape, and the kernel table. Host self time
 // is a span's duration minus its children's on the same lane (runtime calls included, as torch
 // counts it). Device time joins device events to the operator that launched them: through their
-// External id, else through the correlation id of the runtime call that launched them.
+// External id, else through the correlation id of the runtime call that launched them (that call's
+// External id, or the innermost operator around it).
 func (a *analysis) ops() (Ops, []KernelStat) {
 	t := a.t
 	n := t.Len()
@@ -48,9 +49,37 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 		}
 		return ext[k].op
 	}
+	// enclosing maps a runtime call to the innermost operator around it on its thread: the join
+	// for traces whose runtime calls carry their correlation as External id.
+	enclosing := map[int32]int32{}
+	if a.corrRuntime != nil {
+		var stack []int32
+		curLane := int32(-1)
+		for _, i := range a.order {
+			l := t.Lane[i]
+			if a.lane[l] == laneDevice || t.Kind[i] != trace.KindSpan {
+				continue
+			}
+			if l != curLane {
+				curLane, stack = l, stack[:0]
+			}
+			for len(stack) > 0 && t.Start[stack[len(stack)-1]]+t.Dur[stack[len(stack)-1]] <= t.Start[i] {
+				stack = stack[:len(stack)-1]
+			}
+			if t.Role[i] == trace.RoleRuntime || t.Role[i] == trace.RoleSync && t.Corr[i] != 0 {
+				if len(stack) > 0 {
+					enclosing[i] = stack[len(stack)-1]
+				}
+				continue
+			}
+			if a.isOp(int(i)) {
+				stack = append(stack, i)
+			}
+		}
+	}
 	devSelf := map[int32]int64{}
 	kernels := map[int32]*KernelStat{}
-	if len(ext) > 0 {
+	if len(ext) > 0 || len(enclosing) > 0 {
 		for i := range n {
 			if !a.isDeviceWork(i) {
 				continue
@@ -60,8 +89,15 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 				op = findOp(t.ExtID[i])
 			}
 			if op < 0 && t.Corr[i] != 0 {
-				if r, ok := a.corrRuntime[t.Corr[i]]; ok && t.ExtID[r] != 0 {
-					op = findOp(t.ExtID[r])
+				if r, ok := a.corrRuntime[t.Corr[i]]; ok {
+					if t.ExtID[r] != 0 {
+						op = findOp(t.ExtID[r])
+					}
+					if op < 0 {
+						if e, ok := enclosing[r]; ok {
+							op = e
+						}
+					}
 				}
 			}
 			if op >= 0 {
