@@ -19,9 +19,17 @@ func synthLanes() []trace.LaneInfo {
 // step with sampling, gathering, a host-to-device copy, forward and backward with operators and
 // kernels, the optimizer, a sync and a scalar read-back. opName names the forward's sparse
 // operator (tests pass hostile strings). Times are exact, so tests can assert exact sums.
-func synthStep(events []trace.Event, n int, opName string) []trace.Event {
-	base := int64(n) * synthStepNs
-	us := func(x int64) int64 { return base + x*1000 }
+//
+// extraUs lengthens sampling by that many microseconds (shifting the rest of the step), for
+// comparing a slower run.
+func synthStep(events []trace.Event, n int, opName string, extraUs int64) []trace.Event {
+	base := int64(n) * (synthStepNs + extraUs*1000)
+	us := func(x int64) int64 {
+		if x >= 2000 {
+			x += extraUs
+		}
+		return base + x*1000
+	}
 	span := func(lane int32, name string, role trace.Role, from, to int64) {
 		events = append(events, trace.Event{Kind: trace.KindSpan, Role: role, Device: trace.NoDevice,
 			Step: int32(n), Lane: lane, Name: name, Start: us(from), Dur: us(to) - us(from)})
@@ -58,13 +66,16 @@ func synthStep(events []trace.Event, n int, opName string) []trace.Event {
 }
 
 // synthTable returns a synthetic trace of steps steps.
-func synthTable(steps int, opName string) *trace.Table {
+func synthTable(steps int, opName string) *trace.Table { return synthTableSlow(steps, opName, 0) }
+
+// synthTableSlow is synthTable with sampling extraUs microseconds slower in every step.
+func synthTableSlow(steps int, opName string, extraUs int64) *trace.Table {
 	t := trace.NewTable()
 	t.Lanes = synthLanes()
 	t.Source = trace.SourceGnnprof
 	var events []trace.Event
 	for n := range steps {
-		events = synthStep(events[:0], n, opName)
+		events = synthStep(events[:0], n, opName, extraUs)
 		for _, e := range events {
 			t.Append(e, "", "")
 		}

@@ -1,0 +1,161 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// fmtDur writes nanoseconds with a unit that keeps three significant digits: 812 ns, 12.4 µs,
+// 3.27 ms, 1.50 s.
+func fmtDur(ns int64) string {
+	neg := ""
+	if ns < 0 {
+		neg, ns = "-", -ns
+	}
+	f := float64(ns)
+	switch {
+	case ns < 1000:
+		return fmt.Sprintf("%s%d ns", neg, ns)
+	case ns < 1_000_000:
+		return neg + sig3(f/1e3) + " µs"
+	case ns < 1_000_000_000:
+		return neg + sig3(f/1e6) + " ms"
+	}
+	return neg + sig3(f/1e9) + " s"
+}
+
+// sig3 formats x (≥ 1) with three significant digits.
+func sig3(x float64) string {
+	switch {
+	case x >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// fmtBytes writes a byte count in binary units: 512 B, 4.00 KiB, 1.50 GiB.
+func fmtBytes(b int64) string {
+	neg := ""
+	if b < 0 {
+		neg, b = "-", -b
+	}
+	if b < 1024 {
+		return fmt.Sprintf("%s%d B", neg, b)
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	f := float64(b) / 1024
+	u := 0
+	for f >= 1024 && u < len(units)-1 {
+		f /= 1024
+		u++
+	}
+	return neg + sig3(f) + " " + units[u]
+}
+
+// fmtCount writes an integer with thousands separators.
+func fmtCount(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// fmtPct writes a percentage with one decimal.
+func fmtPct(p float64) string {
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", p)
+}
+
+// fmtSigned writes a change with its sign: +1.20 ms, -3.0%.
+func fmtSignedDur(ns int64) string {
+	if ns > 0 {
+		return "+" + fmtDur(ns)
+	}
+	return fmtDur(ns)
+}
+
+func fmtSignedPct(p float64) string {
+	if p > 0 {
+		return "+" + fmtPct(p)
+	}
+	return fmtPct(p)
+}
+
+// fmtMetric writes a finding's metric in its unit.
+func fmtMetric(v float64, unit string) string {
+	switch unit {
+	case "%":
+		return fmtPct(v)
+	case "ns":
+		return fmtDur(int64(v))
+	case "bytes":
+		return fmtBytes(int64(v))
+	case "count":
+		return fmtCount(int64(v))
+	case "x":
+		return fmt.Sprintf("%.2f×", v)
+	case "GB/s":
+		return fmt.Sprintf("%.2f GB/s", v)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return fmt.Sprintf("%d %s", int64(v), unit)
+	}
+	return strings.TrimSpace(fmt.Sprintf("%.3g %s", v, unit))
+}
+
+// ms converts nanoseconds to milliseconds for charts.
+func ms(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
+
+// mib converts bytes to MiB for charts.
+func mib(b int64) float64 { return math.Round(float64(b)/(1<<20)*1000) / 1000 }
+
+// roleColor is the colour a role has in every chart and the timeline, so "forward" looks the same
+// everywhere. Classes such as "h2d:blocking" take their role's colour.
+func roleColor(role string) string {
+	if i := strings.IndexAny(role, ": ("); i > 0 {
+		role = role[:i]
+	}
+	if c, ok := roleColors[role]; ok {
+		return c
+	}
+	return "#9aa5b1"
+}
+
+var roleColors = map[string]string{
+	"forward":   "#4e79a7",
+	"backward":  "#f28e2b",
+	"optimizer": "#e15759",
+	"sample":    "#76b7b2",
+	"gather":    "#59a14f",
+	"h2d":       "#edc948",
+	"d2h":       "#b07aa1",
+	"d2d":       "#ff9da7",
+	"sync":      "#9c755f",
+	"history":   "#8cd17d",
+	"augment":   "#86bcb6",
+	"eval":      "#d37295",
+	"dataload":  "#fabfd2",
+	"kernel":    "#499894",
+	"memset":    "#79706e",
+	"runtime":   "#d4a6c8",
+	"cpu":       "#a0cbe8",
+	"other":     "#d3d3d3",
+	"step":      "#e9edf2",
+}

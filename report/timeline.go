@@ -1,0 +1,290 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Timeline geometry, in SVG user units (the SVG scales to the page width).
+const (
+	tlGutter   = 170.0 // lane names
+	tlPlot     = 1010.0
+	tlRowH     = 17.0
+	tlLaneGap  = 10.0
+	tlTop      = 22.0 // time axis
+	tlMaxDepth = 8    // deeper spans are drawn on the last row
+	tlMinW     = 1.5  // narrower spans are merged with their neighbours
+	tlMaxRects = 4000
+)
+
+// timeline is one step drawn as rows of nested spans per lane, aggregated so it stays small: spans
+// narrower than tlMinW units merge into one block per run of neighbours.
+type timeline struct {
+	Step   int
+	WallNs int64
+	Width  float64
+	Height float64
+	Lanes  []tlLane
+	Rects  []tlRect
+	Ticks  []tlTick
+	Merged int // spans drawn inside merged blocks
+	Spans  int // spans in the step
+	Capped bool
+}
+
+type tlLane struct {
+	Name string
+	Y, H float64
+	Odd  bool
+}
+
+type tlRect struct {
+	X, Y, W, H float64
+	Fill       string
+	Title      string
+	Label      string
+}
+
+type tlTick struct {
+	X     float64
+	Label string
+}
+
+// chooseStep returns the index of the step to draw: the requested number, else the measured step
+// whose wall time is closest to the median.
+func chooseStep(p *analyze.Profile, want *int) int {
+	steps := p.Steps.Steps
+	if len(steps) == 0 {
+		return -1
+	}
+	if want != nil {
+		for i, s := range steps {
+			if s.Number == *want {
+				return i
+			}
+		}
+	}
+	var walls []int64
+	for _, s := range steps {
+		if !s.Warmup {
+			walls = append(walls, s.WallNs)
+		}
+	}
+	if len(walls) == 0 {
+		return 0
+	}
+	slices.Sort(walls)
+	median := walls[len(walls)/2]
+	best := -1
+	for i, s := range steps {
+		if s.Warmup {
+			continue
+		}
+		if best < 0 || abs64(s.WallNs-median) < abs64(steps[best].WallNs-median) {
+			best = i
+		}
+	}
+	return best
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// buildTimeline lays out step k of p from the events of t.
+func buildTimeline(p *analyze.Profile, t *trace.Table, k int) *timeline {
+	st := p.Steps.Steps[k]
+	from := p.Trace.OriginNs + st.StartNs
+	to := from + max(st.WallNs, st.HostNs, 1)
+	tl := &timeline{Step: st.Number, WallNs: to - from, Width: tlGutter + tlPlot + 10}
+	scale := tlPlot / float64(to-from)
+	x := func(ns int64) float64 { return tlGutter + float64(min(max(ns, from), to)-from)*scale }
+
+	byLane := map[int32][]int32{}
+	for i := range t.Len() {
+		if !isInterval(t, i) || t.Dur[i] < 0 {
+			continue
+		}
+		if t.Start[i] < to && t.Start[i]+t.Dur[i] > from || (t.Dur[i] == 0 && t.Start[i] >= from && t.Start[i] < to) {
+			byLane[t.Lane[i]] = append(byLane[t.Lane[i]], int32(i))
+		}
+	}
+	lanes := make([]int32, 0, len(byLane))
+	for l := range byLane {
+		lanes = append(lanes, l)
+	}
+	// Host lanes first, then device streams, each in lane order.
+	slices.SortFunc(lanes, func(a, b int32) int {
+		da, db := laneIsDevice(t, a), laneIsDevice(t, b)
+		if da != db {
+			if da {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a, b)
+	})
+
+	y := tlTop
+	for li, lane := range lanes {
+		idx := byLane[lane]
+		slices.SortFunc(idx, func(a, b int32) int {
+			if c := cmp.Compare(t.Start[a], t.Start[b]); c != 0 {
+				return c
+			}
+			return cmp.Compare(t.Dur[b], t.Dur[a])
+		})
+		tl.Spans += len(idx)
+		var ends []int64
+		var pend [tlMaxDepth]*tlMerge
+		depthUsed := 0
+		flush := func(d int) {
+			if m := pend[d]; m != nil {
+				tl.add(m.rect(y+float64(d)*tlRowH), m.n)
+				pend[d] = nil
+			}
+		}
+		for _, i := range idx {
+			s, e := t.Start[i], t.Start[i]+t.Dur[i]
+			for len(ends) > 0 && ends[len(ends)-1] <= s {
+				ends = ends[:len(ends)-1]
+			}
+			d := min(len(ends), tlMaxDepth-1)
+			ends = append(ends, e)
+			depthUsed = max(depthUsed, d+1)
+			x0, x1 := x(s), x(e)
+			role := t.Role[i].String()
+			if x1-x0 < tlMinW {
+				if m := pend[d]; m != nil && x0-m.x1 < 1 {
+					m.extend(x1, t.Dur[i], role)
+					continue
+				}
+				flush(d)
+				pend[d] = newMerge(x0, x1, t.Dur[i], role)
+				continue
+			}
+			flush(d)
+			name := t.NameOf(int(i))
+			title := fmt.Sprintf("%s\nrole %s · %s · starts at +%s", name, role, fmtDur(t.Dur[i]), fmtDur(s-from))
+			if t.Kind[i] == trace.KindCopy {
+				title += " · " + fmtBytes(t.Bytes[i])
+			}
+			tl.add(tlRect{X: x0, Y: y + float64(d)*tlRowH, W: x1 - x0, H: tlRowH - 2, Fill: roleColor(role),
+				Title: title, Label: fitLabel(name, x1-x0)}, 0)
+		}
+		for d := range pend {
+			flush(d)
+		}
+		h := float64(max(depthUsed, 1)) * tlRowH
+		tl.Lanes = append(tl.Lanes, tlLane{Name: laneLabel(t, lane), Y: y, H: h, Odd: li%2 == 1})
+		y += h + tlLaneGap
+	}
+	tl.Height = y + 4
+	for _, tk := range niceTicks(to - from) {
+		tl.Ticks = append(tl.Ticks, tlTick{X: tlGutter + float64(tk)*scale, Label: fmtDur(tk)})
+	}
+	return tl
+}
+
+func (tl *timeline) add(r tlRect, merged int) {
+	if len(tl.Rects) >= tlMaxRects {
+		tl.Capped = true
+		return
+	}
+	tl.Rects = append(tl.Rects, r)
+	tl.Merged += merged
+}
+
+// tlMerge is a run of spans too narrow to draw one by one.
+type tlMerge struct {
+	x0, x1 float64
+	n      int
+	ns     int64
+	roleNs map[string]int64
+}
+
+func newMerge(x0, x1 float64, ns int64, role string) *tlMerge {
+	return &tlMerge{x0: x0, x1: x1, n: 1, ns: ns, roleNs: map[string]int64{role: ns}}
+}
+
+func (m *tlMerge) extend(x1 float64, ns int64, role string) {
+	m.x1 = max(m.x1, x1)
+	m.n++
+	m.ns += ns
+	m.roleNs[role] += ns
+}
+
+func (m *tlMerge) rect(y float64) tlRect {
+	top, topNs := "", int64(-1)
+	for r, ns := range m.roleNs {
+		if ns > topNs || (ns == topNs && r < top) {
+			top, topNs = r, ns
+		}
+	}
+	return tlRect{X: m.x0, Y: y, W: max(m.x1-m.x0, 1), H: tlRowH - 2, Fill: roleColor(top),
+		Title: fmt.Sprintf("%d short spans, %s in all, mostly %s", m.n, fmtDur(m.ns), top)}
+}
+
+// fitLabel shortens name to what fits in width units (about 6 units a character at the label
+// size), or nothing when not even a few characters fit.
+func fitLabel(name string, width float64) string {
+	n := int((width - 6) / 6)
+	if n < 3 {
+		return ""
+	}
+	if utf8.RuneCountInString(name) <= n {
+		return name
+	}
+	r := []rune(name)
+	return string(r[:n-1]) + "…"
+}
+
+func laneIsDevice(t *trace.Table, l int32) bool {
+	return int(l) < len(t.Lanes) && t.Lanes[l].IsDevice()
+}
+
+func laneLabel(t *trace.Table, l int32) string {
+	if int(l) >= len(t.Lanes) {
+		return fmt.Sprintf("lane %d", l)
+	}
+	info := t.Lanes[l]
+	name := info.Name
+	if name == "" {
+		name = "thread " + info.Tid
+	}
+	if info.IsDevice() && name == "" {
+		name = fmt.Sprintf("device %d stream %d", info.Device, info.Stream)
+	}
+	return fitLabel(name, tlGutter-8)
+}
+
+// niceTicks returns 4 to 10 round instants in [0, span].
+func niceTicks(span int64) []int64 {
+	if span <= 0 {
+		return []int64{0}
+	}
+	step := int64(1)
+	for span/step > 10 {
+		switch {
+		case span/(step*2) <= 10:
+			step *= 2
+		case span/(step*5) <= 10:
+			step *= 5
+		default:
+			step *= 10
+		}
+	}
+	var ticks []int64
+	for v := int64(0); v <= span; v += step {
+		ticks = append(ticks, v)
+	}
+	return ticks
+}
