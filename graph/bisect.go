@@ -1,10 +1,16 @@
 package graph
 
-import "math"
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+)
 
 // recursiveBisect splits g into k parts numbered from offset, writing the part of g's vertex i
 // to out[ids[i]]. Each split is a multilevel bisection with weight shares k1/k and (k-k1)/k.
-func (p *partitioner) recursiveBisect(g *wgraph, ids []int32, k, offset int, eps float64, out []int32) {
+// The two halves run concurrently while spare processors remain; each gets its own random
+// stream drawn from rng, so the result does not depend on scheduling.
+func (p *partitioner) recursiveBisect(g *wgraph, ids []int32, k, offset int, eps float64, out []int32, rng *rand.Rand) {
 	if k == 1 {
 		for _, id := range ids {
 			out[id] = int32(offset)
@@ -19,41 +25,60 @@ func (p *partitioner) recursiveBisect(g *wgraph, ids []int32, k, offset int, eps
 		return
 	}
 	k1 := k / 2
-	side := p.bisect(g, float64(k1)/float64(k), eps)
+	side := p.bisect(g, float64(k1)/float64(k), eps, rng)
 	g0, ids0, g1, ids1 := splitGraph(g, ids, side)
-	p.recursiveBisect(g0, ids0, k1, offset, eps, out)
-	p.recursiveBisect(g1, ids1, k-k1, offset+k1, eps, out)
+	rng0 := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	rng1 := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	select {
+	case p.sem <- struct{}{}:
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			defer func() { <-p.sem }()
+			p.recursiveBisect(g0, ids0, k1, offset, eps, out, rng0)
+		})
+		p.recursiveBisect(g1, ids1, k-k1, offset+k1, eps, out, rng1)
+		wg.Wait()
+	default:
+		p.recursiveBisect(g0, ids0, k1, offset, eps, out, rng0)
+		p.recursiveBisect(g1, ids1, k-k1, offset+k1, eps, out, rng1)
+	}
 }
 
 // splitGraph returns the subgraphs induced by side 0 and side 1 with their global ids.
 func splitGraph(g *wgraph, ids []int32, side []int32) (*wgraph, []int32, *wgraph, []int32) {
 	local := make([]int32, g.n)
 	var cnt [2]int32
+	var nnz [2]int64
 	for u := 0; u < g.n; u++ {
-		local[u] = cnt[side[u]]
-		cnt[side[u]]++
+		s := side[u]
+		local[u] = cnt[s]
+		cnt[s]++
+		for e := g.xadj[u]; e < g.xadj[u+1]; e++ {
+			if side[g.adj[e]] == s {
+				nnz[s]++
+			}
+		}
 	}
 	var subs [2]*wgraph
 	var subIDs [2][]int32
-	for s := int32(0); s < 2; s++ {
-		sg := &wgraph{n: int(cnt[s]), xadj: make([]int64, 1, cnt[s]+1), vwgt: make([]int32, 0, cnt[s])}
-		sids := make([]int32, 0, cnt[s])
-		for u := 0; u < g.n; u++ {
-			if side[u] != s {
-				continue
+	for s := range subs {
+		subs[s] = &wgraph{n: int(cnt[s]), xadj: make([]int64, 1, cnt[s]+1), vwgt: make([]int32, 0, cnt[s]),
+			adj: make([]int32, 0, nnz[s]), adjw: make([]int32, 0, nnz[s])}
+		subIDs[s] = make([]int32, 0, cnt[s])
+	}
+	for u := 0; u < g.n; u++ {
+		s := side[u]
+		sg := subs[s]
+		for e := g.xadj[u]; e < g.xadj[u+1]; e++ {
+			if v := g.adj[e]; side[v] == s {
+				sg.adj = append(sg.adj, local[v])
+				sg.adjw = append(sg.adjw, g.adjw[e])
 			}
-			for e := g.xadj[u]; e < g.xadj[u+1]; e++ {
-				if v := g.adj[e]; side[v] == s {
-					sg.adj = append(sg.adj, local[v])
-					sg.adjw = append(sg.adjw, g.adjw[e])
-				}
-			}
-			sg.xadj = append(sg.xadj, int64(len(sg.adj)))
-			sg.vwgt = append(sg.vwgt, g.vwgt[u])
-			sg.tvwgt += int64(g.vwgt[u])
-			sids = append(sids, ids[u])
 		}
-		subs[s], subIDs[s] = sg, sids
+		sg.xadj = append(sg.xadj, int64(len(sg.adj)))
+		sg.vwgt = append(sg.vwgt, g.vwgt[u])
+		sg.tvwgt += int64(g.vwgt[u])
+		subIDs[s] = append(subIDs[s], ids[u])
 	}
 	return subs[0], subIDs[0], subs[1], subIDs[1]
 }
@@ -61,18 +86,18 @@ func splitGraph(g *wgraph, ids []int32, side []int32) (*wgraph, []int32, *wgraph
 // bisect splits g into two sides with weight shares frac and 1-frac: coarsen, grow several
 // initial bisections on the coarsest graph and keep the best, then project back with FM
 // refinement at every level.
-func (p *partitioner) bisect(g *wgraph, frac, eps float64) []int32 {
-	levels := p.coarsen(g, 40)
+func (p *partitioner) bisect(g *wgraph, frac, eps float64, rng *rand.Rand) []int32 {
+	levels := p.coarsen(g, 40, rng)
 	c := levels[len(levels)-1]
 	target := [2]int64{int64(math.Round(frac * float64(g.tvwgt)))}
 	target[1] = g.tvwgt - target[0]
 
 	var best []int32
 	bestCut, bestOver := int64(math.MaxInt64), int64(math.MaxInt64)
-	fm := newFM(c.n)
+	fm := newFM(g.n) // sized for the finest level, reused on every level
 	for t := 0; t < p.tries; t++ {
-		where := p.growBisection(c, target[0])
-		cut := fm.refine(c, where, target, eps, 8)
+		where := growBisection(c, target[0], rng)
+		cut := fm.refine(c, where, target, eps, 2*fmPasses)
 		over := overweight(c, where, target, eps)
 		if over < bestOver || (over == bestOver && cut < bestCut) {
 			best, bestCut, bestOver = where, cut, over
@@ -86,8 +111,7 @@ func (p *partitioner) bisect(g *wgraph, frac, eps float64) []int32 {
 			fw[u] = where[fine.cmap[u]]
 		}
 		fine.cmap = nil
-		fm = newFM(fine.n)
-		fm.refine(fine, fw, target, eps, 8)
+		fm.refine(fine, fw, target, eps, fmPasses)
 		where = fw
 	}
 	return where
@@ -112,7 +136,7 @@ func maxSideWeight(target int64, eps float64) int64 {
 
 // growBisection grows side 0 breadth-first from a random vertex (restarting from another random
 // vertex when a component is exhausted) until it holds target0 weight.
-func (p *partitioner) growBisection(g *wgraph, target0 int64) []int32 {
+func growBisection(g *wgraph, target0 int64, rng *rand.Rand) []int32 {
 	where := make([]int32, g.n)
 	for i := range where {
 		where[i] = 1
@@ -122,7 +146,7 @@ func (p *partitioner) growBisection(g *wgraph, target0 int64) []int32 {
 	visited := 0
 	seen := make([]bool, g.n)
 	for w < target0 && visited < g.n {
-		s := int32(p.rng.IntN(g.n))
+		s := int32(rng.IntN(g.n))
 		for seen[s] {
 			s = (s + 1) % int32(g.n)
 		}
@@ -279,3 +303,7 @@ func abs64(x int64) int64 {
 	}
 	return x
 }
+
+// fmPasses bounds the FM passes per level of a bisection (each pass stops early when it finds
+// no improvement).
+const fmPasses = 4

@@ -164,16 +164,11 @@ func (g *CSR) Symmetrize() *CSR {
 	return sortDedupRows(n, indptr, indices, true)
 }
 
-// IsSymmetric reports whether every entry u->v has its reverse v->u.
+// IsSymmetric reports whether every entry u->v has its reverse v->u. It compares g with its
+// transpose (linear time, one temporary copy of the indices); rows must be sorted.
 func (g *CSR) IsSymmetric() bool {
-	for u := 0; u < g.N; u++ {
-		for _, v := range g.Neighbors(u) {
-			if _, ok := slices.BinarySearch(g.Neighbors(int(v)), int32(u)); !ok {
-				return false
-			}
-		}
-	}
-	return true
+	t := g.Transpose()
+	return slices.Equal(t.Indptr, g.Indptr) && slices.Equal(t.Indices, g.Indices)
 }
 
 // NumSelfLoops counts the entries u->u.

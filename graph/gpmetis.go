@@ -21,6 +21,8 @@ type GpmetisResult struct {
 	// Seconds is the partitioning time gpmetis reports (without file input/output), or 0 if it
 	// printed none.
 	Seconds float64
+	// PeakRSS is gpmetis's peak resident memory in bytes (0 where the OS does not report it).
+	PeakRSS int64
 }
 
 // PartitionGpmetis partitions g into k parts with METIS's command-line program gpmetis (k-way,
@@ -55,9 +57,19 @@ func PartitionGpmetis(ctx context.Context, g *CSR, k int, opt PartitionOptions) 
 		eps = 0.03
 	}
 	args := []string{"-ptype=kway", fmt.Sprintf("-ufactor=%d", int(eps*1000+0.5)), fmt.Sprintf("-seed=%d", opt.Seed%(1<<31)), file, strconv.Itoa(k)}
-	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("gpmetis: %w", err)
+	}
+	stop := make(chan struct{})
+	peak := watchPeakRSS(cmd.Process.Pid, stop)
+	err = cmd.Wait()
+	close(stop)
+	peakRSS := <-peak
 	if err != nil {
-		return nil, fmt.Errorf("gpmetis %v: %w\n%s", args, err, out)
+		return nil, fmt.Errorf("gpmetis %v: %w\n%s", args, err, out.Bytes())
 	}
 	partFile := fmt.Sprintf("%s.part.%d", file, k)
 	parts, err := readPartFile(partFile, g.N, k)
@@ -68,7 +80,7 @@ func PartitionGpmetis(ctx context.Context, g *CSR, k int, opt PartitionOptions) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", partFile, err)
 	}
-	return &GpmetisResult{Partitioning: p, Seconds: gpmetisSeconds(out)}, nil
+	return &GpmetisResult{Partitioning: p, Seconds: gpmetisSeconds(out.Bytes()), PeakRSS: peakRSS}, nil
 }
 
 // WriteMETIS writes a symmetric graph without self loops in METIS's graph file format: a header

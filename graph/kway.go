@@ -59,10 +59,10 @@ func (r *kwayRefiner) newState(g *wgraph, where []int32) *kwayState {
 }
 
 // refine improves where in place.
-func (r *kwayRefiner) refine(g *wgraph, where []int32, rng *rand.Rand) {
+func (r *kwayRefiner) refine(g *wgraph, where []int32, rng *rand.Rand, passes int) {
 	s := r.newState(g, where)
 	r.balance(s)
-	for pass := 0; pass < 10; pass++ {
+	for pass := 0; pass < passes; pass++ {
 		cand := s.compactBoundary()
 		rng.Shuffle(len(cand), func(i, j int) { cand[i], cand[j] = cand[j], cand[i] })
 		moved := 0

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 )
 
@@ -115,8 +116,8 @@ func Partition(g *CSR, k int, opt PartitionOptions) (*Partitioning, error) {
 	parts := make([]int32, g.N)
 	if k > 1 {
 		rng := rand.New(rand.NewPCG(opt.Seed, 0x6d65746973))
-		p := &partitioner{k: k, eps: eps, tries: tries, rng: rng}
-		p.run(newWeightedGraph(g), parts)
+		p := &partitioner{k: k, eps: eps, tries: tries}
+		p.run(newWeightedGraph(g), parts, rng)
 	}
 	return NewPartitioning(g, k, parts)
 }
@@ -147,50 +148,33 @@ type partitioner struct {
 	k     int
 	eps   float64
 	tries int
-	rng   *rand.Rand
+	sem   chan struct{} // tokens for running bisection branches concurrently
 }
 
-func (p *partitioner) run(g *wgraph, where []int32) {
-	coarsenTo := max(g.n/(20*max(1, int(math.Log2(float64(p.k))))), 30*p.k)
-	levels := p.coarsen(g, coarsenTo)
-	coarsest := levels[len(levels)-1]
-
-	cwhere := make([]int32, coarsest.n)
+func (p *partitioner) run(g *wgraph, where []int32, rng *rand.Rand) {
 	// Per-bisection slack so the product over log2(k) levels stays within eps.
 	bisectEps := math.Pow(1+p.eps, 1/math.Ceil(math.Log2(float64(p.k)))) - 1
-	ids := make([]int32, coarsest.n)
+	ids := make([]int32, g.n)
 	for i := range ids {
 		ids[i] = int32(i)
 	}
-	p.recursiveBisect(coarsest, ids, p.k, 0, bisectEps, cwhere)
-
-	r := newKwayRefiner(p.k, p.eps)
-	r.refine(coarsest, cwhere, p.rng)
-	for l := len(levels) - 2; l >= 0; l-- {
-		fine := levels[l]
-		fwhere := where
-		if l > 0 {
-			fwhere = make([]int32, fine.n)
-		}
-		for u := range fwhere {
-			fwhere[u] = cwhere[fine.cmap[u]]
-		}
-		fine.cmap = nil
-		r.refine(fine, fwhere, p.rng)
-		cwhere = fwhere
-	}
-	if len(levels) == 1 {
-		copy(where, cwhere)
-	}
+	p.sem = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+	p.recursiveBisect(g, ids, p.k, 0, bisectEps, where, rng)
+	// Bisections see only their own two sides; a final k-way pass moves boundary vertices
+	// between any parts and restores the overall balance.
+	newKwayRefiner(p.k, p.eps).refine(g, where, rng, kwayPasses)
 }
+
+// kwayPasses bounds the final k-way refinement; later passes gain almost nothing.
+const kwayPasses = 3
 
 // coarsen builds successively coarser graphs until one has at most coarsenTo vertices or a
 // round shrinks the graph by less than 10%. levels[0] is g itself.
-func (p *partitioner) coarsen(g *wgraph, coarsenTo int) []*wgraph {
+func (p *partitioner) coarsen(g *wgraph, coarsenTo int, rng *rand.Rand) []*wgraph {
 	levels := []*wgraph{g}
 	maxVwgt := int32(min(math.MaxInt32, 1.5*float64(g.tvwgt)/float64(max(coarsenTo, 1))+1))
 	for g.n > coarsenTo {
-		match := p.match(g, maxVwgt)
+		match := p.match(g, maxVwgt, rng)
 		c := contract(g, match)
 		if float64(c.n) > 0.9*float64(g.n) {
 			g.cmap = nil
@@ -205,13 +189,13 @@ func (p *partitioner) coarsen(g *wgraph, coarsenTo int) []*wgraph {
 // match pairs vertices: heavy-edge matching in increasing-degree order (random among equal
 // degrees), then two-hop matching of the vertices left alone when there are many of them.
 // match[u] is u's partner, or u itself.
-func (p *partitioner) match(g *wgraph, maxVwgt int32) []int32 {
+func (p *partitioner) match(g *wgraph, maxVwgt int32, rng *rand.Rand) []int32 {
 	n := g.n
 	match := make([]int32, n)
 	for i := range match {
 		match[i] = -1
 	}
-	order := p.degreeOrder(g)
+	order := degreeOrder(g, rng)
 	unmatched := 0
 	for _, u := range order {
 		if match[u] >= 0 {
@@ -232,7 +216,7 @@ func (p *partitioner) match(g *wgraph, maxVwgt int32) []int32 {
 		}
 	}
 	if unmatched > n/10 {
-		p.matchTwoHop(g, match, maxVwgt)
+		matchTwoHop(g, match, maxVwgt)
 	}
 	for u := range match {
 		if match[u] < 0 {
@@ -244,7 +228,7 @@ func (p *partitioner) match(g *wgraph, maxVwgt int32) []int32 {
 
 // matchTwoHop pairs unmatched vertices that share their heaviest neighbour (leaves around a hub,
 // which heavy-edge matching cannot pair because the hub is taken).
-func (p *partitioner) matchTwoHop(g *wgraph, match []int32, maxVwgt int32) {
+func matchTwoHop(g *wgraph, match []int32, maxVwgt int32) {
 	// Bucket unmatched vertices by their heaviest neighbour with a counting sort.
 	key := make([]int32, g.n)
 	count := make([]int32, g.n+1)
@@ -294,7 +278,7 @@ func (p *partitioner) matchTwoHop(g *wgraph, match []int32, maxVwgt int32) {
 }
 
 // degreeOrder returns the vertices sorted by degree (capped), random within a degree.
-func (p *partitioner) degreeOrder(g *wgraph) []int32 {
+func degreeOrder(g *wgraph, rng *rand.Rand) []int32 {
 	const maxKey = 64
 	count := make([]int32, maxKey+2)
 	key := func(u int) int { return int(min(g.xadj[u+1]-g.xadj[u], maxKey)) }
@@ -306,8 +290,8 @@ func (p *partitioner) degreeOrder(g *wgraph) []int32 {
 	}
 	order := make([]int32, g.n)
 	// Visit vertices in a random order so ties are broken randomly.
-	start := p.rng.IntN(max(g.n, 1))
-	stride := coprimeStride(g.n, p.rng)
+	start := rng.IntN(max(g.n, 1))
+	stride := coprimeStride(g.n, rng)
 	u := start
 	for range g.n {
 		k := key(u)
@@ -392,9 +376,13 @@ func contract(g *wgraph, match []int32) *wgraph {
 		ci++
 		c.xadj[ci] = int64(len(adj))
 	}
-	// Copy to exact size so the fine graph's over-allocation is not kept alive.
-	c.adj = slices.Clone(adj)
-	c.adjw = slices.Clone(adjw)
+	// Copy to exact size when the buffers are mostly unused, so the over-allocation is not kept
+	// alive through the later levels (power-law graphs barely shrink in edges, so usually the
+	// buffers are kept as they are).
+	if len(adj) < cap(adj)*3/4 {
+		adj, adjw = slices.Clone(adj), slices.Clone(adjw)
+	}
+	c.adj, c.adjw = adj, adjw
 	g.cmap = cmap
 	return c
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gnnprof/gnnprof/graph"
+	"github.com/spf13/cobra"
+)
+
+// datasetFlags are the flags shared by commands that open a dataset.
+type datasetFlags struct {
+	format string
+	seed   uint64
+}
+
+func (f *datasetFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.format, "format", "", "force the dataset format: "+strings.Join(graph.Formats, ", "))
+	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "seed for generators and for random splits of datasets that ship none")
+}
+
+func (f *datasetFlags) open(arg string) (*graph.Dataset, error) {
+	return graph.Open(arg, graph.LoadOptions{Format: f.format, Seed: f.seed})
+}
+
+const datasetHelp = `A dataset is a path or a generator spec:
+  a file         cora.npz, cora.content(.gz), cora_edges.csv
+  a folder       an OGB dataset (raw/, split/), a MUSAE folder (*_edges.csv, *.json, *_target.csv)
+  a prefix       …/planetoid/ind.cora for the Planetoid files ind.cora.{x,y,tx,ty,allx,ally,graph,test.index}
+  a spec         ` + graph.DefaultSpec + `
+                 rmat:scale=20,edges=16
+`
+
+func newDataCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "data",
+		Short: "Inspect graph datasets",
+	}
+	cmd.AddCommand(newDataInfoCmd())
+	return cmd
+}
+
+func newDataInfoCmd() *cobra.Command {
+	var flags datasetFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "info PATH|SPEC",
+		Short: "Print a dataset's size, features, classes, split, degrees and memory",
+		Long:  "Print a dataset's size, features, classes, split, degrees and memory.\n\n" + datasetHelp + "\nGenerator parameters:\n" + graph.SpecHelp(),
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
+			ds, err := flags.open(args[0])
+			if err != nil {
+				return err
+			}
+			info := describe(ds, time.Since(start))
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			}
+			return info.write(cmd.OutOrStdout())
+		},
+	}
+	flags.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	return cmd
+}
+
+// datasetInfo is what `data info` reports.
+type datasetInfo struct {
+	Name          string            `json:"name"`
+	Nodes         int               `json:"nodes"`
+	Edges         int64             `json:"undirected_edges"`
+	Features      int               `json:"features"`
+	SparseEntries int64             `json:"sparse_feature_entries,omitempty"`
+	Classes       int               `json:"classes"`
+	ClassCounts   []int             `json:"class_counts"`
+	Unlabeled     int               `json:"unlabeled"`
+	Split         map[string]int    `json:"split"`
+	Degree        graph.DegreeStats `json:"degree"`
+	Bytes         int64             `json:"bytes"`
+	LoadSeconds   float64           `json:"load_seconds"`
+}
+
+func describe(ds *graph.Dataset, load time.Duration) *datasetInfo {
+	info := &datasetInfo{
+		Name: ds.Name, Nodes: ds.NumNodes(), Edges: ds.Graph.NumEdges() / 2, Features: ds.NumFeatures,
+		Classes: ds.NumClasses, ClassCounts: ds.ClassCounts(), Degree: ds.Graph.DegreeStats(),
+		Bytes: ds.Bytes(), LoadSeconds: load.Seconds(),
+		Split: map[string]int{"train": len(ds.Split.Train), "val": len(ds.Split.Val), "test": len(ds.Split.Test)},
+	}
+	if ds.XSparse != nil {
+		info.SparseEntries = ds.XSparse.NNZ()
+	}
+	for _, y := range ds.Labels {
+		if y < 0 {
+			info.Unlabeled++
+		}
+	}
+	return info
+}
+
+func (d *datasetInfo) write(out io.Writer) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "dataset\t%s\n", d.Name)
+	fmt.Fprintf(tw, "nodes\t%s\n", commas(int64(d.Nodes)))
+	fmt.Fprintf(tw, "edges\t%s undirected (%s directed entries)\n", commas(d.Edges), commas(2*d.Edges))
+	feat := commas(int64(d.Features))
+	if d.SparseEntries > 0 && d.Nodes > 0 && d.Features > 0 {
+		feat += fmt.Sprintf(" (sparse: %s entries, %.2f%% dense)", commas(d.SparseEntries), 100*float64(d.SparseEntries)/float64(d.Nodes)/float64(d.Features))
+	}
+	fmt.Fprintf(tw, "features\t%s\n", feat)
+	counts := make([]string, len(d.ClassCounts))
+	for i, c := range d.ClassCounts {
+		counts[i] = commas(int64(c))
+	}
+	classes := fmt.Sprintf("%d (per class: %s)", d.Classes, strings.Join(counts, " / "))
+	if d.Unlabeled > 0 {
+		classes += fmt.Sprintf(", %s unlabeled", commas(int64(d.Unlabeled)))
+	}
+	fmt.Fprintf(tw, "classes\t%s\n", classes)
+	fmt.Fprintf(tw, "split\ttrain %s / val %s / test %s\n", commas(int64(d.Split["train"])), commas(int64(d.Split["val"])), commas(int64(d.Split["test"])))
+	s := d.Degree
+	fmt.Fprintf(tw, "degree\tmin %d, median %d, mean %.2f, max %d, isolated %s\n", s.Min, s.Median, s.Mean, s.Max, commas(int64(s.Isolated)))
+	fmt.Fprintf(tw, "memory\t%s\n", mib(d.Bytes))
+	fmt.Fprintf(tw, "load time\t%s\n", time.Duration(d.LoadSeconds*float64(time.Second)).Round(time.Millisecond))
+	return tw.Flush()
+}
+
+// commas formats n with thousands separators.
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
