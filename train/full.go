@@ -87,10 +87,23 @@ func (c *FullConfig) ModelConfig(in, out int) nn.ModelConfig {
 type Inputs struct {
 	Adj *nn.Sparse
 	X   nn.Input
+	// Normalized says whether the features were row-normalized (asked for, and all
+	// non-negative: normalizing rows of signed features would divide by sums near zero).
+	Normalized bool
+}
+
+func nonNegative(v []float32) bool {
+	for _, x := range v {
+		if x < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // PrepareInputs builds the adjacency kind wants and the feature input: sparse when the dataset
-// has sparse features (unless dense is set), row-normalized when normalize is set.
+// has sparse features (unless dense is set), row-normalized when normalize is set and the
+// features are non-negative (bag-of-words counts, as Planetoid preprocessing assumes).
 func PrepareInputs(ds *graph.Dataset, kind nn.AdjKind, normalize, dense bool) (*Inputs, error) {
 	g := ds.Graph
 	adj, err := nn.BuildAdj(kind, g.N, g.Indptr, g.Indices)
@@ -103,8 +116,8 @@ func PrepareInputs(ds *graph.Dataset, kind nn.AdjKind, normalize, dense bool) (*
 		if err := x.Validate(); err != nil {
 			return nil, fmt.Errorf("dataset %s: sparse features: %w", ds.Name, err)
 		}
-		if normalize {
-			x = nn.RowNormalize(x)
+		if normalize && nonNegative(x.Val) {
+			x, in.Normalized = nn.RowNormalize(x), true
 		}
 		in.X = nn.SparseInput(x)
 		return in, nil
@@ -113,9 +126,10 @@ func PrepareInputs(ds *graph.Dataset, kind nn.AdjKind, normalize, dense bool) (*
 		return nil, fmt.Errorf("dataset %s: no dense features (too large to densify); use its sparse features", ds.Name)
 	}
 	x := nn.MatFrom(g.N, ds.NumFeatures, ds.X)
-	if normalize {
+	if normalize && nonNegative(x.Data) {
 		x = x.Clone()
 		nn.RowNormalizeDense(x)
+		in.Normalized = true
 	}
 	in.X = nn.DenseInput(x)
 	return in, nil

@@ -28,6 +28,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd())
+	root.AddCommand(newRunCmd())
 	root.AddCommand(newReportCmd())
 	root.AddCommand(newDiffCmd())
 	root.AddCommand(newDataCmd())

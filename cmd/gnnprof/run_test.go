@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+func TestRunFullWritesRunDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs([]string{"run", "full", "--data", "sbm:nodes=600,classes=3,degree=8,features=16,signal=0.5",
+		"--model", "gat", "--epochs", "5", "--out", dir})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "gat on sbm:") || strings.Count(errOut.String(), "epoch ") != 5 {
+		t.Fatalf("summary %q, progress %q", out.String(), errOut.String())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rf struct {
+		Config map[string]any       `json:"config"`
+		Epochs []map[string]float64 `json:"epochs"`
+		Final  map[string]float64   `json:"final"`
+	}
+	if err := json.Unmarshal(data, &rf); err != nil {
+		t.Fatal(err)
+	}
+	if len(rf.Epochs) != 5 || rf.Config["model"] != "gat" || rf.Config["heads"] != float64(8) {
+		t.Fatalf("run.json: %d epochs, config %v", len(rf.Epochs), rf.Config)
+	}
+	for _, k := range []string{"epoch", "loss", "train_acc", "val_acc", "test_acc", "seconds"} {
+		if _, ok := rf.Epochs[4][k]; !ok {
+			t.Errorf("epoch entry lacks %q", k)
+		}
+	}
+	for _, k := range []string{"best_val_acc", "test_acc", "epochs", "seconds", "peak_device_bytes", "peak_host_bytes"} {
+		if _, ok := rf.Final[k]; !ok {
+			t.Errorf("final lacks %q", k)
+		}
+	}
+	if ds, _ := rf.Config["dataset"].(map[string]any); ds["nodes"] != float64(600) {
+		t.Errorf("config dataset %v", rf.Config["dataset"])
+	}
+
+	tbl, err := trace.ReadFile(filepath.Join(dir, "trace.json.gz"), trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, spans := 0, map[string]bool{}
+	for i := 0; i < tbl.Len(); i++ {
+		ev := tbl.Event(i)
+		if ev.Role == trace.RoleStep {
+			steps++
+		}
+		spans[ev.Name+"/"+ev.Role.String()] = true
+	}
+	if steps != 5 {
+		t.Errorf("%d steps in the trace, want 5", steps)
+	}
+	for _, want := range []string{"gat.edge_softmax/forward", "gat.spmm/backward", "optimizer.adam/optimizer", "eval/eval", "gat.linear/eval"} {
+		if !spans[want] {
+			t.Errorf("trace has no %s span", want)
+		}
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "full", "--model", "transformer"},
+		{"run", "full", "--gat-form", "fast"},
+		{"run", "full", "--epochs", "0"},
+		{"run", "full", "--dropout", "1.5"},
+	} {
+		if code := run(args); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	if code := run([]string{"run", "full", "--data", filepath.Join(t.TempDir(), "missing.npz")}); code != 1 {
+		t.Errorf("missing dataset: exit %d, want 1", code)
+	}
+}
