@@ -221,7 +221,6 @@ func dirRole(dir string) string {
 func sizeHistogramBar(h *copyHistogram) *charts.Bar {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(append(baseGlobal(true),
-		charts.WithXAxisOpts(opts.XAxis{Name: "size"}),
 		charts.WithYAxisOpts(opts.YAxis{Name: "copies"}))...)
 	bar.SetXAxis(h.labels())
 	for _, d := range h.dirs {
@@ -294,7 +293,6 @@ func stepPeaksBar(p *analyze.Profile) *charts.Bar {
 func lossLine(epochs []EpochInfo) *charts.Line {
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(baseGlobal(true),
-		charts.WithXAxisOpts(opts.XAxis{Name: "epoch"}),
 		charts.WithYAxisOpts(opts.YAxis{Name: "loss", Scale: opts.Bool(true)}))...)
 	labels := make([]string, len(epochs))
 	data := make([]opts.LineData, len(epochs))
@@ -310,7 +308,6 @@ func lossLine(epochs []EpochInfo) *charts.Line {
 func accuracyLine(epochs []EpochInfo) *charts.Line {
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(baseGlobal(true),
-		charts.WithXAxisOpts(opts.XAxis{Name: "epoch"}),
 		charts.WithYAxisOpts(opts.YAxis{Name: "%", Scale: opts.Bool(true)}))...)
 	labels := make([]string, len(epochs))
 	for i, e := range epochs {

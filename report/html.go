@@ -205,7 +205,7 @@ func buildPage(p *analyze.Profile, t *trace.Table, run *RunInfo, opt HTMLOptions
 	}
 	page := &htmlPage{Title: opt.Title, Charts: map[string]chartBlock{}}
 	if page.Title == "" {
-		page.Title = "gnnprof · " + filepath.Base(p.Trace.Path)
+		page.Title = "gnnprof · " + shortPath(p.Trace.Path)
 	}
 	page.Subtitle = fmt.Sprintf("%s · %s trace · %s events · %s", p.Trace.Path, p.Trace.Format,
 		fmtCount(int64(p.Trace.Events)), fmtDur(p.Trace.DurationNs))
@@ -436,6 +436,16 @@ func buildPage(p *analyze.Profile, t *trace.Table, run *RunInfo, opt HTMLOptions
 	return page, nil
 }
 
+// shortPath names a trace by its file and the directory holding it (runs are directories of
+// same-named traces): "run3/trace.json.gz".
+func shortPath(path string) string {
+	dir := filepath.Base(filepath.Dir(path))
+	if dir == "." || dir == "/" || dir == "" {
+		return filepath.Base(path)
+	}
+	return dir + "/" + filepath.Base(path)
+}
+
 func topPart(parts []analyze.Part) (analyze.Part, bool) {
 	if len(parts) == 0 {
 		return analyze.Part{}, false
@@ -542,7 +552,7 @@ func buildDiffPage(d *analyze.Diff, a, b *analyze.Profile, opt HTMLOptions) (*ht
 	}
 	page := &htmlPage{Title: opt.Title, Diff: true, Charts: map[string]chartBlock{}, DiffA: d.A, DiffB: d.B}
 	if page.Title == "" {
-		page.Title = "gnnprof diff · " + filepath.Base(d.A) + " → " + filepath.Base(d.B)
+		page.Title = "gnnprof diff · " + shortPath(d.A) + " → " + shortPath(d.B)
 	}
 	page.Subtitle = "A (baseline): " + d.A + " · B: " + d.B
 	if !opt.Generated.IsZero() {

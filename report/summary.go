@@ -1,0 +1,286 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gnnprof/gnnprof/analyze"
+)
+
+// SummaryOptions tune the terminal summary.
+type SummaryOptions struct {
+	// Color adds ANSI colours and bold; set it only when writing to a terminal.
+	Color bool
+	// Width is the line width to wrap fixes at (default 100).
+	Width int
+	// Findings and Ops bound how many findings and operators are listed (defaults 3 and 5).
+	Findings int
+	Ops      int
+}
+
+// WriteSummary writes what a person wants to see when a run finishes, in about 25 to 40 lines:
+// the steps, the breakdown as a table with bars, the top findings with their fix, the top
+// operators and the copies. Names from the trace are stripped of control characters, so a trace
+// cannot send escape sequences to the terminal.
+func WriteSummary(w io.Writer, p *analyze.Profile, opt SummaryOptions) error {
+	if opt.Width <= 0 {
+		opt.Width = 100
+	}
+	if opt.Findings <= 0 {
+		opt.Findings = 3
+	}
+	if opt.Ops <= 0 {
+		opt.Ops = 5
+	}
+	bw := bufio.NewWriter(w)
+	s := &summary{w: bw, opt: opt}
+	s.write(p)
+	return bw.Flush()
+}
+
+type summary struct {
+	w   *bufio.Writer
+	opt SummaryOptions
+}
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiBlue   = "\x1b[34m"
+	ansiCyan   = "\x1b[36m"
+	ansiGreen  = "\x1b[32m"
+)
+
+// style wraps text in an ANSI style when colour is on.
+func (s *summary) style(code, text string) string {
+	if !s.opt.Color || text == "" {
+		return text
+	}
+	return code + text + ansiReset
+}
+
+func (s *summary) line(format string, args ...any) { fmt.Fprintf(s.w, format+"\n", args...) }
+
+func (s *summary) heading(text, note string) {
+	if note != "" {
+		note = "  " + s.style(ansiDim, note)
+	}
+	s.line("\n%s%s", s.style(ansiBold, text), note)
+}
+
+func (s *summary) write(p *analyze.Profile) {
+	st := p.Steps
+	s.line("%s  %s", s.style(ansiBold, "gnnprof · "+clean(p.Trace.Path)),
+		s.style(ansiDim, fmt.Sprintf("%s trace, %s events, %s", p.Trace.Format, fmtCount(int64(p.Trace.Events)), fmtDur(p.Trace.DurationNs))))
+	if st.Count == 0 {
+		s.line("no steps found")
+	} else {
+		s.line("%d steps (%d measured) · mean step %s · host %s, median %s, range %s – %s",
+			st.Count, st.Measured, s.style(ansiBold, fmtDur(p.Breakdown.TotalNs)), fmtDur(st.HostMeanNs),
+			fmtDur(st.DeviceMedianNs), fmtDur(st.HostMinNs), fmtDur(st.HostMaxNs))
+	}
+	if p.Trace.Truncated {
+		s.line("%s", s.style(ansiYellow, "the trace was cut short; this covers what was read"))
+	}
+
+	s.breakdown(p)
+	s.findings(p)
+	s.ops(p)
+	s.copies(p)
+	if len(p.Warnings) > 0 {
+		s.line("\n%s", s.style(ansiDim, fmt.Sprintf("%d warnings (see the full report)", len(p.Warnings))))
+	}
+}
+
+// barWidth is the width of the longest breakdown bar, in characters.
+const barWidth = 28
+
+func (s *summary) breakdown(p *analyze.Profile) {
+	parts := p.Breakdown.Parts
+	if len(parts) == 0 {
+		return
+	}
+	s.heading("Where a step's time goes", "mean of measured steps; parts add up to the step")
+	var largest int64
+	for _, part := range parts {
+		largest = max(largest, part.MeanNs)
+	}
+	var rest int64
+	var restN int
+	for _, part := range parts {
+		if part.Percent < 0.5 {
+			rest += part.MeanNs
+			if part.MeanNs > 0 {
+				restN++
+			}
+			continue
+		}
+		bar := hbar(float64(part.MeanNs)/float64(max(largest, 1)), barWidth)
+		s.line("  %-11s %9s %6s  %s", truncRunes(clean(part.Role), 11), fmtDur(part.MeanNs), fmtPct(part.Percent), s.style(ansiCyan, bar))
+	}
+	if restN > 0 {
+		s.line("  %s", s.style(ansiDim, fmt.Sprintf("%d smaller parts: %s", restN, fmtDur(rest))))
+	}
+}
+
+func (s *summary) findings(p *analyze.Profile) {
+	fs := findingViews(p.Findings) // most severe first
+	if len(fs) == 0 {
+		s.heading("Findings", "")
+		s.line("  %s", s.style(ansiGreen, "no bottleneck crossed its threshold"))
+		return
+	}
+	note := ""
+	if len(fs) > s.opt.Findings {
+		note = fmt.Sprintf("top %d of %d", s.opt.Findings, len(fs))
+		fs = fs[:s.opt.Findings]
+	}
+	s.heading("Findings", note)
+	for _, f := range fs {
+		sev := strings.ToUpper(clean(f.Severity))
+		switch analyze.Severity(f.Severity) {
+		case analyze.SeverityCritical:
+			sev = s.style(ansiRed+ansiBold, sev)
+		case analyze.SeverityWarning:
+			sev = s.style(ansiYellow+ansiBold, sev)
+		default:
+			sev = s.style(ansiBlue, sev)
+		}
+		s.line("  %s  %s  %s", sev, s.style(ansiBold, clean(f.Title)), s.style(ansiDim, clean(f.ID)))
+		for _, l := range wrapLines(clean(f.Summary), s.opt.Width-4, 2) {
+			s.line("    %s", l)
+		}
+		if f.Fix != "" {
+			for i, l := range wrapLines("fix: "+clean(f.Fix), s.opt.Width-4, 3) {
+				if i == 0 {
+					l = s.style(ansiGreen, "fix:") + strings.TrimPrefix(l, "fix:")
+				}
+				s.line("    %s", l)
+			}
+		}
+	}
+}
+
+func (s *summary) ops(p *analyze.Profile) {
+	ops := p.Ops.ByName
+	if len(ops) == 0 {
+		return
+	}
+	if len(ops) > s.opt.Ops {
+		ops = ops[:s.opt.Ops]
+	}
+	s.heading("Top operators", "by "+strings.ReplaceAll(p.Ops.SortKey, "_", " ")+" time")
+	for _, o := range ops {
+		dev := ""
+		if o.DeviceSelfNs > 0 {
+			dev = "  device " + fmtDur(o.DeviceSelfNs)
+		}
+		s.line("  %-34s %9s self %9s total %7s calls%s", truncRunes(clean(o.Name), 34), fmtDur(o.HostSelfNs),
+			fmtDur(o.HostTotalNs), fmtCount(int64(o.Calls)), dev)
+	}
+}
+
+func (s *summary) copies(p *analyze.Profile) {
+	if p.Copies.Count == 0 {
+		return
+	}
+	s.heading("Copies", fmt.Sprintf("%s in %s copies, %s", fmtBytes(p.Copies.TotalBytes), fmtCount(int64(p.Copies.Count)), fmtDur(p.Copies.TotalNs)))
+	for _, d := range p.Copies.Directions {
+		pinned := 0.0
+		if d.Bytes > 0 {
+			pinned = 100 * float64(d.PinnedBytes) / float64(d.Bytes)
+		}
+		s.line("  %-5s %7s copies %10s %9s %8.2f GB/s  pinned %s  overlapped %s", clean(d.Direction), fmtCount(int64(d.Count)),
+			fmtBytes(d.Bytes), fmtDur(d.TotalNs), d.BandwidthGBs, fmtPct(pinned), fmtPct(d.OverlapPercent))
+	}
+	if p.Memory.PeakBytes > 0 {
+		s.line("  peak memory %s", fmtBytes(p.Memory.PeakBytes))
+	}
+}
+
+// hbar draws a fraction of width characters with eighth blocks.
+func hbar(frac float64, width int) string {
+	frac = min(max(frac, 0), 1)
+	eighths := int(frac*float64(width*8) + 0.5)
+	if eighths == 0 && frac > 0 {
+		eighths = 1
+	}
+	var b strings.Builder
+	b.WriteString(strings.Repeat("█", eighths/8))
+	if r := eighths % 8; r > 0 {
+		b.WriteRune([]rune(" ▏▎▍▌▋▊▉")[r])
+	}
+	return b.String()
+}
+
+// clean replaces control characters (C0, DEL, C1 — which include the terminal's escape) and
+// invalid UTF-8 so trace text cannot drive the terminal.
+func clean(s string) string {
+	ok := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			return '·'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// truncRunes cuts s to n runes, marking the cut with an ellipsis.
+func truncRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// wrapLines wraps text and keeps at most n lines, ending the last kept one with an ellipsis when
+// text goes on (the HTML report has it in full).
+func wrapLines(text string, width, n int) []string {
+	lines := wrap(text, width)
+	if len(lines) <= n {
+		return lines
+	}
+	lines = lines[:n]
+	lines[n-1] = truncRunes(lines[n-1]+" …", width)
+	return lines
+}
+
+// wrap breaks text into lines of at most width runes at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	var cur []string
+	n := 0
+	for _, word := range strings.Fields(text) {
+		wl := utf8.RuneCountInString(word)
+		if n > 0 && n+1+wl > width {
+			lines = append(lines, strings.Join(cur, " "))
+			cur, n = cur[:0], 0
+		}
+		if n > 0 {
+			n++
+		}
+		cur = append(cur, word)
+		n += wl
+	}
+	if len(cur) > 0 {
+		lines = append(lines, strings.Join(cur, " "))
+	}
+	return lines
+}
