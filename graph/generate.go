@@ -11,8 +11,8 @@ import (
 
 // DefaultSpec is the built-in dataset: a planted-partition graph that a 2-layer GCN learns well
 // but not perfectly, and that a feature-only MLP learns much worse (the features alone are
-// noisy; the neighbourhood, 70% same-class, denoises them).
-const DefaultSpec = "sbm:nodes=10000,classes=8,degree=12,homophily=0.7,features=64,signal=0.1"
+// noisy; the neighbourhood, 60% same-class, denoises them).
+const DefaultSpec = "sbm:nodes=10000,classes=8,degree=12,homophily=0.6,features=64,signal=0.1"
 
 // generators maps a spec name to its parameters (with defaults) and builder.
 var generators = map[string]struct {
@@ -21,7 +21,7 @@ var generators = map[string]struct {
 	doc      string
 }{
 	"sbm": {
-		defaults: map[string]float64{"nodes": 10000, "classes": 8, "degree": 12, "homophily": 0.7,
+		defaults: map[string]float64{"nodes": 10000, "classes": 8, "degree": 12, "homophily": 0.6,
 			"features": 64, "signal": 0.1, "train": 0.1, "val": 0.1},
 		build: generateSBM,
 		doc:   "stochastic block model: nodes, classes, degree (mean), homophily (share of same-class edges), features, signal (class-mean scale vs unit noise), train, val (split fractions)",

@@ -172,11 +172,16 @@ func parseOGB(name string, f *ogbFiles) (*Dataset, error) {
 			return nil, fmt.Errorf("%s: %d rows for %d nodes", f.featName, rows, n)
 		}
 	}
+	maxID := 0
+	for i := range src {
+		maxID = max(maxID, int(src[i])+1, int(dst[i])+1)
+	}
 	if n < 0 {
-		for i := range src {
-			n = max(n, int(src[i])+1, int(dst[i])+1)
-		}
-		n = max(n, 0)
+		n = maxID
+	} else if f.label == nil && f.feat == nil && n > maxID {
+		// Without labels or features, nodes beyond the largest edge end carry nothing; a count
+		// far beyond it is a corrupt file, not a dataset.
+		return nil, fmt.Errorf("%s: %d nodes, but the edges name only %d and there are no label or feature files", f.numNodesName, n, maxID)
 	}
 	if err := checkIDs(f.edgesName, src, dst, n); err != nil {
 		return nil, err

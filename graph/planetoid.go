@@ -111,6 +111,11 @@ func assemblePlanetoid(name, base string, files map[string][]byte) (*Dataset, er
 	n := allx.Rows
 	if len(sorted) > 0 {
 		n = int(sorted[len(sorted)-1]) + 1
+		// CiteSeer's test range has 15 ids without a tx row; a range far wider than the tx rows
+		// means a corrupt file.
+		if span := n - int(sorted[0]); span > 2*len(sorted)+100 {
+			return nil, fail("test.index", fmt.Errorf("test ids span %d..%d for only %d tx rows", sorted[0], n-1, len(sorted)))
+		}
 	}
 	if len(labels["y"])+500 > allx.Rows {
 		return nil, fail("y", fmt.Errorf("%d train + 500 validation nodes exceed the %d allx rows", len(labels["y"]), allx.Rows))

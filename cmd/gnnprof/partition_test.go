@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestPartitionCommand(t *testing.T) {
+	partFile := filepath.Join(t.TempDir(), "parts.txt")
+	out, err := execute(t, "partition", "sbm:nodes=3000,classes=6,degree=8,homophily=0.9,features=1", "--parts", "6", "--seed", "3", "-o", partFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`builtin +6 parts, edge cut ([\d,]+) \(([\d.]+)% of edges\), imbalance ([\d.]+)%`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("unexpected output:\n%s", out)
+	}
+	// With 90% of edges inside 6 planted classes, a good 6-way cut is near 10% of the edges.
+	if pct, _ := strconv.ParseFloat(m[2], 64); pct > 20 {
+		t.Errorf("edge cut %s%% of edges, want under 20%%", m[2])
+	}
+	if imb, _ := strconv.ParseFloat(m[3], 64); imb > 3 {
+		t.Errorf("imbalance %s%% over 3%%", m[3])
+	}
+	data, err := os.ReadFile(partFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(data))
+	if len(lines) != 3000 {
+		t.Fatalf("part file has %d lines, want 3000", len(lines))
+	}
+}
+
+func TestPartitionCompareWithGpmetis(t *testing.T) {
+	if _, err := exec.LookPath("gpmetis"); err != nil {
+		t.Skip("gpmetis not installed")
+	}
+	out, err := execute(t, "partition", "sbm:nodes=2000,classes=4,degree=8,features=1", "-k", "4", "--compare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "gpmetis          4 parts") || !strings.Contains(out, "builtin/gpmetis  edge cut") {
+		t.Errorf("unexpected output:\n%s", out)
+	}
+}
+
+func TestPartitionUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"partition", "sbm"},
+		{"partition", "sbm", "-k", "0"},
+		{"partition", "sbm", "-k", "4", "--method", "kahip"},
+		{"partition", "-k", "4"},
+	} {
+		if code := run(args); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	if code := run([]string{"partition", "sbm:nodes=10", "-k", "20"}); code != 1 {
+		t.Errorf("k > nodes: exit %d, want 1", code)
+	}
+}
+
+func TestPartitionGpmetisMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := execute(t, "partition", "sbm:nodes=100,features=1", "-k", "2", "--method", "gpmetis")
+	if err == nil || !strings.Contains(err.Error(), "gpmetis not found on PATH") {
+		t.Errorf("error %v, want a clear gpmetis-not-found message", err)
+	}
+}
