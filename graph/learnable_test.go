@@ -1,8 +1,8 @@
 package graph
 
 import (
-	"os"
 	"math"
+	"os"
 	"testing"
 )
 
