@@ -180,6 +180,15 @@ func (b *pprofBuilder) profile() *profile.Profile {
 			laneNames[i] = "lane " + l.Pid + "/" + l.Tid
 		}
 	}
+	// Samples share their label maps (the encoder only reads them): one per role and lane, one
+	// per step.
+	type labelKey struct {
+		role trace.Role
+		lane int32
+	}
+	labels := map[labelKey]map[string][]string{}
+	stepLabels := map[int32]map[string][]int64{}
+	stepUnit := map[string][]string{LabelStep: {"step"}} // a unit keeps step 0 from being dropped on encoding
 	for _, k := range b.order {
 		stack, ok := stacks[k.node]
 		if !ok {
@@ -188,19 +197,24 @@ func (b *pprofBuilder) profile() *profile.Profile {
 			}
 			stacks[k.node] = stack
 		}
+		lk := labelKey{k.role, k.lane}
+		label := labels[lk]
+		if label == nil {
+			label = map[string][]string{LabelRole: {k.role.String()}}
+			if int(k.lane) < len(laneNames) {
+				label[LabelLane] = []string{laneNames[k.lane]}
+			}
+			labels[lk] = label
+		}
 		v := b.values[k]
-		s := &profile.Sample{
-			Location: stack,
-			Value:    []int64{v[valWall], v[valSelf], v[valBytes], v[valCount]},
-			Label:    map[string][]string{LabelRole: {k.role.String()}},
-		}
-		if int(k.lane) < len(laneNames) {
-			s.Label[LabelLane] = []string{laneNames[k.lane]}
-		}
+		s := &profile.Sample{Location: stack, Value: v[:], Label: label}
 		if k.step >= 0 {
-			// A unit keeps step 0 from being dropped on encoding.
-			s.NumLabel = map[string][]int64{LabelStep: {int64(k.step)}}
-			s.NumUnit = map[string][]string{LabelStep: {"step"}}
+			num := stepLabels[k.step]
+			if num == nil {
+				num = map[string][]int64{LabelStep: {int64(k.step)}}
+				stepLabels[k.step] = num
+			}
+			s.NumLabel, s.NumUnit = num, stepUnit
 		}
 		p.Sample = append(p.Sample, s)
 	}

@@ -285,3 +285,36 @@ func TestPprofStepsFromStepSpans(t *testing.T) {
 		}
 	}
 }
+
+// The span profile's flat numbers per name are the analyzer's operator table: wall = host total,
+// self = host self.
+func TestPprofMatchesAnalyzer(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go command not on PATH")
+	}
+	p, tb := analyzed(t, 8, "spmm")
+	path := writeTestPprof(t, tb)
+	wall := pprofFlat(goPprof(t, path, "-top", "-nodefraction=0", "-nodecount=1000", "-unit=ns", "-sample_index=wall"))
+	self := pprofFlat(goPprof(t, path, "-top", "-nodefraction=0", "-nodecount=1000", "-unit=ns", "-sample_index=self"))
+	if len(p.Ops.ByName) == 0 {
+		t.Fatal("the analyzer found no operators")
+	}
+	// The analyzer's host self time counts only child spans; in the profile a copy made inside a
+	// span is its child too (its own frame, carrying the bytes). gather_features holds the
+	// synthetic step's 400 µs host-to-device copy.
+	copyInside := map[string]int64{"gather_features": 8 * 400_000}
+	for _, op := range p.Ops.ByName {
+		name := pprofName(op.Name)
+		if wall[name] != op.HostTotalNs {
+			t.Errorf("%s: pprof wall %d, analyzer host total %d", op.Name, wall[name], op.HostTotalNs)
+		}
+		if self[name] != op.HostSelfNs-copyInside[op.Name] {
+			t.Errorf("%s: pprof self %d, analyzer host self %d minus copies %d", op.Name, self[name], op.HostSelfNs, copyInside[op.Name])
+		}
+	}
+	// Copy bytes add up to the analyzer's.
+	out := goPprof(t, path, "-top", "-nodefraction=0", "-unit=B", "-sample_index=bytes")
+	if got := pprofTotal(t, out); got != p.Copies.TotalBytes {
+		t.Errorf("pprof bytes total %d, analyzer copies %d", got, p.Copies.TotalBytes)
+	}
+}
