@@ -31,6 +31,8 @@ type CPU struct {
 	link  *link
 	alloc *trace.Lane // the lane of memory events
 
+	defaultStream *cpuStream
+
 	timeBase  time.Time // taken together with traceBase, for traceTime
 	traceBase int64
 
@@ -68,7 +70,8 @@ func NewCPU(cfg CPUConfig) (*CPU, error) {
 		d.alloc = d.rec.Lane(d.name + " allocator")
 		d.timeBase, d.traceBase = time.Now(), d.rec.Now()
 	}
-	d.streams = []*cpuStream{d.newStream(0, "default")}
+	d.defaultStream = d.newStream(0, "default")
+	d.streams = []*cpuStream{d.defaultStream}
 	return d, nil
 }
 
@@ -231,11 +234,7 @@ func (d *CPU) ResetPeak() {
 	d.mu.Unlock()
 }
 
-func (d *CPU) DefaultStream() Stream {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.streams[0]
-}
+func (d *CPU) DefaultStream() Stream { return d.defaultStream }
 
 func (d *CPU) NewStream(name string) (Stream, error) {
 	d.mu.Lock()
@@ -249,10 +248,7 @@ func (d *CPU) NewStream(name string) (Stream, error) {
 }
 
 func (d *CPU) Copy(lane *trace.Lane, dst, src Mem) error {
-	d.mu.Lock()
-	s := d.streams[0]
-	d.mu.Unlock()
-	return s.copySync(lane, dst, src)
+	return d.defaultStream.copySync(lane, dst, src)
 }
 
 func (d *CPU) Synchronize(lane *trace.Lane) error {
@@ -289,22 +285,30 @@ func (d *CPU) Close() error {
 }
 
 // checkCopy validates a copy from src to dst on this device.
-func (d *CPU) checkCopy(dst, src Mem) error {
-	for _, m := range [2]Mem{dst, src} {
-		if m.invalid != "" {
-			return fmt.Errorf("%w: %s", ErrArgument, m.invalid)
-		}
-		if m.buf != nil {
-			if m.buf.owner != d {
-				return fmt.Errorf("buffer %q %w (%s, not %s)", m.buf.label, ErrForeign, m.buf.dev, d.name)
-			}
-			if m.buf.Freed() {
-				return fmt.Errorf("buffer %q: %w", m.buf.label, ErrFreed)
-			}
-		}
+func (d *CPU) checkCopy(dst, src *Mem) error {
+	if err := d.checkMem(dst); err != nil {
+		return err
+	}
+	if err := d.checkMem(src); err != nil {
+		return err
 	}
 	if dst.n != src.n {
 		return fmt.Errorf("%w: copying %d bytes into %d", ErrArgument, src.n, dst.n)
+	}
+	return nil
+}
+
+func (d *CPU) checkMem(m *Mem) error {
+	b := m.buf
+	switch {
+	case b == nil:
+		return nil
+	case m.bad:
+		return fmt.Errorf("%w: range [%d, %d) outside buffer %q of %d bytes", ErrArgument, m.off, m.off+m.n, b.label, b.size)
+	case b.owner != d:
+		return fmt.Errorf("buffer %q %w (%s, not %s)", b.label, ErrForeign, b.dev, d.name)
+	case b.Freed():
+		return fmt.Errorf("buffer %q: %w", b.label, ErrFreed)
 	}
 	return nil
 }

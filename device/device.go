@@ -291,20 +291,17 @@ func view[T float32 | int32 | int64](b *Buffer, name string) ([]T, error) {
 // Mem is a range of memory that a copy reads or writes: part of a Buffer, or pageable host
 // memory (a Go slice).
 type Mem struct {
-	buf     *Buffer
-	host    []byte // pageable memory, when buf is nil
-	off, n  int64
-	invalid string // why the range is not valid, reported by the copy
+	buf    *Buffer
+	host   []byte // pageable memory, when buf is nil
+	off, n int64
+	bad    bool // the range lies outside the buffer; the copy reports it
 }
 
 // Range returns the n bytes of b starting at byte off. A range outside the buffer makes the copy
 // using it fail.
 func (b *Buffer) Range(off, n int64) Mem {
-	m := Mem{buf: b, off: off, n: n}
-	if off < 0 || n < 0 || off > b.size || n > b.size-off {
-		m.invalid = fmt.Sprintf("range [%d, %d) outside buffer %q of %d bytes", off, off+n, b.label, b.size)
-	}
-	return m
+	bad := off < 0 || n < 0 || off > b.size || n > b.size-off
+	return Mem{buf: b, off: off, n: n, bad: bad}
 }
 
 // Float32Range returns count float32s of b starting at float32 index first.

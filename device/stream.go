@@ -206,11 +206,19 @@ func runGuarded(fn func() error) (err error) {
 
 func (s *cpuStream) copyOp(dst, src Mem) (op, error) {
 	dir, flags := direction(dst, src)
-	if err := s.dev.checkCopy(dst, src); err != nil {
+	if err := s.dev.checkCopy(&dst, &src); err != nil {
 		return op{}, s.errorf("copy "+dir.String(), err)
 	}
 	return op{kind: opCopy, dir: dir, flags: flags, dst: dst, src: src}, nil
 }
+
+// hostCopyNames name the host's wait for a synchronous copy, by direction.
+var hostCopyNames = func() (names [trace.DirH2H + 1]string) {
+	for d := range names {
+		names[d] = "Copy " + trace.Dir(d).String()
+	}
+	return names
+}()
 
 // copySync copies on this stream and waits for the copy, recording the wait on lane.
 func (s *cpuStream) copySync(lane *trace.Lane, dst, src Mem) error {
@@ -220,7 +228,7 @@ func (s *cpuStream) copySync(lane *trace.Lane, dst, src Mem) error {
 	}
 	start := s.dev.now()
 	err = s.runSync(o)
-	lane.Complete("Copy "+o.dir.String(), o.dir.Role(), start, s.dev.now())
+	lane.Complete(hostCopyNames[o.dir], o.dir.Role(), start, s.dev.now())
 	if err == ErrClosed {
 		err = s.errorf("copy "+o.dir.String(), err)
 	}
