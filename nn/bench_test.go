@@ -3,17 +3,34 @@ package nn
 import (
 	"fmt"
 	"testing"
+
+	"gonum.org/v1/gonum/blas"
 )
+
+// measure runs fn b.N times and reports CPU time per op and, when flops > 0, GFLOP/s by wall
+// time and by CPU time.
+func measure(b *testing.B, flops int64, fn func()) {
+	b.Helper()
+	c0 := cpuNanos()
+	for b.Loop() {
+		fn()
+	}
+	cpu := float64(cpuNanos()-c0) / float64(b.N)
+	b.ReportMetric(cpu, "cpu-ns/op")
+	if flops > 0 {
+		b.ReportMetric(float64(flops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		if cpu > 0 {
+			b.ReportMetric(float64(flops)/cpu, "GFLOP/cpu-s")
+		}
+	}
+}
 
 func BenchmarkGemm(b *testing.B) {
 	rng := NewRNG(1)
 	for _, s := range []struct{ m, k, n int }{{4096, 256, 256}, {2708, 1433, 16}, {22470, 64, 16}} {
 		a, w, c := randomMat(s.m, s.k, rng), randomMat(s.k, s.n, rng), NewMat(s.m, s.n)
 		b.Run(fmt.Sprintf("%dx%dx%d", s.m, s.k, s.n), func(b *testing.B) {
-			for b.Loop() {
-				Gemm(false, false, 1, a, w, 0, c)
-			}
-			b.ReportMetric(float64(gemmFLOPs(s.m, s.k, s.n))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			measure(b, gemmFLOPs(s.m, s.k, s.n), func() { Gemm(false, false, 1, a, w, 0, c) })
 		})
 	}
 }
@@ -24,10 +41,7 @@ func BenchmarkSpMM(b *testing.B) {
 		adj := randomAdj(AdjGCN, s.n, s.deg, rng)
 		x, y := randomMat(s.n, s.f, rng), NewMat(s.n, s.f)
 		b.Run(fmt.Sprintf("n=%d,deg=%d,f=%d", s.n, s.deg, s.f), func(b *testing.B) {
-			for b.Loop() {
-				SpMM(adj, x, y)
-			}
-			b.ReportMetric(2*float64(adj.NNZ()*s.f)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			measure(b, 2*int64(adj.NNZ()*s.f), func() { SpMM(adj, x, y) })
 		})
 	}
 }
@@ -46,11 +60,58 @@ func BenchmarkGATStep(b *testing.B) {
 				Dropout: 0.6, AttnDropout: 0.6, GATForm: form}, NewRNG(2))
 			c := &Ctx{Train: true, RNG: NewRNG(3)}
 			var ce CrossEntropy
-			for b.Loop() {
+			rows := seq(140)
+			measure(b, 0, func() {
 				logits := m.Forward(c, adj, x)
-				ce.Forward(c, logits, Targets{Rows: seq(140), Labels: labels})
+				ce.Forward(c, logits, Targets{Rows: rows, Labels: labels})
 				m.Backward(c, ce.Backward(c))
+			})
+		})
+	}
+}
+
+// BenchmarkGemmShapes compares the row-gather kernels with gonum's Sgemm on the products GNN
+// layers compute.
+func BenchmarkGemmShapes(b *testing.B) {
+	rng := NewRNG(1)
+	for _, s := range []struct {
+		name   string
+		ta, tb bool
+		m, k, n int // op(a) m×k, op(b) k×n
+	}{
+		{"NN/2708x1433x16", false, false, 2708, 1433, 16},
+		{"NN/2708x64x7", false, false, 2708, 64, 7},
+		{"NN/22470x64x16", false, false, 22470, 64, 16},
+		{"TN/64x2708x7", true, false, 64, 2708, 7},
+		{"NT/2708x7x64", false, true, 2708, 7, 64},
+		{"NN/4096x256x256", false, false, 4096, 256, 256},
+	} {
+		ar, ac := s.m, s.k
+		if s.ta {
+			ar, ac = s.k, s.m
+		}
+		br, bc := s.k, s.n
+		if s.tb {
+			br, bc = s.n, s.k
+		}
+		a, w, c := randomMat(ar, ac, rng), randomMat(br, bc, rng), NewMat(s.m, s.n)
+		b.Run("ours/"+s.name, func(b *testing.B) {
+			if !gemmSmall(s.ta, s.tb, a, w, c, false) {
+				b.Skip("shape not handled")
 			}
+			measure(b, gemmFLOPs(s.m, s.k, s.n), func() { gemmSmall(s.ta, s.tb, a, w, c, false) })
+		})
+		b.Run("gonum/"+s.name, func(b *testing.B) {
+			ta, tb := blas.NoTrans, blas.NoTrans
+			if s.ta {
+				ta = blas.Trans
+			}
+			if s.tb {
+				tb = blas.Trans
+			}
+			measure(b, gemmFLOPs(s.m, s.k, s.n), func() {
+				float32BLAS.Sgemm(ta, tb, s.m, s.n, s.k, 1, a.Data, a.Cols, w.Data, w.Cols, 0, c.Data, c.Cols)
+			})
 		})
 	}
 }

@@ -162,51 +162,21 @@ func spmmInto(s *Sparse, x, y *Mat, accumulate bool) {
 		return
 	}
 	parallelRows(s.Indptr, int64(s.NNZ())*int64(f), func(lo, hi int) {
+		mode := gatherVals
+		if s.Val == nil {
+			mode = gatherOnes
+		}
 		for i := lo; i < hi; i++ {
 			out := y.Data[i*f : (i+1)*f]
 			if !accumulate {
 				clear(out)
 			}
-			for e := s.Indptr[i]; e < s.Indptr[i+1]; e++ {
-				j := int(s.Indices[e])
-				w := float32(1)
-				if s.Val != nil {
-					w = s.Val[e]
-				}
-				axpy(w, x.Data[j*f:(j+1)*f], out)
+			e0, e1 := s.Indptr[i], s.Indptr[i+1]
+			var val []float32
+			if s.Val != nil {
+				val = s.Val[e0:e1]
 			}
+			gatherAccumulate(out, x.Data, f, s.Indices[e0:e1], val, mode)
 		}
 	})
-}
-
-// axpy computes y += a·x over len(y) elements.
-func axpy(a float32, x, y []float32) {
-	x = x[:len(y)]
-	i := 0
-	for ; i+4 <= len(y); i += 4 {
-		y[i] += a * x[i]
-		y[i+1] += a * x[i+1]
-		y[i+2] += a * x[i+2]
-		y[i+3] += a * x[i+3]
-	}
-	for ; i < len(y); i++ {
-		y[i] += a * x[i]
-	}
-}
-
-// dot returns Σ x[i]·y[i] over len(x) elements.
-func dot(x, y []float32) float32 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i] * y[i]
-		s1 += x[i+1] * y[i+1]
-		s2 += x[i+2] * y[i+2]
-		s3 += x[i+3] * y[i+3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }

@@ -1,0 +1,79 @@
+package nn
+
+// gatherMode says how gatherAccumulate weighs the gathered rows.
+type gatherMode int
+
+const (
+	gatherVals gatherMode = iota // by val[e]
+	gatherOnes                   // by 1 (val unused)
+	gatherSkip                   // by val[e], skipping rows whose weight is 0 (dense GEMM rows)
+)
+
+// gatherAccumulate adds Σ_e w_e·x[idx[e]*stride : idx[e]*stride+len(out)] to out, the inner loop
+// of SpMM and of the small GEMMs (with idx = 0, 1, …). The row ids must be valid for x.
+func gatherAccumulate(out, x []float32, stride int, idx []int32, val []float32, mode gatherMode) {
+	c := gatherSIMD(out, x, stride, idx, val, mode)
+	if c == len(out) {
+		return
+	}
+	out, f := out[c:], len(out)-c
+	for e, j := range idx {
+		w := float32(1)
+		if mode != gatherOnes {
+			w = val[e]
+			if w == 0 && mode == gatherSkip {
+				continue
+			}
+		}
+		base := int(j)*stride + c
+		axpyGo(w, x[base:base+f], out)
+	}
+}
+
+// rank1Accumulate adds a[p]·b to row p of dst (row stride ldd) for every p < len(a), skipping
+// zero a[p].
+func rank1Accumulate(dst []float32, ldd int, a, b []float32) {
+	c := rank1SIMD(dst, ldd, a, b)
+	if c == len(b) {
+		return
+	}
+	tail := b[c:]
+	for p, w := range a {
+		if w != 0 {
+			base := p*ldd + c
+			axpyGo(w, tail, dst[base:base+len(tail)])
+		}
+	}
+}
+
+// axpyGo computes y += a·x over len(y) elements.
+func axpyGo(a float32, x, y []float32) {
+	x = x[:len(y)]
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		y[i] += a * x[i]
+		y[i+1] += a * x[i+1]
+		y[i+2] += a * x[i+2]
+		y[i+3] += a * x[i+3]
+	}
+	for ; i < len(y); i++ {
+		y[i] += a * x[i]
+	}
+}
+
+// dotGo returns Σ x[i]·y[i] over len(x) elements.
+func dotGo(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -1,0 +1,146 @@
+//go:build amd64 && !purego
+
+package nn
+
+import "golang.org/x/sys/cpu"
+
+// useAVX selects the AVX2/FMA kernels of kernels_amd64.s.
+var useAVX = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func gather8(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func gather8Ones(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func gather8Skip(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func gather16(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func gather16Ones(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func gather16Skip(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func gather32(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func gather32Ones(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func gather32Skip(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func rank1Update8(dst *float32, ldd int, a *float32, k int, b *float32)
+
+//go:noescape
+func rank1Update16(dst *float32, ldd int, a *float32, k int, b *float32)
+
+//go:noescape
+func rank1Update32(dst *float32, ldd int, a *float32, k int, b *float32)
+
+//go:noescape
+func gather8Mask(out, x *float32, stride int, idx *int32, val *float32, n int, mask *int32)
+
+//go:noescape
+func gather8MaskOnes(out, x *float32, stride int, idx *int32, val *float32, n int, mask *int32)
+
+//go:noescape
+func gather8MaskSkip(out, x *float32, stride int, idx *int32, val *float32, n int, mask *int32)
+
+//go:noescape
+func rank1Update8Mask(dst *float32, ldd int, a *float32, k int, b *float32, mask *int32)
+
+// laneMasks[c] enables the first c of 8 lanes.
+var laneMasks = func() (m [8][8]int32) {
+	for c := range m {
+		for l := 0; l < c; l++ {
+			m[c][l] = -1
+		}
+	}
+	return m
+}()
+
+var gatherMaskKernels = [3]func(out, x *float32, stride int, idx *int32, val *float32, n int, mask *int32){
+	gather8Mask, gather8MaskOnes, gather8MaskSkip,
+}
+
+//go:noescape
+func axpyAVX(a float32, x, y *float32, n int)
+
+//go:noescape
+func dotAVX(x, y *float32, n int) float32
+
+type gatherFunc func(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+// gatherKernels[width][mode]: width 0, 1, 2 = 8, 16, 32 columns; mode as gatherMode.
+var gatherKernels = [3][3]gatherFunc{
+	{gather8, gather8Ones, gather8Skip},
+	{gather16, gather16Ones, gather16Skip},
+	{gather32, gather32Ones, gather32Skip},
+}
+
+// gatherSIMD does the whole row when the AVX kernels are available and returns the columns done.
+func gatherSIMD(out, x []float32, stride int, idx []int32, val []float32, mode gatherMode) int {
+	if !useAVX || len(idx) == 0 {
+		return 0
+	}
+	var vp *float32
+	if mode != gatherOnes {
+		vp = &val[0]
+	}
+	f, c := len(out), 0
+	for _, k := range [3]struct{ w, i int }{{32, 2}, {16, 1}, {8, 0}} {
+		for ; c+k.w <= f; c += k.w {
+			gatherKernels[k.i][mode](&out[c], &x[c], stride, &idx[0], vp, len(idx))
+		}
+	}
+	if c < f {
+		gatherMaskKernels[mode](&out[c], &x[c], stride, &idx[0], vp, len(idx), &laneMasks[f-c][0])
+	}
+	return f
+}
+
+// rank1SIMD does all columns when the AVX kernels are available and returns the columns done.
+func rank1SIMD(dst []float32, ldd int, a, b []float32) int {
+	if !useAVX || len(a) == 0 {
+		return 0
+	}
+	f, c := len(b), 0
+	for ; c+32 <= f; c += 32 {
+		rank1Update32(&dst[c], ldd, &a[0], len(a), &b[c])
+	}
+	for ; c+16 <= f; c += 16 {
+		rank1Update16(&dst[c], ldd, &a[0], len(a), &b[c])
+	}
+	for ; c+8 <= f; c += 8 {
+		rank1Update8(&dst[c], ldd, &a[0], len(a), &b[c])
+	}
+	if c < f {
+		rank1Update8Mask(&dst[c], ldd, &a[0], len(a), &b[c], &laneMasks[f-c][0])
+	}
+	return f
+}
+
+// axpy computes y += a·x over len(y) elements.
+func axpy(a float32, x, y []float32) {
+	if useAVX && len(y) >= 8 {
+		x = x[:len(y)]
+		axpyAVX(a, &x[0], &y[0], len(y))
+		return
+	}
+	axpyGo(a, x, y)
+}
+
+// dot returns Σ x[i]·y[i] over len(x) elements.
+func dot(x, y []float32) float32 {
+	if useAVX && len(x) >= 8 {
+		y = y[:len(x)]
+		return dotAVX(&x[0], &y[0], len(x))
+	}
+	return dotGo(x, y)
+}

@@ -1,0 +1,592 @@
+// AVX2 + FMA kernels for amd64 (see kernels_amd64.go for their contracts and dispatch).
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func gather8(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:8] += Σ_e<n val[e]·x[idx[e]*stride : +8]
+TEXT ·gather8(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VFMADD231PS 0(BX), Y15, Y0
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VZEROUPPER
+	RET
+
+// func gather8Ones(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:8] += Σ_e<n val[e]·x[idx[e]*stride : +8] (val taken as 1)
+TEXT ·gather8Ones(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VADDPS 0(BX), Y0, Y0
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VZEROUPPER
+	RET
+
+// func gather8Skip(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:8] += Σ_e<n val[e]·x[idx[e]*stride : +8] skipping val[e] == 0
+TEXT ·gather8Skip(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVL (R10)(AX*4), R11
+	TESTL $0x7fffffff, R11
+	JZ next
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VFMADD231PS 0(BX), Y15, Y0
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VZEROUPPER
+	RET
+
+// func gather16(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:16] += Σ_e<n val[e]·x[idx[e]*stride : +16]
+TEXT ·gather16(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VFMADD231PS 0(BX), Y15, Y0
+	VFMADD231PS 32(BX), Y15, Y1
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VZEROUPPER
+	RET
+
+// func gather16Ones(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:16] += Σ_e<n val[e]·x[idx[e]*stride : +16] (val taken as 1)
+TEXT ·gather16Ones(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VADDPS 0(BX), Y0, Y0
+	VADDPS 32(BX), Y1, Y1
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VZEROUPPER
+	RET
+
+// func gather16Skip(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:16] += Σ_e<n val[e]·x[idx[e]*stride : +16] skipping val[e] == 0
+TEXT ·gather16Skip(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVL (R10)(AX*4), R11
+	TESTL $0x7fffffff, R11
+	JZ next
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VFMADD231PS 0(BX), Y15, Y0
+	VFMADD231PS 32(BX), Y15, Y1
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VZEROUPPER
+	RET
+
+// func gather32(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:32] += Σ_e<n val[e]·x[idx[e]*stride : +32]
+TEXT ·gather32(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VFMADD231PS 0(BX), Y15, Y0
+	VFMADD231PS 32(BX), Y15, Y1
+	VFMADD231PS 64(BX), Y15, Y2
+	VFMADD231PS 96(BX), Y15, Y3
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func gather32Ones(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:32] += Σ_e<n val[e]·x[idx[e]*stride : +32] (val taken as 1)
+TEXT ·gather32Ones(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VADDPS 0(BX), Y0, Y0
+	VADDPS 32(BX), Y1, Y1
+	VADDPS 64(BX), Y2, Y2
+	VADDPS 96(BX), Y3, Y3
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func gather32Skip(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:32] += Σ_e<n val[e]·x[idx[e]*stride : +32] skipping val[e] == 0
+TEXT ·gather32Skip(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVL (R10)(AX*4), R11
+	TESTL $0x7fffffff, R11
+	JZ next
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VFMADD231PS 0(BX), Y15, Y0
+	VFMADD231PS 32(BX), Y15, Y1
+	VFMADD231PS 64(BX), Y15, Y2
+	VFMADD231PS 96(BX), Y15, Y3
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func rank1Update8(dst *float32, ldd int, a *float32, k int, b *float32)
+// dst[p*ldd : +8] += a[p]·b[0:8] for p < k, skipping a[p] == 0
+TEXT ·rank1Update8(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ k+24(FP), CX
+	MOVQ b+32(FP), DX
+	SHLQ $2, R8
+	VMOVUPS 0(DX), Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVL (SI)(AX*4), R11
+	TESTL $0x7fffffff, R11
+	JZ next
+	VBROADCASTSS (SI)(AX*4), Y15
+	VMOVUPS 0(DI), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(DI)
+next:
+	ADDQ R8, DI
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func rank1Update16(dst *float32, ldd int, a *float32, k int, b *float32)
+// dst[p*ldd : +16] += a[p]·b[0:16] for p < k, skipping a[p] == 0
+TEXT ·rank1Update16(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ k+24(FP), CX
+	MOVQ b+32(FP), DX
+	SHLQ $2, R8
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVL (SI)(AX*4), R11
+	TESTL $0x7fffffff, R11
+	JZ next
+	VBROADCASTSS (SI)(AX*4), Y15
+	VMOVUPS 0(DI), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(DI)
+	VMOVUPS 32(DI), Y9
+	VFMADD231PS Y1, Y15, Y9
+	VMOVUPS Y9, 32(DI)
+next:
+	ADDQ R8, DI
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func rank1Update32(dst *float32, ldd int, a *float32, k int, b *float32)
+// dst[p*ldd : +32] += a[p]·b[0:32] for p < k, skipping a[p] == 0
+TEXT ·rank1Update32(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ k+24(FP), CX
+	MOVQ b+32(FP), DX
+	SHLQ $2, R8
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVL (SI)(AX*4), R11
+	TESTL $0x7fffffff, R11
+	JZ next
+	VBROADCASTSS (SI)(AX*4), Y15
+	VMOVUPS 0(DI), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(DI)
+	VMOVUPS 32(DI), Y9
+	VFMADD231PS Y1, Y15, Y9
+	VMOVUPS Y9, 32(DI)
+	VMOVUPS 64(DI), Y10
+	VFMADD231PS Y2, Y15, Y10
+	VMOVUPS Y10, 64(DI)
+	VMOVUPS 96(DI), Y11
+	VFMADD231PS Y3, Y15, Y11
+	VMOVUPS Y11, 96(DI)
+next:
+	ADDQ R8, DI
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func gather8Mask(out *float32, x *float32, stride int, idx *int32, val *float32, n int, mask *int32)
+// gather8 for the first c < 8 columns: mask holds -1 in lanes < c and 0 above, so nothing
+// past a row's end is read or written.
+TEXT ·gather8Mask(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	MOVQ mask+48(FP), DX
+	SHLQ $2, R8
+	VMOVDQU (DX), Y14
+	VMASKMOVPS (DI), Y14, Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VMASKMOVPS (BX), Y14, Y1
+	VBROADCASTSS (R10)(AX*4), Y15
+	VFMADD231PS Y1, Y15, Y0
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMASKMOVPS Y0, Y14, (DI)
+	VZEROUPPER
+	RET
+
+// func gather8MaskOnes(out *float32, x *float32, stride int, idx *int32, val *float32, n int, mask *int32)
+// gather8 for the first c < 8 columns: mask holds -1 in lanes < c and 0 above, so nothing
+// past a row's end is read or written.
+TEXT ·gather8MaskOnes(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	MOVQ mask+48(FP), DX
+	SHLQ $2, R8
+	VMOVDQU (DX), Y14
+	VMASKMOVPS (DI), Y14, Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VMASKMOVPS (BX), Y14, Y1
+	VADDPS Y1, Y0, Y0
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMASKMOVPS Y0, Y14, (DI)
+	VZEROUPPER
+	RET
+
+// func gather8MaskSkip(out *float32, x *float32, stride int, idx *int32, val *float32, n int, mask *int32)
+// gather8 for the first c < 8 columns: mask holds -1 in lanes < c and 0 above, so nothing
+// past a row's end is read or written.
+TEXT ·gather8MaskSkip(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	MOVQ mask+48(FP), DX
+	SHLQ $2, R8
+	VMOVDQU (DX), Y14
+	VMASKMOVPS (DI), Y14, Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVL (R10)(AX*4), R11
+	TESTL $0x7fffffff, R11
+	JZ next
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VMASKMOVPS (BX), Y14, Y1
+	VBROADCASTSS (R10)(AX*4), Y15
+	VFMADD231PS Y1, Y15, Y0
+next:
+	INCQ AX
+	JMP loop
+done:
+	VMASKMOVPS Y0, Y14, (DI)
+	VZEROUPPER
+	RET
+
+// func rank1Update8Mask(dst *float32, ldd int, a *float32, k int, b *float32, mask *int32)
+// rank1Update8 for the first c < 8 columns (mask as for gather8Mask)
+TEXT ·rank1Update8Mask(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ k+24(FP), CX
+	MOVQ b+32(FP), DX
+	MOVQ mask+40(FP), R9
+	SHLQ $2, R8
+	VMOVDQU (R9), Y14
+	VMASKMOVPS (DX), Y14, Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVL (SI)(AX*4), R11
+	TESTL $0x7fffffff, R11
+	JZ next
+	VBROADCASTSS (SI)(AX*4), Y15
+	VMASKMOVPS (DI), Y14, Y1
+	VFMADD231PS Y0, Y15, Y1
+	VMASKMOVPS Y1, Y14, (DI)
+next:
+	ADDQ R8, DI
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func axpyAVX(a float32, x *float32, y *float32, n int)
+// y[i] += a·x[i] for i < n
+TEXT ·axpyAVX(SB), NOSPLIT, $0-32
+	VBROADCASTSS a+0(FP), Y15
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+loop8:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT tail
+	VMOVUPS (DI)(AX*4), Y0
+	VFMADD231PS (SI)(AX*4), Y15, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	MOVQ BX, AX
+	JMP loop8
+tail:
+	CMPQ AX, CX
+	JGE done
+	VMOVSS (DI)(AX*4), X0
+	VFMADD231SS (SI)(AX*4), X15, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP tail
+done:
+	VZEROUPPER
+	RET
+
+// func dotAVX(x *float32, y *float32, n int) float32
+TEXT ·dotAVX(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	XORQ AX, AX
+loop8:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT reduce
+	VMOVUPS (SI)(AX*4), Y1
+	VFMADD231PS (DI)(AX*4), Y1, Y0
+	MOVQ BX, AX
+	JMP loop8
+reduce:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+tail:
+	CMPQ AX, CX
+	JGE done
+	VMOVSS (SI)(AX*4), X1
+	VFMADD231SS (DI)(AX*4), X1, X0
+	INCQ AX
+	JMP tail
+done:
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET

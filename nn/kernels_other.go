@@ -1,0 +1,17 @@
+//go:build !amd64 || purego
+
+package nn
+
+const useAVX = false
+
+func gatherSIMD(out, x []float32, stride int, idx []int32, val []float32, mode gatherMode) int {
+	return 0
+}
+
+func rank1SIMD(dst []float32, ldd int, a, b []float32) int { return 0 }
+
+// axpy computes y += a·x over len(y) elements.
+func axpy(a float32, x, y []float32) { axpyGo(a, x, y) }
+
+// dot returns Σ x[i]·y[i] over len(x) elements.
+func dot(x, y []float32) float32 { return dotGo(x, y) }

@@ -1,0 +1,158 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+func closeEnough(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if d := math.Abs(float64(got[i] - want[i])); d > 1e-4+1e-4*math.Abs(float64(want[i])) {
+			t.Fatalf("%s: element %d = %g, want %g", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestGemmMatchesGonum checks every path of Gemm (the row-gather kernels for narrow outputs,
+// with and without AVX, and gonum's engine) against gonum's reference Sgemm, for widths around
+// the vector lengths, every transpose combination and beta 0 and 1.
+func TestGemmMatchesGonum(t *testing.T) {
+	rng := NewRNG(1)
+	for _, m := range []int{1, 5, 33} {
+		for _, k := range []int{1, 7, 40} {
+			for _, n := range []int{1, 3, 7, 8, 9, 16, 23, 32, 41, 64, 65} {
+				for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+					for _, beta := range []float32{0, 1} {
+						ar, ac := m, k
+						if tr[0] {
+							ar, ac = k, m
+						}
+						br, bc := k, n
+						if tr[1] {
+							br, bc = n, k
+						}
+						a, b := randomMat(ar, ac, rng), randomMat(br, bc, rng)
+						// Zeros exercise the kernels' skipping of zero coefficients.
+						a.Data[0], b.Data[len(b.Data)-1] = 0, 0
+						c0 := randomMat(m, n, rng)
+						want := c0.Clone()
+						ta, tb := blas.NoTrans, blas.NoTrans
+						if tr[0] {
+							ta = blas.Trans
+						}
+						if tr[1] {
+							tb = blas.Trans
+						}
+						gonum.Implementation{}.Sgemm(ta, tb, m, n, k, 1, a.Data, ac, b.Data, bc, beta, want.Data, n)
+						got := c0.Clone()
+						Gemm(tr[0], tr[1], 1, a, b, beta, got)
+						closeEnough(t, fmt.Sprintf("m=%d k=%d n=%d trans=%v beta=%g", m, k, n, tr, beta), got.Data, want.Data)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGemmPureGoPath(t *testing.T) {
+	if !useAVX {
+		t.Skip("the pure-Go path is the only one here and TestGemmMatchesGonum covers it")
+	}
+	useAVX = false
+	defer func() { useAVX = true }()
+	TestGemmMatchesGonum(t)
+	TestSpMMMatchesReference(t)
+}
+
+func TestSpMMMatchesReference(t *testing.T) {
+	rng := NewRNG(2)
+	for _, f := range []int{1, 7, 8, 16, 19, 64, 70} {
+		for _, kind := range []AdjKind{AdjGCN, AdjSum} {
+			adj := randomAdj(kind, 50, 6, rng)
+			x := randomMat(50, f, rng)
+			want := refSpMM(adj, f64(x.Data), f)
+			got := SpMM(adj, x, nil)
+			closeEnough(t, fmt.Sprintf("SpMM f=%d %s", f, kind), got.Data, f32(want))
+			// Transpose: compare with the SpMM of an explicitly transposed matrix.
+			tr, _ := adj.Transpose()
+			wantT := refSpMM(tr, f64(x.Data), f)
+			gotT := SpMMT(adj, x, nil)
+			closeEnough(t, fmt.Sprintf("SpMMT f=%d %s", f, kind), gotT.Data, f32(wantT))
+			SpMMAdd(adj, x, got)
+			for i := range want {
+				want[i] *= 2
+			}
+			closeEnough(t, fmt.Sprintf("SpMMAdd f=%d %s", f, kind), got.Data, f32(want))
+		}
+	}
+}
+
+func f32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+func TestTransposeRoundTrip(t *testing.T) {
+	rng := NewRNG(3)
+	adj := randomAdj(AdjGCN, 40, 5, rng)
+	tr, edge := adj.Transpose()
+	if err := tr.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for j := 0; j < tr.Rows; j++ {
+		for p := tr.Indptr[j]; p < tr.Indptr[j+1]; p++ {
+			e := edge[p]
+			i := tr.Indices[p]
+			if adj.Indices[e] != int32(j) || e < int32(adj.Indptr[i]) || e >= int32(adj.Indptr[i+1]) || adj.Val[e] != tr.Val[p] {
+				t.Fatalf("transposed entry %d (%d→%d) maps to entry %d", p, j, i, e)
+			}
+		}
+	}
+}
+
+func TestExp32(t *testing.T) {
+	worst := 0.0
+	for x := -87.0; x < 88.5; x += 0.001 {
+		got, want := float64(exp32(float32(x))), math.Exp(float64(float32(x)))
+		worst = max(worst, math.Abs(got-want)/want)
+	}
+	if worst > 3e-7 {
+		t.Fatalf("exp32 relative error %.2e", worst)
+	}
+	if exp32(-100) != 0 || !math.IsInf(float64(exp32(100)), 1) || exp32(0) != 1 {
+		t.Fatal("exp32 limits wrong")
+	}
+}
+
+func TestBuildAdj(t *testing.T) {
+	// Path 0–1–2 with a self loop on 1.
+	indptr := []int64{0, 1, 4, 5}
+	indices := []int32{1, 0, 1, 2, 1}
+	gcn, err := BuildAdj(AdjGCN, 3, indptr, indices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With self loops: degrees 2, 3, 2.
+	wantIdx := []int32{0, 1, 0, 1, 2, 1, 2}
+	wantVal := []float64{0.5, 1 / math.Sqrt(6), 1 / math.Sqrt(6), 1.0 / 3, 1 / math.Sqrt(6), 1 / math.Sqrt(6), 0.5}
+	for e := range wantIdx {
+		if gcn.Indices[e] != wantIdx[e] || math.Abs(float64(gcn.Val[e])-wantVal[e]) > 1e-7 {
+			t.Fatalf("gcn entry %d: %d %g, want %d %g", e, gcn.Indices[e], gcn.Val[e], wantIdx[e], wantVal[e])
+		}
+	}
+	mean, _ := BuildAdj(AdjMean, 3, indptr, indices)
+	if mean.NNZ() != 4 || mean.Val[1] != 0.5 || mean.Val[0] != 1 {
+		t.Fatalf("mean adjacency %v %v", mean.Indices, mean.Val)
+	}
+	if _, err := BuildAdj(AdjSum, 3, []int64{0, 1, 2, 3}, []int32{1, 5, 0}); err == nil {
+		t.Fatal("out-of-range neighbour accepted")
+	}
+}
