@@ -33,8 +33,7 @@ type CPU struct {
 
 	defaultStream *cpuStream
 
-	timeBase  time.Time // taken together with traceBase, for traceTime
-	traceBase int64
+	created time.Time
 
 	mu      sync.Mutex // guards the fields below
 	info    MemInfo
@@ -53,22 +52,22 @@ func NewCPU(cfg CPUConfig) (*CPU, error) {
 		return nil, fmt.Errorf("device cpu:%d: %w: index out of range", cfg.Index, ErrArgument)
 	}
 	d := &CPU{
-		name:   fmt.Sprintf("cpu:%d", cfg.Index),
-		index:  cfg.Index,
-		rec:    cfg.Recorder,
-		limit:  cfg.MemoryLimit,
-		pinLim: cfg.PinnedLimit,
+		name:    fmt.Sprintf("cpu:%d", cfg.Index),
+		index:   cfg.Index,
+		rec:     cfg.Recorder,
+		limit:   cfg.MemoryLimit,
+		pinLim:  cfg.PinnedLimit,
+		created: time.Now(),
 	}
 	d.info.Limit = cfg.MemoryLimit
 	if cfg.Link != nil {
 		if err := cfg.Link.validate(); err != nil {
 			return nil, fmt.Errorf("device %s: %w", d.name, err)
 		}
-		d.link = newLink(*cfg.Link)
+		d.link = &link{model: *cfg.Link, now: d.clock}
 	}
 	if d.rec != nil {
 		d.alloc = d.rec.Lane(d.name + " allocator")
-		d.timeBase, d.traceBase = time.Now(), d.rec.Now()
 	}
 	d.defaultStream = d.newStream(0, "default")
 	d.streams = []*cpuStream{d.defaultStream}
@@ -80,13 +79,12 @@ var _ Device = (*CPU)(nil)
 func (d *CPU) Name() string { return d.name }
 func (d *CPU) Index() int   { return d.index }
 
-// traceTime converts a time to the recorder's clock, through one fixed pair of readings so that
-// converted times keep their exact differences.
-func (d *CPU) traceTime(t time.Time) int64 {
+// clock returns nanoseconds on the recorder's clock, or on a monotonic clock with recording off.
+func (d *CPU) clock() int64 {
 	if d.rec == nil {
-		return 0
+		return time.Since(d.created).Nanoseconds()
 	}
-	return d.traceBase + t.Sub(d.timeBase).Nanoseconds()
+	return d.rec.Now()
 }
 
 // now returns the recorder's clock, or 0 with recording off.
@@ -348,10 +346,10 @@ func (d *CPU) doCopy(dst, src Mem, dir trace.Dir, flags trace.Flags) (start, end
 		return start, d.now(), nil
 	}
 	// The trace shows when the modelled copy held its engine, as a GPU's trace shows the DMA.
-	began := time.Now()
+	began := d.clock()
 	copyChunked(to, from)
-	from0, to0 := d.link.occupy(dir, flags&trace.FlagPinned != 0, int64(len(to)), began)
-	return d.traceTime(from0), d.traceTime(to0), nil
+	start, end = d.link.occupy(dir, flags&trace.FlagPinned != 0, int64(len(to)), began)
+	return start, end, nil
 }
 
 // copyChunk bounds the bytes moved by one call to copy. A memmove cannot be preempted, so one

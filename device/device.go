@@ -12,6 +12,10 @@
 // A typical asynchronous transfer, as GNNAutoScale's history pulls do it: gather rows into a
 // pinned buffer on a worker goroutine, copy it to the device on a side stream, record an event
 // there, and make the compute stream (or the host) wait for the event before using the rows.
+//
+// A CUDA backend belongs in this package behind a build tag, implementing Device, Stream and Event.
+// Its device buffers leave the host memory unset, so views of them fail with ErrNotHost, and keep
+// their device pointer in a field added for it.
 package device
 
 import (
@@ -79,7 +83,7 @@ type Stream interface {
 	CopyAsync(dst, src Mem) error
 	// Launch queues fn, a host function standing in for a kernel: it runs on the stream in order
 	// with its other work and is recorded as a kernel span named name. An error from fn becomes
-	// the stream's error.
+	// the stream's error. fn must not wait for device work: the stream cannot go on until it returns.
 	Launch(name string, fn func() error) error
 	// Record returns an event that completes when the work queued so far on this stream has.
 	Record() (Event, error)

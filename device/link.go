@@ -58,54 +58,53 @@ func (m LinkModel) duration(dir trace.Dir, pinned bool, bytes int64) time.Durati
 	return m.Latency + time.Duration(float64(bytes)/bw*1e9)
 }
 
-// link is a LinkModel with the state of its copy engines.
+// link is a LinkModel with the state of its copy engines. It keeps time on its device's clock
+// (the recorder's, when recording), so the intervals it gives go into the trace unconverted.
 type link struct {
 	model  LinkModel
+	now    func() int64 // nanoseconds
 	mu     sync.Mutex
-	engine [2]time.Time // when the H2D and D2H engines are next free
+	engine [2]int64 // when the H2D and D2H engines are next free
 }
-
-func newLink(m LinkModel) *link { return &link{model: m} }
 
 // occupy is called when the real memory copy of a copy that began at began has finished. It
 // takes the copy's engine for the modelled duration (from when the engine is free, and not ending
 // before now), waits until the modelled end, and returns the interval the copy held its engine.
-func (l *link) occupy(dir trace.Dir, pinned bool, bytes int64, began time.Time) (start, end time.Time) {
-	dur := l.model.duration(dir, pinned, bytes)
+func (l *link) occupy(dir trace.Dir, pinned bool, bytes int64, began int64) (start, end int64) {
+	now := l.now()
+	dur := l.model.duration(dir, pinned, bytes).Nanoseconds()
 	if dur == 0 {
-		return began, time.Now()
+		return began, now
 	}
-	start = began
-	var engine *time.Time
+	var engine *int64
 	switch dir {
 	case trace.DirH2D:
 		engine = &l.engine[0]
 	case trace.DirD2H:
 		engine = &l.engine[1]
 	}
+	start = began
 	l.mu.Lock()
-	if engine != nil && start.Before(*engine) {
-		start = *engine
+	if engine != nil {
+		start = max(start, *engine)
 	}
-	end = start.Add(dur)
-	if now := time.Now(); end.Before(now) { // the memory copy itself was slower than the link
-		end = now
-	}
+	end = max(start+dur, now) // never shorter than the memory copy itself
 	if engine != nil {
 		*engine = end
 	}
 	l.mu.Unlock()
-	waitUntil(end)
+	l.waitUntil(end)
 	return start, end
 }
 
-// waitUntil sleeps until t, spinning for the last stretch that a sleep would overshoot.
-func waitUntil(t time.Time) {
-	const spin = 100 * time.Microsecond
-	if d := time.Until(t); d > 2*spin {
-		time.Sleep(d - spin)
+// waitUntil sleeps until the clock reads t, spinning for the last stretch that a sleep would
+// overshoot.
+func (l *link) waitUntil(t int64) {
+	const spin = int64(100 * time.Microsecond)
+	if d := t - l.now(); d > 2*spin {
+		time.Sleep(time.Duration(d - spin))
 	}
-	for time.Now().Before(t) {
+	for l.now() < t {
 		runtime.Gosched()
 	}
 }
