@@ -864,3 +864,62 @@ func TestLinkModel(t *testing.T) {
 		t.Fatalf("negative bandwidth: %v", err)
 	}
 }
+
+// TestTraceFile writes a device's events to a trace file and reads them back: copies keep their
+// direction, flags, bytes and stream, memory events their running totals.
+func TestTraceFile(t *testing.T) {
+	path := t.TempDir() + "/trace.json.gz"
+	rec, err := trace.Create(path, trace.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := newCPU(t, CPUConfig{Recorder: rec})
+	host := rec.Lane("main")
+	side := newStream(t, dev, "side")
+	d, pin := alloc(t, dev, 4096, "d"), allocPinned(t, dev, 4096, "pin")
+	step := host.BeginStep(0)
+	if err := side.CopyAsync(d.All(), pin.All()); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Copy(host, Host(make([]byte, 4096)), d.All()); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Synchronize(host); err != nil {
+		t.Fatal(err)
+	}
+	step.End()
+	if err := dev.Free(d); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	tab, err := trace.ReadFile(path, trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copies []string
+	var totals []int64
+	for i := range tab.Len() {
+		e := tab.Event(i)
+		switch e.Kind {
+		case trace.KindCopy:
+			copies = append(copies, fmt.Sprintf("%s %v async=%v bytes=%d device=%d stream=%d step=%d",
+				e.Name, e.Role, e.Flags&trace.FlagAsync != 0, e.Bytes, e.Device, tab.Lanes[e.Lane].Stream, e.Step))
+		case trace.KindMemory:
+			totals = append(totals, int64(e.Device), e.Bytes, e.Total)
+		}
+	}
+	slices.Sort(copies)
+	want := []string{
+		"Memcpy DtoH (Device -> Pageable) d2h async=false bytes=4096 device=0 stream=0 step=0",
+		"Memcpy HtoD (Pinned -> Device) h2d async=true bytes=4096 device=0 stream=1 step=0",
+	}
+	if !slices.Equal(copies, want) {
+		t.Errorf("copies read back:\n%s\nwant:\n%s", strings.Join(copies, "\n"), strings.Join(want, "\n"))
+	}
+	if want := []int64{0, 4096, 4096, trace.NoDevice, 4096, 4096, 0, -4096, 0}; !slices.Equal(totals, want) {
+		t.Errorf("memory events read back (device, bytes, total): %v, want %v", totals, want)
+	}
+}
