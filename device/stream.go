@@ -40,9 +40,9 @@ type cpuStream struct {
 	lane *trace.Lane // nil with recording off
 
 	mu     sync.Mutex // guards the fields below
-	queue  []op
-	head   int  // queue[head:] is pending
-	busy   bool // an op is running (on the worker or a caller)
+	queue  []op // pending work
+	spare  []op // the worker's emptied batch, reused for the next queue
+	busy   bool // work is running (on the worker or a caller)
 	closed bool
 	err    error // the first failure of asynchronous work
 
@@ -71,7 +71,7 @@ func (s *cpuStream) Err() error {
 }
 
 // idle reports whether nothing is queued or running; s.mu is held.
-func (s *cpuStream) idle() bool { return s.head == len(s.queue) && !s.busy }
+func (s *cpuStream) idle() bool { return len(s.queue) == 0 && !s.busy }
 
 // poke tells the worker to look at the queue.
 func (s *cpuStream) poke() {
@@ -105,11 +105,13 @@ func (s *cpuStream) errorf(what string, err error) error {
 	return fmt.Errorf("device %s stream %d (%s): %s: %w", s.dev.name, s.id, s.name, what, err)
 }
 
+// loop runs the queued work in batches: it takes everything pending at once, so that a producer
+// queueing many small copies and the worker running them meet at the lock once per batch.
 func (s *cpuStream) loop() {
 	defer close(s.exited)
 	for {
 		s.mu.Lock()
-		for s.head == len(s.queue) || s.busy {
+		for len(s.queue) == 0 || s.busy {
 			if s.closed && s.idle() {
 				s.mu.Unlock()
 				return
@@ -118,26 +120,30 @@ func (s *cpuStream) loop() {
 			<-s.wake
 			s.mu.Lock()
 		}
-		o := s.queue[s.head]
-		s.queue[s.head] = op{}
-		s.head++
-		if s.head == len(s.queue) {
-			s.queue, s.head = s.queue[:0], 0
-		}
+		batch := s.queue
+		s.queue, s.spare = s.spare, nil
 		s.busy = true
 		s.mu.Unlock()
 
-		err := s.exec(&o)
+		for i := range batch {
+			o := &batch[i]
+			err := s.exec(o)
+			if o.result != nil {
+				o.result <- err
+			} else if err != nil {
+				s.mu.Lock()
+				if s.err == nil {
+					s.err = err
+				}
+				s.mu.Unlock()
+			}
+			*o = op{}
+		}
 
 		s.mu.Lock()
 		s.busy = false
-		if err != nil && o.result == nil && s.err == nil {
-			s.err = err
-		}
+		s.spare = batch[:0]
 		s.mu.Unlock()
-		if o.result != nil {
-			o.result <- err
-		}
 	}
 }
 
@@ -155,7 +161,7 @@ func (s *cpuStream) runSync(o op) error {
 		err := s.exec(&o)
 		s.mu.Lock()
 		s.busy = false
-		look := s.head < len(s.queue) || s.closed // the worker may be waiting to drain or exit
+		look := len(s.queue) > 0 || s.closed // the worker may be waiting to drain or exit
 		s.mu.Unlock()
 		if look {
 			s.poke()
