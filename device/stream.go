@@ -40,9 +40,9 @@ type cpuStream struct {
 	lane *trace.Lane // nil with recording off
 
 	mu     sync.Mutex // guards the fields below
-	queue  []op // pending work
-	spare  []op // the worker's emptied batch, reused for the next queue
-	busy   bool // work is running (on the worker or a caller)
+	queue  []op       // pending work
+	spare  []op       // the worker's emptied batch, reused for the next queue
+	busy   bool       // work is running (on the worker or a caller)
 	closed bool
 	err    error // the first failure of asynchronous work
 
