@@ -2,13 +2,15 @@
 // real graphs and an R-MAT graph, and prints a Markdown table: edge cut (and its ratio to
 // METIS), imbalance, time (and its ratio) and peak memory.
 //
-//	go run ./graph/internal/partbench [-k 8,64] [-seed 1] [-rmat rmat:scale=17,edges=16]
+//	go run ./graph/internal/partbench [-k 8,64] [-seeds 5] [-rmat rmat:scale=17,edges=16,features=0]
 //
-// Builtin times are measured in-process around graph.Partition; gpmetis times are the
+// Both partitioners run once per seed (1..seeds), alternating, on the same graph. Edge cut and
+// imbalance are means over the seeds (METIS's own cut varies by ±10% between seeds); times are
+// medians. Builtin times are measured in-process around graph.Partition; gpmetis times are the
 // "Partitioning" time gpmetis itself reports (file input/output excluded). Peak memory is the
-// resident high-water mark: for builtin, of this process during partitioning (reset after the
-// dataset is loaded, so it covers the graph plus the partitioner's work arrays); for gpmetis, of
-// the gpmetis process.
+// resident high-water mark, largest over the seeds: for builtin, of this process during
+// partitioning (reset after the dataset is loaded, so it covers the graph plus the
+// partitioner's work arrays); for gpmetis, of the gpmetis process (its graph plus its work).
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,17 +32,35 @@ import (
 
 func main() {
 	ks := flag.String("k", "8,64", "comma-separated part counts")
-	seed := flag.Uint64("seed", 1, "seed for both partitioners")
+	seeds := flag.Int("seeds", 5, "runs per method and k, with seeds 1..seeds")
 	rmat := flag.String("rmat", "rmat:scale=17,edges=16,features=0", "R-MAT generator spec")
-	reps := flag.Int("reps", 3, "runs per method; the fastest time is reported")
 	flag.Parse()
-	if err := run(*ks, *seed, *rmat, *reps); err != nil {
+	if err := run(*ks, *seeds, *rmat); err != nil {
 		fmt.Fprintln(os.Stderr, "partbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ksFlag string, seed uint64, rmat string, reps int) error {
+// stats accumulates one method's runs.
+type stats struct {
+	cut, imb float64 // sums
+	secs     []float64
+	peak     int64
+}
+
+func (s *stats) add(p *graph.Partitioning, secs float64, peak int64) {
+	s.cut += float64(p.EdgeCut)
+	s.imb += p.Imbalance
+	s.secs = append(s.secs, secs)
+	s.peak = max(s.peak, peak)
+}
+
+func (s *stats) median() float64 {
+	slices.Sort(s.secs)
+	return s.secs[len(s.secs)/2]
+}
+
+func run(ksFlag string, seeds int, rmat string) error {
 	var ks []int
 	for _, s := range strings.Split(ksFlag, ",") {
 		k, err := strconv.Atoi(strings.TrimSpace(s))
@@ -58,33 +79,26 @@ func run(ksFlag string, seed uint64, rmat string, reps int) error {
 		{"Twitch-DE", filepath.Join(shared, "data", "twitch-de")},
 		{"R-MAT", rmat},
 	}
+	fmt.Printf("%d seeds per row; cut and imbalance are means, time the median, peak RSS the largest.\n\n", seeds)
 	fmt.Println("| graph | nodes | edges | k | method | edge cut | cut ratio | imbalance | time (s) | time ratio | peak RSS (MiB) |")
 	fmt.Println("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, d := range datasets {
-		ds, err := graph.Open(d.path, graph.LoadOptions{Seed: seed})
+		ds, err := graph.Open(d.path, graph.LoadOptions{Seed: 1})
 		if err != nil {
 			return err
 		}
 		g := ds.Graph
 		ds = nil
 		for _, k := range ks {
-			opt := graph.PartitionOptions{Seed: seed}
-			var metis *graph.GpmetisResult
-			var metisPeak int64
-			for r := 0; r < reps; r++ {
+			var metis, builtin stats
+			for seed := uint64(1); seed <= uint64(seeds); seed++ {
+				opt := graph.PartitionOptions{Seed: seed}
 				m, err := graph.PartitionGpmetis(context.Background(), g, k, opt)
 				if err != nil {
 					return err
 				}
-				if metis == nil || m.Seconds < metis.Seconds {
-					metis = m
-				}
-				metisPeak = max(metisPeak, m.PeakRSS)
-			}
-			var best *graph.Partitioning
-			bestTime := time.Duration(1 << 62)
-			var peak int64
-			for r := 0; r < reps; r++ {
+				metis.add(m.Partitioning, m.Seconds, m.PeakRSS)
+
 				runtime.GC()
 				debug.FreeOSMemory()
 				graph.ResetPeakRSS()
@@ -93,22 +107,22 @@ func run(ksFlag string, seed uint64, rmat string, reps int) error {
 				if err != nil {
 					return err
 				}
-				el := time.Since(start)
-				peak = max(peak, graph.PeakRSS())
-				bestTime = min(bestTime, el)
-				best = p
+				builtin.add(p, time.Since(start).Seconds(), graph.PeakRSS())
 			}
-			row := func(method string, p *graph.Partitioning, secs float64, peak int64, ratio bool) {
+			n := float64(seeds)
+			mt := metis.median()
+			for _, r := range []struct {
+				method string
+				s      *stats
+			}{{"gpmetis", &metis}, {"builtin", &builtin}} {
 				cutRatio, timeRatio := "", ""
-				if ratio {
-					cutRatio = fmt.Sprintf("%.3f", float64(p.EdgeCut)/float64(max(metis.EdgeCut, 1)))
-					timeRatio = fmt.Sprintf("%.2f", secs/max(metis.Seconds, 1e-3))
+				if r.s == &builtin {
+					cutRatio = fmt.Sprintf("%.3f", builtin.cut/max(metis.cut, 1))
+					timeRatio = fmt.Sprintf("%.2f", builtin.median()/max(mt, 1e-3))
 				}
-				fmt.Printf("| %s | %d | %d | %d | %s | %d | %s | %.2f%% | %.3f | %s | %.1f |\n",
-					d.name, g.N, g.NumEdges()/2, k, method, p.EdgeCut, cutRatio, 100*p.Imbalance, secs, timeRatio, float64(peak)/(1<<20))
+				fmt.Printf("| %s | %d | %d | %d | %s | %.0f | %s | %.2f%% | %.3f | %s | %.1f |\n",
+					d.name, g.N, g.NumEdges()/2, k, r.method, r.s.cut/n, cutRatio, 100*r.s.imb/n, r.s.median(), timeRatio, float64(r.s.peak)/(1<<20))
 			}
-			row("gpmetis", metis.Partitioning, metis.Seconds, metisPeak, false)
-			row("builtin", best, bestTime.Seconds(), peak, true)
 		}
 	}
 	return nil
