@@ -35,12 +35,16 @@ type CPU struct {
 
 	created time.Time
 
-	mu      sync.Mutex // guards the fields below
-	info    MemInfo
-	limit   int64
-	pinLim  int64
-	streams []*cpuStream
-	closed  bool
+	mu     sync.Mutex // guards the fields below
+	info   MemInfo
+	limit  int64
+	pinLim int64
+	// Bytes reserved against the limits: the accounted use plus allocations under way, which
+	// enter info (and the trace) only once their memory exists, so that the recorded running
+	// totals are exact and in order.
+	reserved, pinReserved int64
+	streams               []*cpuStream
+	closed                bool
 }
 
 // NewCPU returns a CPU device. Close it to stop its streams' goroutines.
@@ -110,17 +114,17 @@ func (d *CPU) allocate(size int64, label string, pinned bool) (*Buffer, error) {
 		d.mu.Unlock()
 		return nil, fmt.Errorf("device %s: allocating %q: %w", d.name, label, ErrClosed)
 	}
-	used, limit := &d.info.Used, d.limit
+	reserved, limit := &d.reserved, d.limit
 	if pinned {
-		used, limit = &d.info.PinnedUsed, d.pinLim
+		reserved, limit = &d.pinReserved, d.pinLim
 	}
-	if limit > 0 && size > limit-*used {
-		err := &OutOfMemoryError{Device: d.name, Pinned: pinned, Label: label, Request: size, InUse: *used, Limit: limit}
+	if limit > 0 && size > limit-*reserved {
+		err := &OutOfMemoryError{Device: d.name, Pinned: pinned, Label: label, Request: size, InUse: *reserved, Limit: limit}
 		d.mu.Unlock()
 		return nil, err
 	}
 	// Reserve before allocating, so concurrent requests cannot overshoot the limit together.
-	*used += size
+	*reserved += size
 	d.mu.Unlock()
 
 	b := &Buffer{owner: d, dev: d.name, kind: OnDevice, size: size, label: label}
@@ -131,15 +135,17 @@ func (d *CPU) allocate(size int64, label string, pinned bool) (*Buffer, error) {
 	b.host, err = alignedBytes(size)
 	if err != nil {
 		d.mu.Lock()
-		*used -= size
+		*reserved -= size
 		d.mu.Unlock()
 		return nil, fmt.Errorf("device %s: allocating %s (%q): %w", d.name, formatBytes(size), label, err)
 	}
 
 	d.mu.Lock()
 	if pinned {
+		d.info.PinnedUsed += size
 		d.info.PinnedPeak = max(d.info.PinnedPeak, d.info.PinnedUsed)
 	} else {
+		d.info.Used += size
 		d.info.Allocs++
 		d.info.Peak = max(d.info.Peak, d.info.Used)
 	}
@@ -211,8 +217,10 @@ func (d *CPU) Free(b *Buffer) error {
 	d.mu.Lock()
 	if pinned {
 		d.info.PinnedUsed -= b.size
+		d.pinReserved -= b.size
 	} else {
 		d.info.Used -= b.size
+		d.reserved -= b.size
 	}
 	d.recordMemory(pinned, -b.size)
 	d.mu.Unlock()

@@ -812,6 +812,21 @@ func TestConcurrentUse(t *testing.T) {
 	if got := len(r.events(t, trace.KindCopy)); got != 2*workers*rounds {
 		t.Fatalf("recorded %d copies, want %d", got, 2*workers*rounds)
 	}
+	// Allocations raced, yet each memory event's total is the sum of the deltas recorded so far.
+	totals := map[int16]int64{}
+	var peak int64
+	for _, e := range r.events(t, trace.KindMemory) {
+		totals[e.Device] += e.Bytes
+		if e.Total != totals[e.Device] {
+			t.Fatalf("memory event %+v: total %d, but the deltas so far sum to %d", e, e.Total, totals[e.Device])
+		}
+		if e.Device == 0 {
+			peak = max(peak, e.Total)
+		}
+	}
+	if peak != m.Peak {
+		t.Fatalf("peak of the recorded totals %d, accounted peak %d", peak, m.Peak)
+	}
 }
 
 // TestLinkModel checks that modelled copies take at least the modelled time, that copies in one
