@@ -171,3 +171,26 @@ func BenchmarkEventRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCopyLinkModel measures 4 MiB host-to-device copies on a device with the PCIe 4.0 x16
+// link model: the MB/s column should show the model's pinned and pageable bandwidths (less the
+// per-copy latency), not memory speed.
+func BenchmarkCopyLinkModel(b *testing.B) {
+	for _, host := range []MemKind{Pinned, Pageable} {
+		b.Run(host.String(), func(b *testing.B) {
+			dev := newCPU(b, CPUConfig{Link: PCIe4x16()})
+			const size = 4 << 20
+			src := Host(make([]byte, size))
+			if host == Pinned {
+				src = allocPinned(b, dev, size, "host").All()
+			}
+			dst := alloc(b, dev, size, "device").All()
+			b.SetBytes(size)
+			for b.Loop() {
+				if err := dev.Copy(nil, dst, src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -97,11 +97,11 @@ func (l *link) occupy(dir trace.Dir, pinned bool, bytes int64, began int64) (sta
 	return start, end
 }
 
-// waitUntil sleeps until the clock reads t, spinning for the last stretch that a sleep would
-// overshoot.
+// waitUntil sleeps until the clock reads t, spinning (yielding to other goroutines) for the last
+// stretch, since a sleep can overshoot by about a millisecond (measured on a virtual machine).
 func (l *link) waitUntil(t int64) {
-	const spin = int64(100 * time.Microsecond)
-	if d := t - l.now(); d > 2*spin {
+	const spin = int64(1500 * time.Microsecond)
+	if d := t - l.now(); d > spin {
 		time.Sleep(time.Duration(d - spin))
 	}
 	for l.now() < t {
