@@ -100,7 +100,7 @@ type analysis struct {
 	stepOf            []int32
 	deviceOps         []int // device events attributed per step
 
-	corrRuntime map[int64]int32 // correlation id → runtime event (Kineto)
+	runtimes []runtimeCall // host events with a correlation id, by correlation id (torch traces)
 	async       []bool          // per copy event in the table: asynchronous with respect to the host
 
 	parts    [][]int64 // per step, per role (rolesOut order)
@@ -186,12 +186,22 @@ func (a *analysis) joinRuntimes() {
 		return
 	}
 	if !a.ours {
-		a.corrRuntime = map[int64]int32{}
+		isCall := func(i int) bool {
+			return t.Corr[i] != 0 && a.lane[t.Lane[i]] != laneDevice && t.Kind[i] == trace.KindSpan
+		}
+		n := 0 // counted first: growing a slice of millions by appending leaves 4× its size as garbage
 		for i := range t.Len() {
-			if t.Corr[i] != 0 && a.lane[t.Lane[i]] != laneDevice && t.Kind[i] == trace.KindSpan {
-				a.corrRuntime[t.Corr[i]] = int32(i)
+			if isCall(i) {
+				n++
 			}
 		}
+		a.runtimes = make([]runtimeCall, 0, n)
+		for i := range t.Len() {
+			if isCall(i) {
+				a.runtimes = append(a.runtimes, runtimeCall{corr: t.Corr[i], event: int32(i), op: -1})
+			}
+		}
+		slices.SortFunc(a.runtimes, func(x, y runtimeCall) int { return cmp.Compare(x.corr, y.corr) })
 	}
 	if !hasCopies {
 		return
@@ -205,13 +215,37 @@ func (a *analysis) joinRuntimes() {
 			a.async[i] = t.Flags[i]&trace.FlagAsync != 0
 			continue
 		}
-		r, ok := a.corrRuntime[t.Corr[i]]
-		if !ok {
+		r := a.runtimeFor(t.Corr[i])
+		if r < 0 {
 			continue
 		}
 		name := t.NameOf(int(r))
 		a.async[i] = strings.Contains(name, "Async") && (t.Flags[i]&trace.FlagPinned != 0 || t.Dir[i] == trace.DirD2D)
 	}
+}
+
+// runtimeCall is a host runtime call that launched device work: the correlation join.
+type runtimeCall struct {
+	corr  int64
+	event int32
+	op    int32 // the innermost operator around the call, or -1 (set by ops)
+}
+
+// runtimeIndex returns the index in a.runtimes of the call with correlation id corr, or -1.
+func (a *analysis) runtimeIndex(corr int64) int {
+	k, ok := slices.BinarySearchFunc(a.runtimes, corr, func(r runtimeCall, c int64) int { return cmp.Compare(r.corr, c) })
+	if !ok || corr == 0 {
+		return -1
+	}
+	return k
+}
+
+// runtimeFor returns the runtime event with correlation id corr, or -1.
+func (a *analysis) runtimeFor(corr int64) int32 {
+	if k := a.runtimeIndex(corr); k >= 0 {
+		return a.runtimes[k].event
+	}
+	return -1
 }
 
 // isAsync reports whether copy event i ran asynchronously with respect to the host.

@@ -368,11 +368,9 @@ func ruleCopiesNotOverlapped(a *analysis, p *Profile) *Finding {
 	var copyNs, overlapNs int64
 	for _, d := range p.Copies.Directions {
 		var inSteps int64
-		for _, ps := range d.PerStep {
-			for _, k := range measuredSteps(p) {
-				if p.Steps.Steps[k].Number == ps.Step {
-					inSteps += ps.TotalNs
-				}
+		for k, ps := range d.PerStep { // PerStep follows the step order
+			if k < len(p.Steps.Steps) && !p.Steps.Steps[k].Warmup {
+				inSteps += ps.TotalNs
 			}
 		}
 		copyNs += inSteps

@@ -35,6 +35,13 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 	}
 	var ext []extEntry
 	if !a.ours {
+		count := 0
+		for _, i := range a.order {
+			if t.ExtID[i] != 0 && a.isOp(int(i)) {
+				count++
+			}
+		}
+		ext = make([]extEntry, 0, count)
 		for _, i := range a.order {
 			if t.ExtID[i] != 0 && a.isOp(int(i)) {
 				ext = append(ext, extEntry{t.ExtID[i], i})
@@ -51,8 +58,7 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 	}
 	// enclosing maps a runtime call to the innermost operator around it on its thread: the join
 	// for traces whose runtime calls carry their correlation as External id.
-	enclosing := map[int32]int32{}
-	if a.corrRuntime != nil {
+	if a.runtimes != nil {
 		var stack []int32
 		curLane := int32(-1)
 		for _, i := range a.order {
@@ -66,9 +72,9 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 			for len(stack) > 0 && t.Start[stack[len(stack)-1]]+t.Dur[stack[len(stack)-1]] <= t.Start[i] {
 				stack = stack[:len(stack)-1]
 			}
-			if t.Role[i] == trace.RoleRuntime || t.Role[i] == trace.RoleSync && t.Corr[i] != 0 {
-				if len(stack) > 0 {
-					enclosing[i] = stack[len(stack)-1]
+			if t.Corr[i] != 0 && (t.Role[i] == trace.RoleRuntime || t.Role[i] == trace.RoleSync) {
+				if k := a.runtimeIndex(t.Corr[i]); k >= 0 && len(stack) > 0 && a.runtimes[k].event == i {
+					a.runtimes[k].op = stack[len(stack)-1]
 				}
 				continue
 			}
@@ -77,9 +83,10 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 			}
 		}
 	}
-	devSelf := map[int32]int64{}
+	var devSelf []int64 // per event: device time of the work it launched itself
 	kernels := map[int32]*KernelStat{}
-	if len(ext) > 0 || len(enclosing) > 0 {
+	if len(ext) > 0 || len(a.runtimes) > 0 {
+		devSelf = make([]int64, n)
 		for i := range n {
 			if !a.isDeviceWork(i) {
 				continue
@@ -89,14 +96,12 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 				op = findOp(t.ExtID[i])
 			}
 			if op < 0 && t.Corr[i] != 0 {
-				if r, ok := a.corrRuntime[t.Corr[i]]; ok {
-					if t.ExtID[r] != 0 {
+				if k := a.runtimeIndex(t.Corr[i]); k >= 0 {
+					if r := a.runtimes[k].event; t.ExtID[r] != 0 {
 						op = findOp(t.ExtID[r])
 					}
 					if op < 0 {
-						if e, ok := enclosing[r]; ok {
-							op = e
-						}
+						op = a.runtimes[k].op
 					}
 				}
 			}
@@ -137,7 +142,10 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 		i := f.i
 		dur := f.dur
 		self := max(dur-f.child, 0)
-		dself := devSelf[i]
+		var dself int64
+		if devSelf != nil {
+			dself = devSelf[i]
+		}
 		dtotal := dself + f.devChild
 		if len(stack) > 0 {
 			p := &stack[len(stack)-1]
@@ -270,21 +278,28 @@ func (a *analysis) computeIntervals() []ival {
 		return a.compute
 	}
 	t := a.t
-	var iv []ival
-	for _, i := range a.order {
+	isCompute := func(i int) bool {
 		if t.Kind[i] != trace.KindSpan || t.Dur[i] <= 0 {
-			continue
+			return false
 		}
-		ok := false
 		if a.lane[t.Lane[i]] == laneDevice {
-			ok = a.isDeviceWork(int(i)) && t.Role[i] != trace.RoleMemset
-		} else {
-			switch t.Role[i] {
-			case trace.RoleForward, trace.RoleBackward, trace.RoleOptimizer, trace.RoleKernel:
-				ok = true
-			}
+			return a.isDeviceWork(i) && t.Role[i] != trace.RoleMemset
 		}
-		if ok {
+		switch t.Role[i] {
+		case trace.RoleForward, trace.RoleBackward, trace.RoleOptimizer, trace.RoleKernel:
+			return true
+		}
+		return false
+	}
+	n := 0
+	for _, i := range a.order {
+		if isCompute(int(i)) {
+			n++
+		}
+	}
+	iv := make([]ival, 0, n)
+	for _, i := range a.order {
+		if isCompute(int(i)) {
 			iv = append(iv, ival{t.Start[i], t.Start[i] + t.Dur[i]})
 		}
 	}

@@ -260,8 +260,8 @@ func (a *analysis) assignSteps() {
 			if kk, ok := stepIndex[int(t.Step[i])]; ok {
 				k = kk
 			}
-		case a.corrRuntime != nil && t.Corr[i] != 0:
-			if r, ok := a.corrRuntime[t.Corr[i]]; ok {
+		case a.runtimes != nil && t.Corr[i] != 0:
+			if r := a.runtimeFor(t.Corr[i]); r >= 0 {
 				// The runtime call must lie entirely inside the host step.
 				if kk := a.hostStepAt(t.Start[r]); kk >= 0 && t.Start[r]+t.Dur[r] <= a.hostIv[kk].e {
 					k = kk

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"cmp"
 	"math/bits"
 	"slices"
 
@@ -160,11 +159,21 @@ func (a *analysis) classOf(i int) int {
 	}
 }
 
-// boundary is where a class's interval starts (open=1) or ends (open=0).
-type boundary struct {
-	t     int64
-	class uint8
-	open  bool
+// A boundary is where a class's interval opens or closes, packed into one word so that sorting
+// millions of them is a plain integer sort: the time since the sweep's start in the high bits, then
+// the class, then 1 for an opening. Times need boundaryTimeBits bits; a trace spanning more
+// (decades) is swept at a coarser resolution.
+const (
+	boundaryTimeBits = 64 - 7
+	classBits        = 6
+)
+
+func packBoundary(t int64, class int, open bool) uint64 {
+	b := uint64(t)<<7 | uint64(class)<<1
+	if open {
+		b |= 1
+	}
+	return b
 }
 
 // maxGaps is how many of the largest uncovered stretches the breakdown keeps.
@@ -182,10 +191,16 @@ func (a *analysis) sweep(st *Steps) Breakdown {
 	for k := range a.parts {
 		a.parts[k] = make([]int64, len(roleOrder))
 	}
-	var bounds []boundary
+	var bounds []uint64
+	var lo int64
+	shift := uint(0) // time resolution of the sweep: 2^shift ns
 	if nSteps > 0 {
-		lo, hi := a.wallIv[0].s, a.wallIv[nSteps-1].e
-		bounds = make([]boundary, 0, 2*len(a.order))
+		var hi int64
+		lo, hi = a.wallIv[0].s, a.wallIv[nSteps-1].e
+		for uint64(hi-lo)>>shift >= 1<<boundaryTimeBits {
+			shift++
+		}
+		bounds = make([]uint64, 0, 2*len(a.order))
 		for _, i := range a.order {
 			s, e := t.Start[i], t.Start[i]+t.Dur[i]
 			if e <= lo || s >= hi || e <= s {
@@ -195,10 +210,13 @@ func (a *analysis) sweep(st *Steps) Breakdown {
 			if c < 0 {
 				continue
 			}
-			bounds = append(bounds, boundary{max(s, lo), uint8(c), true}, boundary{min(e, hi), uint8(c), false})
+			qs, qe := (max(s, lo)-lo)>>shift, (min(e, hi)-lo)>>shift
+			if qe > qs { // an empty interval would close before it opens
+				bounds = append(bounds, packBoundary(qs, c, true), packBoundary(qe, c, false))
+			}
 		}
 	}
-	slices.SortFunc(bounds, func(x, y boundary) int { return cmp.Compare(x.t, y.t) })
+	slices.Sort(bounds)
 
 	var count [64]int32
 	var mask uint64
@@ -235,12 +253,12 @@ func (a *analysis) sweep(st *Steps) Breakdown {
 		prev = a.wallIv[0].s
 	}
 	for _, bd := range bounds {
-		if bd.t > prev {
-			account(prev, bd.t)
-			prev = bd.t
+		if at := lo + int64(bd>>7)<<shift; at > prev {
+			account(prev, at)
+			prev = at
 		}
-		c := bd.class
-		if bd.open {
+		c := bd >> 1 & (1<<classBits - 1)
+		if bd&1 != 0 {
 			count[c]++
 			mask |= 1 << c
 		} else if count[c]--; count[c] == 0 {

@@ -39,11 +39,90 @@ func ReadFile(path string, opt ReadOptions) (*Table, error) {
 		return nil, fmt.Errorf("reading trace: %w", err)
 	}
 	defer f.Close()
-	return Read(f, path, opt)
+	return read(f, path, opt, uncompressedSize(f))
 }
 
 // Read reads a trace from r; name labels errors.
 func Read(r io.Reader, name string, opt ReadOptions) (*Table, error) {
+	return read(r, name, opt, 0)
+}
+
+// sampleEvents is how many events the reader sees before it sizes the table's columns for the
+// whole file, from their average length; reserveSlack is the headroom it adds. Columns sized once
+// never grow, and growing (copying every column) is what dominates peak memory on large traces.
+const (
+	sampleEvents = 4096
+	reserveSlack = 1.15
+)
+
+// uncompressedSize returns the size of f's JSON: its size, or for gzip the size its trailer
+// records (modulo 4 GiB, as gzip keeps it). 0 when unknown.
+func uncompressedSize(f *os.File) int64 {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	var head [2]byte
+	if _, err := f.ReadAt(head[:], 0); err != nil {
+		return 0
+	}
+	if head[0] != 0x1f || head[1] != 0x8b {
+		return fi.Size()
+	}
+	var tail [4]byte
+	if fi.Size() < 18 {
+		return 0
+	}
+	if _, err := f.ReadAt(tail[:], fi.Size()-4); err != nil {
+		return 0
+	}
+	n := int64(tail[0]) | int64(tail[1])<<8 | int64(tail[2])<<16 | int64(tail[3])<<24
+	// A cut file's "trailer" is arbitrary bytes, and the field wraps past 4 GiB: keep the guess
+	// between 1:1 and 40:1 (trace JSON compresses 10–30:1).
+	if n < fi.Size() {
+		n = fi.Size() * 10
+	}
+	return min(n, fi.Size()*40)
+}
+
+// reserve gives the table's columns room for n events in all.
+func reserve(t *Table, n int) {
+	t.Kind, t.Role, t.Dir, t.Flags = resized(t.Kind, n), resized(t.Role, n), resized(t.Dir, n), resized(t.Flags, n)
+	t.Device, t.Step, t.Lane = resized(t.Device, n), resized(t.Step, n), resized(t.Lane, n)
+	t.Name, t.Cat, t.Shape = resized(t.Name, n), resized(t.Cat, n), resized(t.Shape, n)
+	t.Start, t.Dur, t.Bytes = resized(t.Start, n), resized(t.Dur, n), resized(t.Bytes, n)
+	t.FLOPs, t.Total, t.Value = resized(t.FLOPs, n), resized(t.Total, n), resized(t.Value, n)
+	t.ExtID, t.Corr = resized(t.ExtID, n), resized(t.Corr, n)
+}
+
+func resized[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s
+	}
+	return append(make([]T, 0, n), s...)
+}
+
+// reserveForFile sizes the columns for the whole file once the first events show how long an
+// event is.
+func (rd *reader) reserveForFile() {
+	if rd.size <= 0 || rd.nEvents != sampleEvents {
+		return
+	}
+	kept := rd.t.Len() // flows and python events are read but not kept
+	if kept == 0 {
+		return
+	}
+	per := float64(rd.s.offset()) / float64(kept)
+	if per <= 0 {
+		return
+	}
+	n := float64(rd.size) / per * reserveSlack
+	if n > float64(rd.t.Len()) && n < 1<<31 {
+		reserve(rd.t, int(n))
+	}
+}
+
+func read(r io.Reader, name string, opt ReadOptions, size int64) (*Table, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(2)
 	in := io.Reader(br)
@@ -56,7 +135,7 @@ func Read(r io.Reader, name string, opt ReadOptions) (*Table, error) {
 		defer zr.Close()
 		in = zr
 	}
-	rd := &reader{s: newScanner(in), t: NewTable(), opt: opt, lanes: map[string]int32{}, unknownCats: map[string]bool{}}
+	rd := &reader{s: newScanner(in), t: NewTable(), opt: opt, size: size, lanes: map[string]int32{}, unknownCats: map[string]bool{}}
 	err := rd.read()
 	rd.finish()
 	if err != nil {
@@ -76,6 +155,7 @@ type reader struct {
 	p   parser
 	ev  rawEvent
 
+	size        int64            // the uncompressed input's size, 0 if unknown
 	nEvents     int              // event objects seen in traceEvents
 	lanes       map[string]int32 // "pid\x00tid" → lane
 	laneKey     []byte
@@ -283,6 +363,7 @@ func (rd *reader) events() error {
 		if err := rd.event(v); err != nil {
 			rd.warnf("event %d at byte %d skipped: %v", rd.nEvents, start, err)
 		}
+		rd.reserveForFile()
 	}
 }
 
@@ -525,7 +606,8 @@ func (rd *reader) store() error {
 	default:
 		return nil // other phases (async, object, sample events) carry nothing the analyzer uses
 	}
-	cat := string(e.cat) // small set: the compiler does not allocate for the switch/map uses below
+	catID := rd.t.internBytes(e.cat)
+	cat := rd.t.Strings[catID] // interned: no allocation per event
 	if cat == "python_function" && !rd.opt.KeepPython || cat == "Trace" {
 		return nil
 	}
@@ -590,7 +672,7 @@ func (rd *reader) store() error {
 	t.Append(ev, "", "")
 	i := t.Len() - 1
 	t.Name[i] = t.internBytes(e.name)
-	t.Cat[i] = t.internBytes(e.cat)
+	t.Cat[i] = catID
 	t.Shape[i] = t.internBytes(e.shape)
 	t.ExtID[i], t.Corr[i] = e.ext, e.corr
 	return nil

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -99,32 +100,13 @@ func (s *scanner) value() ([]byte, error) {
 	j := 0 // bytes of the value seen so far, from pos
 	switch c {
 	case '{', '[':
-		depth, inStr, esc := 0, false, false
+		var st nestState
 		for {
-			for s.pos+j < s.n {
-				c := s.buf[s.pos+j]
-				j++
-				switch {
-				case esc:
-					esc = false
-				case inStr:
-					if c == '\\' {
-						esc = true
-					} else if c == '"' {
-						inStr = false
-					}
-				case c == '"':
-					inStr = true
-				case c == '{' || c == '[':
-					depth++
-				case c == '}' || c == ']':
-					depth--
-					if depth == 0 {
-						v := s.buf[s.pos : s.pos+j]
-						s.pos += j
-						return v, nil
-					}
-				}
+			var done bool
+			if j, done = st.scan(s.buf[s.pos:s.n], j); done {
+				v := s.buf[s.pos : s.pos+j]
+				s.pos += j
+				return v, nil
 			}
 			if !s.more() {
 				return nil, s.endErr()
@@ -172,6 +154,67 @@ func (s *scanner) value() ([]byte, error) {
 			}
 		}
 	}
+}
+
+// structural marks the bytes that matter between strings when finding where a value ends.
+var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}
+
+// nestState follows brackets and strings across the chunks of a value being delimited.
+type nestState struct {
+	depth      int
+	inStr, esc bool
+}
+
+// scan advances over b from j (b starts at the value's first byte and may end mid-value). It returns
+// the offset just past the value and true when the value closes in b, else len(b) and false.
+// Strings are skipped with IndexByte, which is vectorised: most of an event's bytes are strings.
+func (st *nestState) scan(b []byte, j int) (int, bool) {
+	for j < len(b) {
+		if st.esc {
+			st.esc = false
+			j++
+			continue
+		}
+		if st.inStr {
+			rest := b[j:]
+			q := bytes.IndexByte(rest, '"')
+			upto := rest
+			if q >= 0 {
+				upto = rest[:q]
+			}
+			if bs := bytes.IndexByte(upto, '\\'); bs >= 0 {
+				j += bs + 1
+				st.esc = true
+				continue
+			}
+			if q < 0 {
+				return len(b), false
+			}
+			j += q + 1
+			st.inStr = false
+			continue
+		}
+		for j < len(b) && !structural[b[j]] {
+			j++
+		}
+		if j == len(b) {
+			break
+		}
+		c := b[j]
+		j++
+		switch c {
+		case '"':
+			st.inStr = true
+		case '{', '[':
+			st.depth++
+		default: // '}', ']'
+			st.depth--
+			if st.depth == 0 {
+				return j, true
+			}
+		}
+	}
+	return len(b), false
 }
 
 // parser walks one complete JSON value held in memory.
@@ -370,10 +413,46 @@ func (p *parser) checkScalar(v []byte) error {
 	case "true", "false", "null":
 		return nil
 	}
-	if _, ok := parseFloat(v); !ok {
+	if !isNumber(v) {
 		return fmt.Errorf("%w: bad value %.20q at %d", errSyntax, v, p.i-len(v))
 	}
 	return nil
+}
+
+// isNumber reports whether v is a JSON number, without converting it (the hot path: most skipped
+// values are numbers). Like strconv it also takes NaN and ±Inf, which torch has been seen to write.
+func isNumber(v []byte) bool {
+	i := 0
+	if i < len(v) && (v[i] == '-' || v[i] == '+') {
+		i++
+	}
+	digits := 0
+	for ; i < len(v) && '0' <= v[i] && v[i] <= '9'; i++ {
+		digits++
+	}
+	if i < len(v) && v[i] == '.' {
+		for i++; i < len(v) && '0' <= v[i] && v[i] <= '9'; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		_, ok := parseFloat(v) // NaN, Inf, Infinity
+		return ok
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '-' || v[i] == '+') {
+			i++
+		}
+		exp := 0
+		for ; i < len(v) && '0' <= v[i] && v[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == len(v)
 }
 
 // object calls fn for each key of the object at the parser's position; fn must consume the value.
