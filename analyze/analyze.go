@@ -101,7 +101,7 @@ type analysis struct {
 	deviceOps         []int // device events attributed per step
 
 	runtimes []runtimeCall // host events with a correlation id, by correlation id (torch traces)
-	async       []bool          // per copy event in the table: asynchronous with respect to the host
+	async    []bool        // per copy event in the table: asynchronous with respect to the host
 
 	parts    [][]int64 // per step, per role (rolesOut order)
 	compute  []ival    // merged compute intervals (kernels, forward, backward, optimizer)
