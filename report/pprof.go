@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -42,7 +43,9 @@ const LabelLane = "lane"
 func Pprof(t *trace.Table) (*profile.Profile, error) {
 	b := newPprofBuilder(t)
 	for lane, idx := range laneIntervals(t) {
-		b.lane(int32(lane), idx)
+		if err := b.lane(int32(lane), idx); err != nil {
+			return nil, fmt.Errorf("building pprof profile: %w", err)
+		}
 	}
 	p := b.profile()
 	if err := p.CheckValid(); err != nil {
@@ -57,69 +60,87 @@ func WritePprof(w io.Writer, t *trace.Table) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Write(w); err != nil {
+	// pprof's own Write compresses at gzip's default level; the fastest level is ~3× quicker on
+	// large profiles and every pprof reader accepts it.
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if err := p.WriteUncompressed(zw); err != nil {
+		return fmt.Errorf("writing pprof profile: %w", err)
+	}
+	if err := zw.Close(); err != nil {
 		return fmt.Errorf("writing pprof profile: %w", err)
 	}
 	return nil
 }
 
-type stackNode struct{ parent, name int32 }
-
-type sampleKey struct {
-	node int32
-	role trace.Role
-	step int32
-	lane int32
+// stackNode is a call path: a name (with its role) under a parent path.
+type stackNode struct {
+	parent, name int32
+	role         trace.Role
 }
 
+// pprofSample accumulates the spans of one call path, step and lane.
+type pprofSample struct {
+	node, step, lane int32
+	v                [4]int64
+}
+
+// maxStackNodes bounds the distinct call paths (node ids fill 27 bits of a map key).
+const maxStackNodes = 1 << 27
+
 type pprofBuilder struct {
-	t      *trace.Table
-	steps  *stepIndex
-	nodes  []stackNode // node 0 is the root
-	nodeOf map[stackNode]int32
-	values map[sampleKey]*[4]int64
-	order  []sampleKey // first-seen order, so output is deterministic
-	path   []int32     // stack node of each interval on the walker's stack
-	minNs  int64
-	maxNs  int64
+	t       *trace.Table
+	steps   *stepIndex
+	nodes   []stackNode // node 0 is the root
+	nodeOf  map[uint64]int32
+	samples []pprofSample // first-seen order, so output is deterministic
+	laneIdx map[uint64]int32
+	path    []int32 // stack node of each interval on the walker's stack
+	minNs   int64
+	maxNs   int64
 }
 
 func newPprofBuilder(t *trace.Table) *pprofBuilder {
 	return &pprofBuilder{
 		t: t, steps: newStepIndex(t),
-		nodes:  []stackNode{{-1, 0}},
-		nodeOf: map[stackNode]int32{},
-		values: map[sampleKey]*[4]int64{},
-		minNs:  1<<63 - 1, maxNs: -1 << 63,
+		nodes:   []stackNode{{parent: -1}},
+		nodeOf:  map[uint64]int32{},
+		laneIdx: map[uint64]int32{},
+		minNs:   1<<63 - 1, maxNs: -1 << 63,
 	}
 }
 
-func (b *pprofBuilder) node(parent, name int32) int32 {
-	k := stackNode{parent, name}
+func (b *pprofBuilder) node(parent, name int32, role trace.Role) (int32, error) {
+	k := uint64(parent)<<37 | uint64(uint32(name))<<5 | uint64(role&31)
 	if id, ok := b.nodeOf[k]; ok {
-		return id
+		return id, nil
+	}
+	if len(b.nodes) >= maxStackNodes {
+		return 0, fmt.Errorf("more than %d distinct span call paths", maxStackNodes)
 	}
 	id := int32(len(b.nodes))
-	b.nodes = append(b.nodes, k)
+	b.nodes = append(b.nodes, stackNode{parent, name, role})
 	b.nodeOf[k] = id
-	return id
+	return id, nil
 }
 
-func (b *pprofBuilder) lane(lane int32, idx []int32) {
+func (b *pprofBuilder) lane(lane int32, idx []int32) error {
 	t := b.t
 	b.path = b.path[:0]
+	clear(b.laneIdx)
 	w := nestWalker{t: t}
 	w.leave = func(i int32, childNs int64) {
 		node := b.path[len(b.path)-1]
 		b.path = b.path[:len(b.path)-1]
 		dur := max(t.Dur[i], 0)
-		k := sampleKey{node: node, role: t.Role[i], step: b.steps.step(t, int(i)), lane: lane}
-		v := b.values[k]
-		if v == nil {
-			v = new([4]int64)
-			b.values[k] = v
-			b.order = append(b.order, k)
+		step := b.steps.step(t, int(i))
+		k := uint64(node)<<32 | uint64(uint32(step))
+		si, ok := b.laneIdx[k]
+		if !ok {
+			si = int32(len(b.samples))
+			b.samples = append(b.samples, pprofSample{node: node, step: step, lane: lane})
+			b.laneIdx[k] = si
 		}
+		v := &b.samples[si].v
 		v[valWall] += dur
 		v[valSelf] += max(dur-childNs, 0)
 		v[valBytes] += max(t.Bytes[i], 0)
@@ -133,9 +154,14 @@ func (b *pprofBuilder) lane(lane int32, idx []int32) {
 		if len(b.path) > 0 {
 			parent = b.path[len(b.path)-1]
 		}
-		b.path = append(b.path, b.node(parent, t.Name[i]))
+		n, err := b.node(parent, t.Name[i], t.Role[i])
+		if err != nil {
+			return err
+		}
+		b.path = append(b.path, n)
 	}
 	w.finish()
+	return nil
 }
 
 func (b *pprofBuilder) profile() *profile.Profile {
@@ -189,7 +215,8 @@ func (b *pprofBuilder) profile() *profile.Profile {
 	labels := map[labelKey]map[string][]string{}
 	stepLabels := map[int32]map[string][]int64{}
 	stepUnit := map[string][]string{LabelStep: {"step"}} // a unit keeps step 0 from being dropped on encoding
-	for _, k := range b.order {
+	for i := range b.samples {
+		k := &b.samples[i]
 		stack, ok := stacks[k.node]
 		if !ok {
 			for n := k.node; n > 0; n = b.nodes[n].parent {
@@ -197,17 +224,17 @@ func (b *pprofBuilder) profile() *profile.Profile {
 			}
 			stacks[k.node] = stack
 		}
-		lk := labelKey{k.role, k.lane}
+		role := b.nodes[k.node].role
+		lk := labelKey{role, k.lane}
 		label := labels[lk]
 		if label == nil {
-			label = map[string][]string{LabelRole: {k.role.String()}}
+			label = map[string][]string{LabelRole: {role.String()}}
 			if int(k.lane) < len(laneNames) {
 				label[LabelLane] = []string{laneNames[k.lane]}
 			}
 			labels[lk] = label
 		}
-		v := b.values[k]
-		s := &profile.Sample{Location: stack, Value: v[:], Label: label}
+		s := &profile.Sample{Location: stack, Value: k.v[:], Label: label}
 		if k.step >= 0 {
 			num := stepLabels[k.step]
 			if num == nil {
