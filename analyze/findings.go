@@ -137,7 +137,7 @@ func (a *analysis) stepExtras(st *Steps) {
 		s := &st.Steps[k]
 		s.SyncCount = max(syncSpans[k], tinyD2H[k])
 		w := a.wallIv[k]
-		s.ComputeNs = length(clipTo(compute, []ival{w}))
+		s.ComputeNs = overlap(compute, w.s, w.e)
 		s.AugmentedNs = length(clipTo(merge(augment[k]), []ival{w}))
 	}
 }

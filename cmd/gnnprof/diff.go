@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/report"
@@ -22,6 +23,7 @@ gained and lost. A and B are anything "gnnprof report" accepts.`,
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("--format must be text or json, not %q", format)}
 			}
+			defer debug.SetGCPercent(debug.SetGCPercent(analysisGCPercent))
 			a, err := analyze.Load(args[0], analyze.Options{})
 			if err != nil {
 				return err

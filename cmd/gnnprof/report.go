@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/report"
@@ -27,6 +28,9 @@ or a legacy torch trace), a run directory holding trace.json.gz, or a directory 
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("--format must be text or json, not %q", format)}
 			}
+			// The analysis holds a few large, pointer-free columns: a lower GC target keeps peak
+			// memory near the live data at little CPU cost (measured on a 1.1 GB trace).
+			defer debug.SetGCPercent(debug.SetGCPercent(analysisGCPercent))
 			p, err := analyze.Load(args[0], analyze.Options{TopOps: top})
 			if err != nil {
 				return err
@@ -38,6 +42,9 @@ or a legacy torch trace), a run directory holding trace.json.gz, or a directory 
 	cmd.Flags().IntVar(&top, "top", 30, "operators and kernels to list")
 	return cmd
 }
+
+// analysisGCPercent is the GC target while traces are analysed.
+const analysisGCPercent = 25
 
 func writeProfile(w io.Writer, p *analyze.Profile, format string) error {
 	if format == "json" {

@@ -1,0 +1,76 @@
+package analyze
+
+import (
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// benchTable records steps of a GNN loop with nested operators, kernels and copies: about 40
+// events per step.
+func benchTable(b *testing.B, steps int) *trace.Table {
+	sink := trace.NewMemorySink()
+	rec := trace.NewRecorder(sink)
+	main, bg := rec.Lane("main"), rec.Lane("prefetch")
+	stream := rec.StreamLane(0, 7, "stream 7")
+	at := int64(0)
+	for n := range steps {
+		start := at
+		bg.Complete("sample", trace.RoleSample, at, at+2*ms)
+		for _, phase := range []struct {
+			name string
+			role trace.Role
+		}{{"forward", trace.RoleForward}, {"backward", trace.RoleBackward}, {"optimizer", trace.RoleOptimizer}} {
+			p := at
+			for k := range 8 {
+				op := at + int64(k)*100*us
+				main.Complete("aten::mm", trace.RoleCPU, op, op+80*us)
+				stream.Complete("gemm", trace.RoleKernel, op+20*us, op+95*us)
+			}
+			at += 1 * ms
+			main.Complete(phase.name, phase.role, p, at)
+		}
+		stream.Copy(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 0, 1<<20, start, start+200*us)
+		main.Complete(trace.StepName(n), trace.RoleStep, start, at)
+		at += 50 * us
+	}
+	if err := rec.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return sink.Table
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	t := benchTable(b, 2000)
+	b.ReportAllocs()
+	for b.Loop() {
+		Analyze(t, "bench", Options{})
+	}
+	b.ReportMetric(float64(t.Len())*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+func prepared(b *testing.B) (*analysis, Steps) {
+	t := benchTable(b, 2000)
+	a := newAnalysis(t, Options{})
+	a.findSteps()
+	a.assignSteps()
+	return a, a.steps()
+}
+
+func BenchmarkSweep(b *testing.B) {
+	a, st := prepared(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		a.sweep(&st)
+	}
+	b.ReportMetric(float64(a.t.Len())*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+func BenchmarkOps(b *testing.B) {
+	a, _ := prepared(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		a.ops()
+	}
+	b.ReportMetric(float64(a.t.Len())*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}

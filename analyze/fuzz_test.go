@@ -1,0 +1,42 @@
+package analyze
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// FuzzAnalyze runs whatever the reader makes of arbitrary bytes through the analyzer: it must not
+// panic, and the breakdown must still add up to each step's wall time.
+func FuzzAnalyze(f *testing.F) {
+	for _, s := range []string{
+		`{"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":50,"args":{"External id":4}},{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"External id":4,"correlation":9}},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":30,"dur":200,"args":{"correlation":9,"External id":4}}]}`,
+		`{"traceEvents":[{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":7,"ts":5,"dur":3,"args":{"bytes":4,"correlation":2}},{"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":1,"dur":9,"args":{"correlation":2}},{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":4,"args":{"Total Allocated":100,"Device Type":1,"Device Id":0}}]}`,
+		`[{"name":"forward","ph":"X","ts":0,"dur":10,"tid":1,"pid":"CPU functions"},{"name":"forward","ph":"X","ts":20,"dur":10,"tid":1,"pid":"CPU functions"},{"name":"sample","ph":"X","ts":5,"dur":30,"tid":2,"pid":"CPU functions"}]`,
+		`[{"name":"ProfilerStep#0","ph":"X","ts":0,"dur":10,"tid":1,"pid":"x"},{"name":"ProfilerStep#0","ph":"X","ts":5,"dur":10,"tid":1,"pid":"x"},{"name":"a","ph":"X","ts":2,"dur":20,"tid":1,"pid":"x"}]`,
+		`[{"name":"ProfilerStep#0","ph":"X","ts":-9000000000000000,"dur":10,"tid":1,"pid":"x"},{"name":"ProfilerStep#1","ph":"X","ts":9000000000000000,"dur":10,"tid":1,"pid":"x"}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tab, _ := trace.Read(bytes.NewReader(data), "fuzz", trace.ReadOptions{})
+		if tab == nil {
+			return
+		}
+		p := Analyze(tab, "fuzz", Options{})
+		for _, s := range p.Steps.Steps {
+			var sum int64
+			for _, v := range s.Parts {
+				if v < 0 {
+					t.Fatalf("step %d: negative part", s.Number)
+				}
+				sum += v
+			}
+			if sum != s.WallNs {
+				t.Fatalf("step %d: parts %d, wall %d", s.Number, sum, s.WallNs)
+			}
+		}
+		Compare(p, p)
+	})
+}
