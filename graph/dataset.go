@@ -111,7 +111,8 @@ func (d *Dataset) Validate() error {
 }
 
 // Permute returns a copy of d with the nodes renumbered: new node i is old node perm[i]. The
-// graph, features, labels and split ids are all mapped; perm must be a permutation of 0..N-1.
+// graph, features, labels and split ids are all mapped. perm must be a permutation of 0..N-1
+// (such as Partitioning.Perm); anything else is a programming error and panics.
 func (d *Dataset) Permute(perm []int32) *Dataset {
 	n := d.Graph.N
 	inv := inversePerm(perm, n)
