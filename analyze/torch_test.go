@@ -3,7 +3,9 @@ package analyze
 import (
 	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -197,4 +199,70 @@ func roleOf(name string) trace.Role {
 		panic("no role " + name)
 	}
 	return r
+}
+
+// A trace cut in the middle is analysed up to the cut, and says so.
+func TestTruncatedTrace(t *testing.T) {
+	raw := decodeRawBytes(t, "testdata/legacy_torch.trace.json.gz")
+	path := filepath.Join(t.TempDir(), "cut.json")
+	if err := os.WriteFile(path, raw[:len(raw)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Trace.Truncated || !strings.Contains(p.Warnings[0], "truncated") || !strings.Contains(p.Warnings[0], "byte ") {
+		t.Fatalf("truncated %v, warnings %v", p.Trace.Truncated, p.Warnings)
+	}
+	if p.Steps.Count < 2 || p.Steps.Count > 5 {
+		t.Fatalf("%d steps from two thirds of a 6-step trace", p.Steps.Count)
+	}
+	checkPartsSum(t, p)
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.json"), Options{}); err == nil {
+		t.Fatal("no error for a missing file")
+	}
+}
+
+func decodeRawBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A directory of torch per-worker traces is a multi-rank profile; ranks come from the file names
+// when the traces do not say.
+func TestTorchRankFiles(t *testing.T) {
+	b, err := os.ReadFile("testdata/legacy_torch.trace.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"host_rank1.1.pt.trace.json.gz", "host_rank0.1.pt.trace.json.gz", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Ranks) != 2 || p.Ranks[0].Rank != 0 || p.Ranks[1].Rank != 1 || !strings.Contains(p.Trace.Path, "rank0") {
+		t.Fatalf("ranks %+v, reference %s", p.Ranks, p.Trace.Path)
+	}
+	if hasFinding(p, "straggler-rank") != nil || p.Ranks[0].MeanStepNs != p.Ranks[1].MeanStepNs {
+		t.Fatalf("identical ranks: %+v", p.Ranks)
+	}
 }
