@@ -23,7 +23,7 @@ import (
 // Names, case-insensitively, first match wins:
 //
 //	ProfilerStep#N              step
-//	DataLoader, dataload        dataload
+//	DataLoader, dataload, DataPipe  dataload
 //	Optimizer, optim            optimizer
 //	backward, autograd          backward
 //	forward                     forward
@@ -39,7 +39,7 @@ var nameRoles = []struct {
 	keys []string
 	role Role
 }{
-	{[]string{"dataloader", "dataload"}, RoleDataload},
+	{[]string{"dataloader", "dataload", "datapipe"}, RoleDataload},
 	{[]string{"optimizer", "optim"}, RoleOptimizer},
 	{[]string{"backward", "autograd"}, RoleBackward},
 	{[]string{"forward"}, RoleForward},
