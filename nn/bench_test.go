@@ -75,8 +75,8 @@ func BenchmarkGATStep(b *testing.B) {
 func BenchmarkGemmShapes(b *testing.B) {
 	rng := NewRNG(1)
 	for _, s := range []struct {
-		name   string
-		ta, tb bool
+		name    string
+		ta, tb  bool
 		m, k, n int // op(a) m×k, op(b) k×n
 	}{
 		{"NN/2708x1433x16", false, false, 2708, 1433, 16},

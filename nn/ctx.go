@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/gnnprof/gnnprof/trace"
@@ -41,24 +42,30 @@ func (c *Ctx) seed() uint64 {
 	return c.RNG.Uint64()
 }
 
-// keep reports whether element i survives dropout with drop probability p under the stream seed:
-// a stateless hash, so masks need no storage, are identical across GAT forms and can be
-// regenerated in backward.
-func keep(seed uint64, i int, threshold uint32) bool {
-	z := seed + uint64(i)*0x9e3779b97f4a7c15
+// Dropout masks come from a stateless hash of (seed, element index), so they need no storage,
+// are identical across GAT forms and are regenerated in backward. Each 64-bit hash yields the
+// keep decisions of four consecutive elements (16 bits each), so a threshold has 1/65536
+// resolution.
+
+// mix64 is SplitMix64's finalizer.
+func mix64(z uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	z ^= z >> 31
-	return uint32(z>>32) >= threshold
+	return z ^ (z >> 31)
+}
+
+// maskWord returns the hash word holding the keep bits of elements 4w … 4w+3.
+func maskWord(seed uint64, w int) uint64 { return mix64(seed + uint64(w)*0x9e3779b97f4a7c15) }
+
+// keep reports whether element i survives dropout at threshold thr (dropThreshold).
+func keep(seed uint64, i int, thr uint16) bool {
+	return uint16(maskWord(seed, i>>2)>>(16*(i&3))) >= thr
 }
 
 // dropThreshold converts a drop probability to keep's threshold.
-func dropThreshold(p float32) uint32 {
+func dropThreshold(p float32) uint16 {
 	if p <= 0 {
 		return 0
 	}
-	if p >= 1 {
-		return ^uint32(0)
-	}
-	return uint32(float64(p) * (1 << 32))
+	return uint16(min(math.Round(float64(p)*65536), 65535))
 }

@@ -20,7 +20,9 @@ func exp32(x float32) float32 {
 	if x != x {
 		return x
 	}
-	n := float32(math.Floor(float64(x*log2e + 0.5)))
+	// Round x·log2(e) to the nearest integer: adding and subtracting 1.5·2²³ leaves no fraction bits.
+	const shifter = 12582912
+	n := (x*log2e + shifter) - shifter
 	r := x - n*ln2hi - n*ln2lo
 	p := ((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r + 5.0000001201e-1
 	p = p*r*r + r + 1

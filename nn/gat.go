@@ -66,12 +66,15 @@ type GATConv struct {
 	x              Input
 	adj            *Sparse
 	seed           uint64
-	thr            uint32
+	nnz            int // adjacency entries of the current call
+	thr            uint16
 	scale          float32 // 1/(1−p) while dropping, else 1
 	drop           bool
 	h              *Mat      // ns × H·C projected features
 	aSrc, aDst     []float32 // ns×H, nd×H attention projections
-	alpha          []float32 // |E|×H softmax (naive, reorganized)
+	alpha          []float32 // softmax: H×|E| head-major (reorganized), |E|×H (naive)
+	alphaD         []float32 // reorganized: H×|E| attention after dropout
+	alphaT         []float32 // reorganized backward: alphaD in transposed-entry order
 	rowMax, rowSum []float32 // nd×H softmax statistics (recompute)
 	cat, msg       []float32 // naive: |E|×2HC endpoint features, |E|×HC messages
 	agg, out       *Mat
@@ -129,11 +132,34 @@ func (l *GATConv) leakyGrad(s float32) float32 {
 }
 
 // mask returns the dropout factor of edge e, head h: 0 or 1/(1−p) while dropping, else 1.
+// Masks are indexed head-major (h·|E| + e), so a row's edges for one head share hash words.
 func (l *GATConv) mask(e int64, h int) float32 {
-	if !l.drop || keep(l.seed, int(e)*l.Heads+h, l.thr) {
+	if !l.drop || keep(l.seed, h*l.nnz+int(e), l.thr) {
 		return l.scale
 	}
 	return 0
+}
+
+// dropRun multiplies src by the dropout factors of mask indices start, start+1, … into dst
+// (which may be src); outside training it copies.
+func (l *GATConv) dropRun(start int, src, dst []float32) {
+	if !l.drop {
+		copy(dst, src)
+		return
+	}
+	var z uint64
+	for k, v := range src {
+		i := start + k
+		if k == 0 || i&3 == 0 {
+			z = maskWord(l.seed, i>>2) >> (16 * (i & 3))
+		}
+		if uint16(z) >= l.thr {
+			dst[k] = v * l.scale
+		} else {
+			dst[k] = 0
+		}
+		z >>= 16
+	}
 }
 
 func growF32(b []float32, n int) []float32 {
@@ -148,7 +174,7 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	if x.Rows() != adj.Cols || adj.Rows > adj.Cols {
 		panic(fmt.Sprintf("nn: GATConv: %d×%d adjacency with %d input rows", adj.Rows, adj.Cols, x.Rows()))
 	}
-	l.x, l.adj = x, adj
+	l.x, l.adj, l.nnz = x, adj, adj.NNZ()
 	l.drop = c.train() && l.AttnDropout > 0
 	l.scale = 1
 	if l.drop {
@@ -240,81 +266,120 @@ func softmaxRow(alpha []float32, lo, hi int64, H int) {
 	}
 }
 
+// scoreRow writes head h's LeakyReLU scores of row i's edges (sources idx) into dst and returns
+// their maximum.
+func (l *GATConv) scoreRow(i, h int, idx []int32, dst []float32) float32 {
+	H, slope := l.Heads, l.NegSlope
+	aSrc, ad := l.aSrc, l.aDst[i*H+h]
+	mx := float32(math.Inf(-1))
+	for k, j := range idx {
+		v := aSrc[int(j)*H+h] + ad
+		if v < 0 {
+			v *= slope
+		}
+		dst[k] = v
+		mx = max(mx, v)
+	}
+	return mx
+}
+
+// expNormalize turns scores into softmax weights given their maximum, returning the sum of the
+// exponentials it divided by.
+func expNormalize(a []float32, mx float32) float32 {
+	var sum float32
+	for k, v := range a {
+		ev := exp32(v - mx)
+		a[k] = ev
+		sum += ev
+	}
+	inv := 1 / sum
+	for k := range a {
+		a[k] *= inv
+	}
+	return sum
+}
+
 func (l *GATConv) forwardReorganized(c *Ctx) {
 	adj, H, C := l.adj, l.Heads, l.Ch
-	E := int64(adj.NNZ())
-	l.alpha = growF32(l.alpha, int(E)*H)
+	E := l.nnz
+	HC := H * C
+	l.alpha = growF32(l.alpha, E*H)
+	l.alphaD = growF32(l.alphaD, E*H)
 	sp := c.begin("gat.edge_softmax", trace.RoleForward)
-	parallelRows(adj.Indptr, E*int64(H)*8, func(lo, hi int) {
+	parallelRows(adj.Indptr, int64(E*H)*8, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				j := int(adj.Indices[e])
-				for h := 0; h < H; h++ {
-					l.alpha[int(e)*H+h] = l.leaky(l.aSrc[j*H+h] + l.aDst[i*H+h])
-				}
+			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
+			if e0 == e1 {
+				continue
 			}
-			softmaxRow(l.alpha, adj.Indptr[i], adj.Indptr[i+1], H)
+			idx := adj.Indices[e0:e1]
+			for h := 0; h < H; h++ {
+				a := l.alpha[h*E+e0 : h*E+e1]
+				expNormalize(a, l.scoreRow(i, h, idx, a))
+				l.dropRun(h*E+e0, a, l.alphaD[h*E+e0:h*E+e1])
+			}
 		}
 	})
-	sp.EndWork(8*E*int64(H), E*int64(H)*12+adj.Bytes())
+	sp.EndWork(10*int64(E*H), int64(E*H)*16+adj.Bytes())
 	sp = c.begin("gat.spmm", trace.RoleForward)
-	parallelRows(adj.Indptr, E*int64(H*C), func(lo, hi int) {
+	parallelRows(adj.Indptr, int64(E*HC), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
+			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
 			out := l.agg.Row(i)
 			clear(out)
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				src := l.h.Row(int(adj.Indices[e]))
-				for h := 0; h < H; h++ {
-					if a := l.alpha[int(e)*H+h] * l.mask(e, h); a != 0 {
-						axpy(a, src[h*C:(h+1)*C], out[h*C:(h+1)*C])
-					}
-				}
+			for h := 0; h < H; h++ {
+				gatherAccumulate(out[h*C:(h+1)*C], l.h.Data[h*C:], HC, adj.Indices[e0:e1], l.alphaD[h*E+e0:h*E+e1], gatherVals)
 			}
 		}
 	})
-	sp.EndWork(2*E*int64(H*C), adj.Bytes()+E*int64(H)*4+E*int64(H*C)*4+l.agg.Bytes())
+	sp.EndWork(2*int64(E*HC), adj.Bytes()+int64(E*H)*4+int64(E*HC)*4+l.agg.Bytes())
+}
+
+// rowScratch returns a per-call scratch slice of at least n floats (from a pool).
+func rowScratch(n int) *[]float32 {
+	sp := scratchPool.Get().(*[]float32)
+	*sp = growF32(*sp, n)
+	return sp
+}
+
+// maxRowLen is the longest row of indptr's rows lo..hi-1.
+func maxRowLen(indptr []int64, lo, hi int) int {
+	m := 0
+	for i := lo; i < hi; i++ {
+		m = max(m, int(indptr[i+1]-indptr[i]))
+	}
+	return m
 }
 
 func (l *GATConv) forwardRecompute(c *Ctx) {
 	adj, H, C := l.adj, l.Heads, l.Ch
-	E := int64(adj.NNZ())
+	E := l.nnz
+	HC := H * C
 	nd := adj.Rows
 	l.rowMax = growF32(l.rowMax, nd*H)
 	l.rowSum = growF32(l.rowSum, nd*H)
 	sp := c.begin("gat.fused_attention", trace.RoleForward)
-	parallelRows(adj.Indptr, E*int64(H*C), func(lo, hi int) {
+	parallelRows(adj.Indptr, int64(E*HC), func(lo, hi int) {
+		scr := rowScratch(maxRowLen(adj.Indptr, lo, hi))
+		defer scratchPool.Put(scr)
 		for i := lo; i < hi; i++ {
-			mx, sum := l.rowMax[i*H:(i+1)*H], l.rowSum[i*H:(i+1)*H]
-			for h := range mx {
-				mx[h], sum[h] = float32(math.Inf(-1)), 0
-			}
-			// Online softmax: one pass for the maximum and the rescaled sum.
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				j := int(adj.Indices[e])
-				for h := 0; h < H; h++ {
-					v := l.leaky(l.aSrc[j*H+h] + l.aDst[i*H+h])
-					if v > mx[h] {
-						sum[h] *= exp32(mx[h] - v)
-						mx[h] = v
-					}
-					sum[h] += exp32(v - mx[h])
-				}
-			}
+			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
 			out := l.agg.Row(i)
 			clear(out)
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				j := int(adj.Indices[e])
-				src := l.h.Row(j)
-				for h := 0; h < H; h++ {
-					v := l.leaky(l.aSrc[j*H+h] + l.aDst[i*H+h])
-					if a := exp32(v-mx[h]) / sum[h] * l.mask(e, h); a != 0 {
-						axpy(a, src[h*C:(h+1)*C], out[h*C:(h+1)*C])
-					}
-				}
+			if e0 == e1 {
+				continue
+			}
+			idx := adj.Indices[e0:e1]
+			a := (*scr)[:e1-e0]
+			for h := 0; h < H; h++ {
+				mx := l.scoreRow(i, h, idx, a)
+				l.rowMax[i*H+h], l.rowSum[i*H+h] = mx, expNormalize(a, mx)
+				l.dropRun(h*E+e0, a, a)
+				gatherAccumulate(out[h*C:(h+1)*C], l.h.Data[h*C:], HC, idx, a, gatherVals)
 			}
 		}
 	})
-	sp.EndWork(16*E*int64(H)+2*E*int64(H*C), adj.Bytes()+E*int64(H*C)*4+l.agg.Bytes()+int64(nd*H)*8)
+	sp.EndWork(10*int64(E*H)+2*int64(E*HC), adj.Bytes()+int64(E*HC)*4+l.agg.Bytes()+int64(nd*H)*8)
 }
 
 func (l *GATConv) forwardNaive(c *Ctx) {
@@ -468,122 +533,151 @@ func (l *GATConv) backwardProject(c *Ctx) {
 	sp.EndWork(4*int64((ns+nd)*H*C), 2*l.h.Bytes()+l.dh.Bytes()*2)
 }
 
+// leakyGradAt is LeakyReLU's derivative at the pre-activation score of edge (i ← j), head h.
+func (l *GATConv) leakyGradAt(i, j, h int) float32 {
+	if l.aSrc[j*l.Heads+h]+l.aDst[i*l.Heads+h] > 0 {
+		return 1
+	}
+	return l.NegSlope
+}
+
 func (l *GATConv) backwardReorganized(c *Ctx) {
 	adj, H, C := l.adj, l.Heads, l.Ch
-	E := int64(adj.NNZ())
-	l.ds = growF32(l.ds, int(E)*H)
+	E := l.nnz
+	HC := H * C
+	l.ds = growF32(l.ds, E*H)
+	l.alphaT = growF32(l.alphaT, E*H)
 	sp := c.begin("gat.edge_softmax", trace.RoleBackward)
-	parallelRows(adj.Indptr, E*int64(H*C)*2, func(lo, hi int) {
+	parallelRows(adj.Indptr, int64(E*HC)*2, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
+			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
+			idx := adj.Indices[e0:e1]
 			dO := l.dO.Row(i)
-			var rowDot [maxGATHeads]float32
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				src := l.h.Row(int(adj.Indices[e]))
-				for h := 0; h < H; h++ {
-					m := l.mask(e, h)
-					var da float32
-					if m != 0 {
-						da = dot(dO[h*C:(h+1)*C], src[h*C:(h+1)*C]) * m
-					}
-					l.ds[int(e)*H+h] = da
-					rowDot[h] += l.alpha[int(e)*H+h] * da
+			for h := 0; h < H; h++ {
+				// dα' = ⟨dO_i, h_j⟩, dα = mask·dα', softmax and LeakyReLU backward.
+				d := l.ds[h*E+e0 : h*E+e1]
+				clear(d)
+				gatherDot(dO[h*C:(h+1)*C], l.h.Data[h*C:], HC, idx, d)
+				l.dropRun(h*E+e0, d, d)
+				a := l.alpha[h*E+e0 : h*E+e1]
+				var rowDot float32
+				for k, v := range d {
+					rowDot += a[k] * v
 				}
-			}
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				j := int(adj.Indices[e])
-				for h := 0; h < H; h++ {
-					k := int(e)*H + h
-					g := l.alpha[k] * (l.ds[k] - rowDot[h]) * l.leakyGrad(l.aSrc[j*H+h]+l.aDst[i*H+h])
-					l.ds[k] = g
-					l.daDst[i*H+h] += g
+				var sum float32
+				for k, j := range idx {
+					g := a[k] * (d[k] - rowDot) * l.leakyGradAt(i, int(j), h)
+					d[k] = g
+					sum += g
 				}
+				l.daDst[i*H+h] = sum
 			}
 		}
 	})
-	sp.EndWork(2*E*int64(H*C)+8*E*int64(H), adj.Bytes()+E*int64(H*C)*4+E*int64(H)*16)
+	sp.EndWork(2*int64(E*HC)+10*int64(E*H), adj.Bytes()+int64(E*HC)*4+int64(E*H)*16)
 
 	sp = c.begin("gat.spmm", trace.RoleBackward)
 	t, tEdge := adj.Transpose()
-	parallelRows(t.Indptr, E*int64(H*C)*2, func(lo, hi int) {
+	parallelRows(t.Indptr, int64(E*HC)*2, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
+			p0, p1 := int(t.Indptr[j]), int(t.Indptr[j+1])
+			edges := tEdge[p0:p1]
 			dh := l.dh.Row(j)
-			for p := t.Indptr[j]; p < t.Indptr[j+1]; p++ {
-				i, e := int(t.Indices[p]), int64(tEdge[p])
-				dO := l.dO.Row(i)
-				for h := 0; h < H; h++ {
-					k := int(e)*H + h
-					l.daSrc[j*H+h] += l.ds[k]
-					if a := l.alpha[k] * l.mask(e, h); a != 0 {
-						axpy(a, dO[h*C:(h+1)*C], dh[h*C:(h+1)*C])
-					}
+			for h := 0; h < H; h++ {
+				at := l.alphaT[h*E+p0 : h*E+p1]
+				aD, ds := l.alphaD[h*E:(h+1)*E], l.ds[h*E:(h+1)*E]
+				var sum float32
+				for k, e := range edges {
+					at[k] = aD[e]
+					sum += ds[e]
 				}
+				l.daSrc[j*H+h] = sum
+				gatherAccumulate(dh[h*C:(h+1)*C], l.dO.Data[h*C:], HC, t.Indices[p0:p1], at, gatherVals)
 			}
 		}
 	})
-	sp.EndWork(2*E*int64(H*C)+E*int64(H), t.Bytes()+int64(len(tEdge))*4+E*int64(H*C)*4+E*int64(H)*8+l.dh.Bytes())
+	sp.EndWork(2*int64(E*HC)+int64(E*H), t.Bytes()+int64(len(tEdge))*4+int64(E*HC)*4+int64(E*H)*12+l.dh.Bytes())
 }
 
 func (l *GATConv) backwardRecompute(c *Ctx) {
 	adj, H, C := l.adj, l.Heads, l.Ch
-	E := int64(adj.NNZ())
+	E := l.nnz
+	HC := H * C
 	nd := adj.Rows
 	l.rowDot = growF32(l.rowDot, nd*H)
 	sp := c.begin("gat.fused_attention", trace.RoleBackward)
-	// Per target row: with α recomputed and dα = mask·⟨dO_i, h_j⟩, the row's softmax term
-	// Σ α·dα and the target-side gradient Σ α·lrelu'·dα − Σα·dα · Σ α·lrelu' need one sweep.
-	parallelRows(adj.Indptr, E*int64(H*C)*2, func(lo, hi int) {
+	// Per target row and head, with α recomputed and dα = mask·⟨dO_i, h_j⟩: the softmax term
+	// Σ α·dα, and the target-side gradient Σ α·lrelu'·dα − Σ α·dα · Σ α·lrelu'.
+	parallelRows(adj.Indptr, int64(E*HC)*2, func(lo, hi int) {
+		n := maxRowLen(adj.Indptr, lo, hi)
+		scr := rowScratch(2 * n)
+		defer scratchPool.Put(scr)
 		for i := lo; i < hi; i++ {
-			dO := l.dO.Row(i)
-			var sa, sb, sc [maxGATHeads]float32
-			mx, sum := l.rowMax[i*H:(i+1)*H], l.rowSum[i*H:(i+1)*H]
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				j := int(adj.Indices[e])
-				src := l.h.Row(j)
-				for h := 0; h < H; h++ {
-					s := l.aSrc[j*H+h] + l.aDst[i*H+h]
-					a := exp32(l.leaky(s)-mx[h]) / sum[h]
-					var da float32
-					if m := l.mask(e, h); m != 0 {
-						da = dot(dO[h*C:(h+1)*C], src[h*C:(h+1)*C]) * m
-					}
-					g := l.leakyGrad(s)
-					sa[h] += a * da
-					sb[h] += a * g * da
-					sc[h] += a * g
-				}
+			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
+			if e0 == e1 {
+				continue
 			}
+			idx := adj.Indices[e0:e1]
+			a, d := (*scr)[:e1-e0], (*scr)[n:n+e1-e0]
+			dO := l.dO.Row(i)
 			for h := 0; h < H; h++ {
-				l.rowDot[i*H+h] = sa[h]
-				l.daDst[i*H+h] = sb[h] - sa[h]*sc[h]
+				l.scoreRow(i, h, idx, a)
+				mx, inv := l.rowMax[i*H+h], 1/l.rowSum[i*H+h]
+				clear(d)
+				gatherDot(dO[h*C:(h+1)*C], l.h.Data[h*C:], HC, idx, d)
+				l.dropRun(h*E+e0, d, d)
+				var sa, sb, sc float32
+				for k, j := range idx {
+					av := exp32(a[k]-mx) * inv
+					g := l.leakyGradAt(i, int(j), h)
+					sa += av * d[k]
+					sb += av * g * d[k]
+					sc += av * g
+				}
+				l.rowDot[i*H+h] = sa
+				l.daDst[i*H+h] = sb - sa*sc
 			}
 		}
 	})
-	sp.EndWork(2*E*int64(H*C)+16*E*int64(H), adj.Bytes()+E*int64(H*C)*4+int64(nd*H)*16)
+	sp.EndWork(2*int64(E*HC)+16*int64(E*H), adj.Bytes()+int64(E*HC)*4+int64(nd*H)*16)
 
 	sp = c.begin("gat.spmm", trace.RoleBackward)
 	t, tEdge := adj.Transpose()
-	parallelRows(t.Indptr, E*int64(H*C)*4, func(lo, hi int) {
+	parallelRows(t.Indptr, int64(E*HC)*4, func(lo, hi int) {
+		n := maxRowLen(t.Indptr, lo, hi)
+		scr := rowScratch(2 * n)
+		defer scratchPool.Put(scr)
 		for j := lo; j < hi; j++ {
-			dh := l.dh.Row(j)
-			src := l.h.Row(j)
-			for p := t.Indptr[j]; p < t.Indptr[j+1]; p++ {
-				i, e := int(t.Indices[p]), int64(tEdge[p])
-				dO := l.dO.Row(i)
-				for h := 0; h < H; h++ {
+			p0, p1 := int(t.Indptr[j]), int(t.Indptr[j+1])
+			if p0 == p1 {
+				continue
+			}
+			src := t.Indices[p0:p1]
+			d, coef := (*scr)[:p1-p0], (*scr)[n:n+p1-p0]
+			hj, dh := l.h.Row(j), l.dh.Row(j)
+			for h := 0; h < H; h++ {
+				clear(d)
+				gatherDot(hj[h*C:(h+1)*C], l.dO.Data[h*C:], HC, src, d)
+				var sum float32
+				for k, i32 := range src {
+					i, e := int(i32), int64(tEdge[p0+k])
 					s := l.aSrc[j*H+h] + l.aDst[i*H+h]
-					a := exp32(l.leaky(s)-l.rowMax[i*H+h]) / l.rowSum[i*H+h]
-					m := l.mask(e, h)
-					var da float32
-					if m != 0 {
-						da = dot(dO[h*C:(h+1)*C], src[h*C:(h+1)*C]) * m
-						axpy(a*m, dO[h*C:(h+1)*C], dh[h*C:(h+1)*C])
+					g := float32(1)
+					if s < 0 {
+						s *= l.NegSlope
+						g = l.NegSlope
 					}
-					l.daSrc[j*H+h] += a * (da - l.rowDot[i*H+h]) * l.leakyGrad(s)
+					av := exp32(s-l.rowMax[i*H+h]) / l.rowSum[i*H+h]
+					m := l.mask(e, h)
+					coef[k] = av * m
+					sum += av * (d[k]*m - l.rowDot[i*H+h]) * g
 				}
+				l.daSrc[j*H+h] = sum
+				gatherAccumulate(dh[h*C:(h+1)*C], l.dO.Data[h*C:], HC, src, coef, gatherVals)
 			}
 		}
 	})
-	sp.EndWork(4*E*int64(H*C)+16*E*int64(H), t.Bytes()+int64(len(tEdge))*4+2*E*int64(H*C)*4+l.dh.Bytes())
+	sp.EndWork(4*int64(E*HC)+16*int64(E*H), t.Bytes()+int64(len(tEdge))*4+2*int64(E*HC)*4+l.dh.Bytes())
 }
 
 func (l *GATConv) backwardNaive(c *Ctx) {

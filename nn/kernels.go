@@ -46,6 +46,18 @@ func rank1Accumulate(dst []float32, ldd int, a, b []float32) {
 	}
 }
 
+// gatherDot adds ⟨v, x[idx[e]*stride : idx[e]*stride+len(v)]⟩ to out[e] for every e.
+func gatherDot(v, x []float32, stride int, idx []int32, out []float32) {
+	out = out[:len(idx)]
+	if gatherDotSIMD(v, x, stride, idx, out) {
+		return
+	}
+	for e, j := range idx {
+		base := int(j) * stride
+		out[e] += dotGo(v, x[base:base+len(v)])
+	}
+}
+
 // axpyGo computes y += a·x over len(y) elements.
 func axpyGo(a float32, x, y []float32) {
 	x = x[:len(y)]

@@ -70,6 +70,27 @@ var gatherMaskKernels = [3]func(out, x *float32, stride int, idx *int32, val *fl
 }
 
 //go:noescape
+func gatherDot8(v, x *float32, stride int, idx *int32, n int, out *float32)
+
+//go:noescape
+func gatherDot8Mask(v, x *float32, stride int, idx *int32, n int, out *float32, mask *int32)
+
+// gatherDotSIMD does the whole job when the AVX kernels are available and reports whether it did.
+func gatherDotSIMD(v, x []float32, stride int, idx []int32, out []float32) bool {
+	if !useAVX || len(idx) == 0 {
+		return useAVX
+	}
+	f, c := len(v), 0
+	for ; c+8 <= f; c += 8 {
+		gatherDot8(&v[c], &x[c], stride, &idx[0], len(idx), &out[0])
+	}
+	if c < f {
+		gatherDot8Mask(&v[c], &x[c], stride, &idx[0], len(idx), &out[0], &laneMasks[f-c][0])
+	}
+	return true
+}
+
+//go:noescape
 func axpyAVX(a float32, x, y *float32, n int)
 
 //go:noescape

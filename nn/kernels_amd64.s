@@ -590,3 +590,68 @@ done:
 	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
+// func gatherDot8(v *float32, x *float32, stride int, idx *int32, n int, out *float32)
+// out[e] += Σ_c<8 v[c]·x[idx[e]*stride + c] for e < n
+TEXT ·gatherDot8(SB), NOSPLIT, $0-48
+	MOVQ v+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ n+32(FP), CX
+	MOVQ out+40(FP), DI
+	SHLQ $2, R8
+	VMOVUPS (DX), Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VMULPS (BX), Y0, Y1
+	VEXTRACTF128 $1, Y1, X2
+	VADDPS X2, X1, X1
+	VHADDPS X1, X1, X1
+	VHADDPS X1, X1, X1
+	VADDSS (DI)(AX*4), X1, X1
+	VMOVSS X1, (DI)(AX*4)
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func gatherDot8Mask(v *float32, x *float32, stride int, idx *int32, n int, out *float32, mask *int32)
+// out[e] += Σ_c<8 v[c]·x[idx[e]*stride + c] for e < n (lanes enabled by mask only)
+TEXT ·gatherDot8Mask(SB), NOSPLIT, $0-56
+	MOVQ v+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ n+32(FP), CX
+	MOVQ out+40(FP), DI
+	SHLQ $2, R8
+	MOVQ mask+48(FP), R10
+	VMOVDQU (R10), Y14
+	VMASKMOVPS (DX), Y14, Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VMASKMOVPS (BX), Y14, Y1
+	VMULPS Y1, Y0, Y1
+	VEXTRACTF128 $1, Y1, X2
+	VADDPS X2, X1, X1
+	VHADDPS X1, X1, X1
+	VHADDPS X1, X1, X1
+	VADDSS (DI)(AX*4), X1, X1
+	VMOVSS X1, (DI)(AX*4)
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+

@@ -15,3 +15,5 @@ func axpy(a float32, x, y []float32) { axpyGo(a, x, y) }
 
 // dot returns Σ x[i]·y[i] over len(x) elements.
 func dot(x, y []float32) float32 { return dotGo(x, y) }
+
+func gatherDotSIMD(v, x []float32, stride int, idx []int32, out []float32) bool { return false }

@@ -156,3 +156,26 @@ func TestBuildAdj(t *testing.T) {
 		t.Fatal("out-of-range neighbour accepted")
 	}
 }
+
+func TestGatherDot(t *testing.T) {
+	rng := NewRNG(4)
+	for _, pure := range []bool{false, true} {
+		saved := useAVX
+		if pure {
+			useAVX = false
+		}
+		for _, f := range []int{1, 5, 8, 13, 16, 24} {
+			x := randomMat(30, f+3, rng)
+			v := randomMat(1, f, rng).Data
+			idx := []int32{4, 0, 29, 4, 17}
+			out := []float32{1, 2, 3, 4, 5}
+			want := make([]float32, len(idx))
+			for e, j := range idx {
+				want[e] = out[e] + dotGo(v, x.Data[int(j)*(f+3):int(j)*(f+3)+f])
+			}
+			gatherDot(v, x.Data, f+3, idx, out)
+			closeEnough(t, fmt.Sprintf("gatherDot f=%d pure=%v", f, pure), out, want)
+		}
+		useAVX = saved
+	}
+}

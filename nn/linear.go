@@ -214,12 +214,18 @@ func (d *Dropout) Backward(c *Ctx, dy *Mat) *Mat {
 func dropMask(seed uint64, p float32, in, out []float32) {
 	thr := dropThreshold(p)
 	scale := 1 / (1 - p)
-	parallelFor(len(in), int64(len(in))*4, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			if keep(seed, i, thr) {
-				out[i] = in[i] * scale
-			} else {
-				out[i] = 0
+	words := (len(in) + 3) / 4
+	parallelFor(words, int64(len(in))*4, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			z := maskWord(seed, w)
+			end := min(4*w+4, len(in))
+			for i := 4 * w; i < end; i++ {
+				if uint16(z) >= thr {
+					out[i] = in[i] * scale
+				} else {
+					out[i] = 0
+				}
+				z >>= 16
 			}
 		}
 	})
