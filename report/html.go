@@ -467,13 +467,23 @@ func detectionText(st analyze.Steps) string {
 
 // deviceText names the devices: the trace's device properties, else run.json's setting.
 func deviceText(p *analyze.Profile, run *RunInfo) string {
+	// Identical devices are counted, not repeated: "8 × NVIDIA A100 (39.4 GiB)".
 	var names []string
+	count := map[string]int{}
 	for _, d := range p.Trace.Devices {
 		n := d.Name
 		if d.MemoryBytes > 0 {
 			n += " (" + fmtBytes(d.MemoryBytes) + ")"
 		}
-		names = append(names, n)
+		if count[n] == 0 {
+			names = append(names, n)
+		}
+		count[n]++
+	}
+	for i, n := range names {
+		if count[n] > 1 {
+			names[i] = strconv.Itoa(count[n]) + " × " + n
+		}
 	}
 	if len(names) > 0 {
 		return strings.Join(names, ", ")

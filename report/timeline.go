@@ -32,8 +32,9 @@ type timeline struct {
 	Lanes  []tlLane
 	Rects  []tlRect
 	Ticks  []tlTick
-	Merged int // spans drawn inside merged blocks
-	Spans  int // spans in the step
+	Roles  []tlRole // the roles drawn, for the legend
+	Merged int      // spans drawn inside merged blocks
+	Spans  int      // spans in the step
 	Capped bool
 }
 
@@ -49,6 +50,8 @@ type tlRect struct {
 	Title      string
 	Label      string
 }
+
+type tlRole struct{ Role, Color string }
 
 type tlTick struct {
 	X     float64
@@ -188,6 +191,15 @@ func buildTimeline(p *analyze.Profile, t *trace.Table, k int) *timeline {
 		y += h + tlLaneGap
 	}
 	tl.Height = y + 4
+	seen := map[string]bool{}
+	for _, lane := range lanes {
+		for _, i := range byLane[lane] {
+			if r := t.Role[i].String(); !seen[r] {
+				seen[r] = true
+				tl.Roles = append(tl.Roles, tlRole{r, roleColor(r)})
+			}
+		}
+	}
 	for _, tk := range niceTicks(to - from) {
 		tl.Ticks = append(tl.Ticks, tlTick{X: tlGutter + float64(tk)*scale, Label: fmtDur(tk)})
 	}
