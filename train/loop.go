@@ -41,6 +41,9 @@ type Result struct {
 	Final  Final
 	// BestEpoch is the epoch whose test accuracy Final reports.
 	BestEpoch int
+	// EpochCPUSeconds is the process CPU time (all threads) of each epoch's training part: on a
+	// shared machine it shows the work done when wall time mostly shows waiting for a core.
+	EpochCPUSeconds []float64
 }
 
 // MeanEpochSeconds is the mean wall time of the training part of an epoch (excluding the
@@ -57,6 +60,19 @@ func (r *Result) MeanEpochSeconds() float64 {
 		s += e.Seconds
 	}
 	return s / float64(len(r.Epochs)-1)
+}
+
+// MeanEpochCPUSeconds is the mean of EpochCPUSeconds, first epoch excluded.
+func (r *Result) MeanEpochCPUSeconds() float64 {
+	c := r.EpochCPUSeconds
+	if len(c) > 1 {
+		c = c[1:]
+	}
+	var s float64
+	for _, v := range c {
+		s += v
+	}
+	return s / float64(max(len(c), 1))
 }
 
 // Scores are one evaluation's accuracies and validation loss.
@@ -97,9 +113,10 @@ func (l *Loop) Run() (*Result, error) {
 	var ms runtime.MemStats
 	for epoch := 0; epoch < l.Epochs; epoch++ {
 		step := l.Lane.BeginStep(epoch)
-		t0 := time.Now()
+		t0, c0 := time.Now(), processCPUSeconds()
 		loss, err := l.Train(epoch)
 		secs := time.Since(t0).Seconds()
+		res.EpochCPUSeconds = append(res.EpochCPUSeconds, processCPUSeconds()-c0)
 		if err != nil {
 			step.End()
 			return nil, fmt.Errorf("epoch %d: %w", epoch, err)

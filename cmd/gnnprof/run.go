@@ -164,8 +164,8 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 		return err
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(),
-		"%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %d epochs in %.2f s, mean training epoch %.2f ms; wrote %s\n",
+		"%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %d epochs in %.2f s, mean training epoch %.2f ms (%.2f ms CPU); wrote %s\n",
 		cfg.Model, ds.Name, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, res.Final.Epochs,
-		res.Final.Seconds, res.MeanEpochSeconds()*1e3, out)
+		res.Final.Seconds, res.MeanEpochSeconds()*1e3, res.MeanEpochCPUSeconds()*1e3, out)
 	return err
 }

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package train
+
+func processCPUSeconds() float64 { return 0 }
