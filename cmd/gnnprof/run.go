@@ -76,7 +76,7 @@ func (o *fullOptions) register(f *pflag.FlagSet) {
 	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
 	c := &o.cfg
 	f.IntVar(&c.Epochs, "epochs", 0, "maximum epochs (default: the model's)")
-	f.IntVar(&c.Patience, "patience", 0, "stop after this many epochs without a better validation accuracy or loss (default: the model's; 0 = never)")
+	f.IntVar(&c.Patience, "patience", 0, "stop after this many epochs without a better validation accuracy (default: the model's; 0 = never)")
 	f.Float64Var(&c.LR, "lr", 0, "learning rate (default: the model's)")
 	f.Float64Var(&c.WeightDecay, "weight-decay", 0, "L2 weight decay (default: the model's)")
 	f.IntVar(&c.Hidden, "hidden", 0, "hidden width, per head for GAT (default: the model's)")
