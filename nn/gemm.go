@@ -35,7 +35,7 @@ func Gemm(transA, transB bool, alpha float32, a, b *Mat, beta float32, c *Mat) {
 		Scale(c, beta)
 		return
 	}
-	if alpha == 1 && (beta == 0 || beta == 1) && BLASName == "gonum" && gemmSmall(transA, transB, a, b, c, beta == 1) {
+	if alpha == 1 && (beta == 0 || beta == 1) && gemmSmall(transA, transB, a, b, c, beta == 1) {
 		return
 	}
 	ta, tb := blas.NoTrans, blas.NoTrans

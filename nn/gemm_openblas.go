@@ -2,14 +2,12 @@
 
 package nn
 
-// #cgo LDFLAGS: -lopenblas
-import "C"
-
-import "gonum.org/v1/netlib/blas/netlib"
+import "github.com/gnnprof/gnnprof/nn/internal/openblas"
 
 // With the openblas build tag, Gemm runs on OpenBLAS (set OPENBLAS_NUM_THREADS to the cores you
-// want it to use; it does not share Go's scheduler).
+// want it to use; it does not share Go's scheduler). Narrow products (≤ 64 output columns) still
+// run on nn's own kernels, which are faster there.
 func init() {
-	float32BLAS = netlib.Implementation{}
+	float32BLAS = openblas.Implementation{}
 	BLASName = "openblas"
 }

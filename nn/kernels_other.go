@@ -2,7 +2,8 @@
 
 package nn
 
-const useAVX = false
+// useAVX is always false here; it is a variable only so tests can toggle it on amd64.
+var useAVX = false
 
 func gatherSIMD(out, x []float32, stride int, idx []int32, val []float32, mode gatherMode) int {
 	return 0
