@@ -41,7 +41,7 @@ func DefaultFullConfig(model string) FullConfig {
 	switch model {
 	case "gat":
 		c.GATForm = nn.GATReorganized.String()
-		c.Epochs, c.Patience = 1000, 100
+		c.Epochs, c.Patience = 500, 100
 		c.LR, c.Hidden, c.Dropout, c.AttnDropout, c.Heads, c.OutHeads = 0.005, 8, 0.6, 0.6, 8, 1
 	case "sage", "gin":
 		c.Hidden = 64

@@ -82,11 +82,11 @@ type Scores struct {
 }
 
 // Loop runs epochs: a training epoch, then an evaluation, keeping the epoch with the best
-// validation accuracy (ties go to the lower validation loss) and stopping early when that has not
-// changed for Patience epochs.
+// validation accuracy (ties go to the lower validation loss) and stopping early when neither
+// validation accuracy nor validation loss has improved for Patience epochs.
 type Loop struct {
 	Epochs   int
-	Patience int         // epochs without a better validation score before stopping; 0: run all
+	Patience int         // epochs without a better validation accuracy or loss before stopping; 0: run all
 	Lane     *trace.Lane // each epoch is a step (ProfilerStep#epoch) on it
 	Progress io.Writer   // one line per epoch; nil: quiet
 	// Train runs one training epoch and returns its loss.
@@ -105,8 +105,9 @@ func (l *Loop) Run() (*Result, error) {
 	}
 	res := &Result{Epochs: make([]Epoch, 0, l.Epochs), BestEpoch: -1}
 	// The selected epoch has the best validation accuracy (ties: lower validation loss); the
-	// patience counter restarts whenever the selection changes.
-	bestVal, selLoss := -1.0, math.Inf(1)
+	// patience counter restarts whenever validation accuracy or validation loss reaches a new
+	// best, as in the GAT paper's early stopping.
+	bestVal, selLoss, bestLoss := -1.0, math.Inf(1), math.Inf(1)
 	sinceBest := 0
 	start := time.Now()
 	var ms runtime.MemStats
@@ -133,9 +134,16 @@ func (l *Loop) Run() (*Result, error) {
 		}
 		e := Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		res.Epochs = append(res.Epochs, e)
-		if sc.Val > bestVal || (sc.Val == bestVal && sc.ValLoss < selLoss) {
+		selected := sc.Val > bestVal || (sc.Val == bestVal && sc.ValLoss < selLoss)
+		if selected {
 			bestVal, selLoss, res.BestEpoch = sc.Val, sc.ValLoss, epoch
 			res.Final.BestValAcc, res.Final.TestAcc = sc.Val, sc.Test
+		}
+		lossBetter := sc.ValLoss < bestLoss
+		if lossBetter {
+			bestLoss = sc.ValLoss
+		}
+		if selected || lossBetter {
 			sinceBest = 0
 		} else {
 			sinceBest++

@@ -46,8 +46,8 @@ func newRunFullCmd() *cobra.Command {
 
 Settings left unset take the model's standard values (the Planetoid settings of the GCN, GAT and
 APPNP papers): gcn hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4 on the first layer,
-200 epochs; gat 8 heads x 8, dropout 0.6, lr 0.005, weight decay 5e-4, up to 1000 epochs with
-patience 100. The test accuracy reported is the one at the best validation epoch.`,
+200 epochs; gat 8 heads x 8, dropout 0.6, lr 0.005, weight decay 5e-4, up to 500 epochs with
+patience 100 on validation accuracy and loss. The test accuracy reported is the one at the best validation epoch.`,
 		Example: `  gnnprof run full --data ../shared/data/planetoid/ind.cora --model gat --out runs/cora-gat
   gnnprof run full --data "sbm:nodes=100000,classes=8,degree=20" --model sage --epochs 50`,
 		Args: cobra.NoArgs,
@@ -76,7 +76,7 @@ func (o *fullOptions) register(f *pflag.FlagSet) {
 	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
 	c := &o.cfg
 	f.IntVar(&c.Epochs, "epochs", 0, "maximum epochs (default: the model's)")
-	f.IntVar(&c.Patience, "patience", 0, "stop after this many epochs without a better validation accuracy (default: the model's; 0 = never)")
+	f.IntVar(&c.Patience, "patience", 0, "stop after this many epochs in which neither validation accuracy nor loss improved (default: the model's; 0 = never)")
 	f.Float64Var(&c.LR, "lr", 0, "learning rate (default: the model's)")
 	f.Float64Var(&c.WeightDecay, "weight-decay", 0, "L2 weight decay (default: the model's)")
 	f.IntVar(&c.Hidden, "hidden", 0, "hidden width, per head for GAT (default: the model's)")
