@@ -31,7 +31,7 @@ func parallelFor(n int, work int64, fn func(lo, hi int)) {
 }
 
 // parallelRows is parallelFor over the rows of a CSR matrix, splitting by stored entries so each
-// core gets about the same number of edges. rowCost is the work per row besides its edges.
+// core gets about the same number of edges (plus one unit per row); work is as for parallelFor.
 func parallelRows(indptr []int64, work int64, fn func(lo, hi int)) {
 	n := len(indptr) - 1
 	p := runtime.GOMAXPROCS(0)
