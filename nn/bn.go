@@ -20,6 +20,17 @@ type BatchNorm struct {
 	xhat, out  *Mat
 	invStd     []float32
 	dx         *Mat
+	// float64 column sums (kept between calls so steady state allocates nothing)
+	sum0, sum1 []float64
+}
+
+func (b *BatchNorm) sums(d int) ([]float64, []float64) {
+	if len(b.sum0) != d {
+		b.sum0, b.sum1 = make([]float64, d), make([]float64, d)
+	}
+	clear(b.sum0)
+	clear(b.sum1)
+	return b.sum0, b.sum1
 }
 
 // NewBatchNorm returns a layer over dim features (γ = 1, β = 0).
@@ -44,8 +55,7 @@ func (b *BatchNorm) Forward(c *Ctx, x *Mat) *Mat {
 	b.batchStats = c.train() || !b.TrackRunning
 	b.xhat = Resize(b.xhat, n, d)
 	b.out = Resize(b.out, n, d)
-	mean := make([]float64, d) // d is a layer width: small, and this keeps the sums accurate
-	vr := make([]float64, d)
+	mean, vr := b.sums(d) // float64 keeps the column sums accurate
 	if b.batchStats {
 		for i := 0; i < n; i++ {
 			for j, v := range x.Row(i) {
@@ -97,8 +107,7 @@ func (b *BatchNorm) Forward(c *Ctx, x *Mat) *Mat {
 func (b *BatchNorm) Backward(c *Ctx, dy *Mat) *Mat {
 	sp := c.begin(b.span, trace.RoleBackward)
 	n, d := dy.Rows, dy.Cols
-	sumDy := make([]float64, d)
-	sumDyX := make([]float64, d)
+	sumDy, sumDyX := b.sums(d)
 	for i := 0; i < n; i++ {
 		hr := b.xhat.Row(i)
 		for j, g := range dy.Row(i) {
