@@ -51,11 +51,18 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 // ReadProfile reads one trace file and analyses it. A truncated file is analysed as far as it
 // goes (the profile says so in Trace.Truncated and Warnings); other read errors are returned.
 func ReadProfile(path string, opt Options) (*Profile, error) {
+	p, _, err := ReadProfileTable(path, opt)
+	return p, err
+}
+
+// ReadProfileTable is ReadProfile that also returns the trace's events, for writers that draw
+// them (the HTML timeline, pprof).
+func ReadProfileTable(path string, opt Options) (*Profile, *trace.Table, error) {
 	t, err := trace.ReadFile(path, opt.Read)
 	truncated := false
 	if err != nil {
 		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
-			return nil, err
+			return nil, nil, err
 		}
 		truncated = true
 	}
@@ -64,7 +71,7 @@ func ReadProfile(path string, opt Options) (*Profile, error) {
 		p.Trace.Truncated = true
 		p.Warnings = append([]string{err.Error()}, p.Warnings...)
 	}
-	return p, nil
+	return p, t, nil
 }
 
 // laneKind says what a lane is for the analysis.

@@ -174,15 +174,20 @@ func (f *FullBatch) TrainEpoch(lane *trace.Lane) float64 {
 	c := &f.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, true, trace.RoleOther
 	f.Opt.ZeroGrad()
+	var loss float64
 	sp := lane.Begin("forward", trace.RoleForward)
-	logits := f.Model.Forward(c, f.In.Adj, f.In.X)
-	loss := f.ce.Forward(c, logits, nn.Targets{Rows: f.Data.Split.Train, Labels: f.Data.Labels})
+	phase(trace.RoleForward, func() {
+		logits := f.Model.Forward(c, f.In.Adj, f.In.X)
+		loss = f.ce.Forward(c, logits, nn.Targets{Rows: f.Data.Split.Train, Labels: f.Data.Labels})
+	})
 	sp.End()
 	sp = lane.Begin("backward", trace.RoleBackward)
-	f.Model.Backward(c, f.ce.Backward(c))
+	phase(trace.RoleBackward, func() { f.Model.Backward(c, f.ce.Backward(c)) })
 	sp.End()
 	sp = lane.Begin("optimizer.adam", trace.RoleOptimizer)
-	sp.EndWork(f.Opt.Step())
+	var flops, bytes int64
+	phase(trace.RoleOptimizer, func() { flops, bytes = f.Opt.Step() })
+	sp.EndWork(flops, bytes)
 	return loss
 }
 

@@ -126,7 +126,8 @@ func (l *Loop) Run() (*Result, error) {
 			return nil, fmt.Errorf("epoch %d: loss is %v (diverged; try a lower learning rate)", epoch, loss)
 		}
 		sp := l.Lane.Begin("eval", trace.RoleEval)
-		sc, err := l.Eval(epoch)
+		var sc Scores
+		phase(trace.RoleEval, func() { sc, err = l.Eval(epoch) })
 		sp.End()
 		step.End()
 		if err != nil {

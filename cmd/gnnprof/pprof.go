@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -39,16 +38,8 @@ The output defaults to profile.pb.gz beside the trace.`,
 			if out == "" {
 				out = filepath.Join(filepath.Dir(tracePath), "profile.pb.gz")
 			}
-			f, err := os.Create(out)
-			if err != nil {
+			if err := writePprofFile(out, t); err != nil {
 				return err
-			}
-			if err := report.WritePprof(f, t); err != nil {
-				f.Close()
-				return fmt.Errorf("%s: %w", out, err)
-			}
-			if err := f.Close(); err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (open with: go tool pprof -http=:8080 %s)\n", out, out)
 			return nil

@@ -12,8 +12,9 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
-	var format string
+	var format, htmlPath string
 	var top int
+	var noHTML bool
 	cmd := &cobra.Command{
 		Use:   "report PATH",
 		Short: "Analyse a trace and report where each step's time goes and what to fix",
@@ -22,23 +23,37 @@ memory, device activity and findings (bottlenecks with evidence and a fix).
 
 PATH is a trace file (gnnprof's trace.json.gz, a torch.profiler Kineto trace *.pt.trace.json[.gz],
 or a legacy torch trace), a run directory holding trace.json.gz, or a directory of per-rank traces.
---format json writes the versioned schema documented in analyze/SCHEMA.md.`,
+It prints a compact summary (--format summary, the default), the whole analysis as text
+(--format text) or the versioned JSON schema documented in analyze/SCHEMA.md (--format json),
+and writes a single-file HTML report next to the input (report.html in a run directory, else
+<trace>.report.html) unless --no-html; --html names another path.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usageError{fmt.Errorf("--format must be text or json, not %q", format)}
+			if format != "summary" && format != "text" && format != "json" {
+				return usageError{fmt.Errorf("--format must be summary, text or json, not %q", format)}
 			}
 			// The analysis holds a few large, pointer-free columns: a lower GC target keeps peak
 			// memory near the live data at little CPU cost (measured on a 1.1 GB trace).
 			defer debug.SetGCPercent(debug.SetGCPercent(analysisGCPercent))
-			p, err := analyze.Load(args[0], analyze.Options{TopOps: top})
+			p, t, err := loadForReport(args[0], analyze.Options{TopOps: top})
 			if err != nil {
 				return err
+			}
+			if !noHTML {
+				if htmlPath == "" {
+					htmlPath = defaultHTMLPath(args[0])
+				}
+				if err := writeHTMLReport(htmlPath, p, t, runDirOf(args[0])); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", htmlPath)
 			}
 			return writeProfile(cmd.OutOrStdout(), p, format)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&format, "format", "summary", "output format: summary, text or json")
+	cmd.Flags().StringVar(&htmlPath, "html", "", "where to write the HTML report (default: next to the input)")
+	cmd.Flags().BoolVar(&noHTML, "no-html", false, "do not write the HTML report")
 	cmd.Flags().IntVar(&top, "top", 30, "operators and kernels to list")
 	return cmd
 }
@@ -47,10 +62,13 @@ or a legacy torch trace), a run directory holding trace.json.gz, or a directory 
 const analysisGCPercent = 25
 
 func writeProfile(w io.Writer, p *analyze.Profile, format string) error {
-	if format == "json" {
+	switch format {
+	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(p)
+	case "summary":
+		return writeSummary(w, p)
 	}
 	return report.WriteText(w, p, report.TextOptions{})
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,7 +22,7 @@ func runCmd(t *testing.T, args ...string) (string, error) {
 }
 
 func TestReportCommand(t *testing.T) {
-	text, err := runCmd(t, "report", legacyFixture)
+	text, err := runCmd(t, "report", legacyFixture, "--format", "text", "--no-html")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +31,7 @@ func TestReportCommand(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, text)
 		}
 	}
-	js, err := runCmd(t, "report", legacyFixture, "--format", "json")
+	js, err := runCmd(t, "report", legacyFixture, "--format", "json", "--no-html")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +54,40 @@ func TestReportExitCodes(t *testing.T) {
 	if code := run([]string{"report", "/no/such/trace.json"}); code != 1 {
 		t.Fatalf("missing file: exit %d, want 1", code)
 	}
-	if code := run([]string{"report", legacyFixture, "--format", "xml"}); code != 2 {
+	if code := run([]string{"report", legacyFixture, "--format", "xml", "--no-html"}); code != 2 {
 		t.Fatalf("bad format: exit %d, want 2", code)
 	}
 	if code := run([]string{"diff", legacyFixture}); code != 2 {
 		t.Fatalf("diff with one argument: exit %d, want 2", code)
+	}
+}
+
+// TestReportWritesHTML copies a trace into a run directory: report writes report.html there by
+// default and prints the summary.
+func TestReportWritesHTML(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(legacyFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "trace.json.gz"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCmd(t, "report", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "Where a step's time goes") {
+		t.Fatalf("summary missing:\n%s", out)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(html, []byte("<html")) || !bytes.Contains(html, []byte("ProfilerStep")) {
+		t.Fatal("report.html does not hold the report")
+	}
+	if got := defaultHTMLPath("x/y/w0.pt.trace.json.gz"); got != "x/y/w0.report.html" {
+		t.Fatalf("default HTML path of a torch trace: %s", got)
 	}
 }

@@ -3,14 +3,19 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
 )
 
@@ -62,6 +67,7 @@ type fullOptions struct {
 	data, model, gatForm, out string
 	dataSeed                  uint64
 	quiet, denseInput, noNorm bool
+	noReport                  bool
 	cfg                       train.FullConfig
 }
 
@@ -71,7 +77,8 @@ func (o *fullOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.model, "model", "gcn", "model: gcn, sage, gat, gin or appnp")
 	f.StringVar(&o.gatForm, "gat-form", "reorganized", "GAT attention form: naive, reorganized or recompute")
 	f.StringVar(&o.out, "out", "", "run directory (default runs/<timestamp>)")
-	f.BoolVar(&o.quiet, "quiet", false, "no per-epoch progress on stderr")
+	f.BoolVar(&o.quiet, "quiet", false, "no per-epoch progress on stderr (shown only on a terminal anyway)")
+	f.BoolVar(&o.noReport, "no-report", false, "write only trace.json.gz and run.json: no report.html, profile.pb.gz, cpu.pprof or summary")
 	f.BoolVar(&o.denseInput, "dense-input", false, "feed dense features to the first layer even when they are sparse")
 	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
 	c := &o.cfg
@@ -152,10 +159,20 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 		return err
 	}
 	var progress io.Writer = cmd.ErrOrStderr()
-	if o.quiet {
+	if o.quiet || !isTerminal(progress) {
 		progress = nil
 	}
+	var cpu *report.CPUProfile
+	if !o.noReport {
+		if cpu, err = report.StartCPUProfile(filepath.Join(out, "cpu.pprof")); err != nil {
+			dir.Abort()
+			return err
+		}
+	}
 	res, err := fb.Run(dir.Rec.Lane("main"), progress)
+	if cerr := cpu.Stop(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		dir.Abort()
 		return err
@@ -163,9 +180,46 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	if err := dir.Finish(config, res); err != nil {
 		return err
 	}
+	if !o.noReport {
+		if err := writeRunReports(cmd.OutOrStdout(), out); err != nil {
+			return err
+		}
+	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(),
 		"%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %d epochs in %.2f s, mean training epoch %.2f ms (%.2f ms CPU); wrote %s\n",
 		cfg.Model, ds.Name, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, res.Final.Epochs,
 		res.Final.Seconds, res.MeanEpochSeconds()*1e3, res.MeanEpochCPUSeconds()*1e3, out)
 	return err
+}
+
+// writeRunReports analyses a finished run directory, writes its report.html and profile.pb.gz, and
+// prints the terminal summary.
+func writeRunReports(w io.Writer, dir string) error {
+	p, t, err := loadForReport(dir, analyze.Options{})
+	if err != nil {
+		return fmt.Errorf("analysing the run: %w", err)
+	}
+	if err := writeHTMLReport(filepath.Join(dir, "report.html"), p, t, dir); err != nil {
+		return err
+	}
+	if err := writePprofFile(filepath.Join(dir, "profile.pb.gz"), t); err != nil {
+		return err
+	}
+	return writeSummary(w, p)
+}
+
+// writePprofFile writes t's span tree as a pprof profile at path.
+func writePprofFile(path string, t *trace.Table) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing pprof profile: %w", err)
+	}
+	err = report.WritePprof(f, t)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing pprof profile %s: %w", path, err)
+	}
+	return nil
 }
