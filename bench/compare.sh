@@ -28,7 +28,7 @@ torch() {
 }
 for rep in $(seq "${REPS:-3}"); do
 	GOMAXPROCS=$threads "$work/gnnprof" run full --data "$data" --model "$model" --epochs "$epochs" \
-		--patience 0 --quiet --out "$work/run$rep"
+		--patience 0 --quiet --no-report --out "$work/run$rep"
 	torch --data "$work/data" --model "$model" --epochs "$epochs" --threads "$threads" --features sparse 2>/dev/null
 	torch --data "$work/data" --model "$model" --epochs "$epochs" --threads "$threads" --features dense 2>/dev/null
 done
