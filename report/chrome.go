@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -308,7 +307,7 @@ func WriteChrome(w io.Writer, t *trace.Table) (*ChromeExport, error) {
 
 func (e *chromeExporter) write(w *bufio.Writer, events []int32, part, parts int) error {
 	b := []byte(`{"displayTimeUnit":"ms","otherData":{"exporter":"gnnprof","source":`)
-	b = appendJSONString(b, string(e.t.Source))
+	b = trace.AppendJSONString(b, string(e.t.Source))
 	b = append(b, `,"origin_ns":`...)
 	b = strconv.AppendInt(b, e.origin, 10)
 	if e.t.BaseTimeNs != 0 {
@@ -351,7 +350,7 @@ func (e *chromeExporter) appendMetadata(b []byte) []byte {
 			b = append(b, `{"ph":"M","name":"process_name","pid":`...)
 			b = strconv.AppendInt(b, tr.pid, 10)
 			b = append(b, `,"tid":0,"args":{"name":`...)
-			b = appendJSONString(b, tr.processName)
+			b = trace.AppendJSONString(b, tr.processName)
 			b = append(b, "}}"...)
 		}
 		if !first {
@@ -363,7 +362,7 @@ func (e *chromeExporter) appendMetadata(b []byte) []byte {
 		b = append(b, `,"tid":`...)
 		b = strconv.AppendInt(b, tr.tid, 10)
 		b = append(b, `,"args":{"name":`...)
-		b = appendJSONString(b, tr.name)
+		b = trace.AppendJSONString(b, tr.name)
 		b = append(b, `}},`+"\n"+`{"ph":"M","name":"thread_sort_index","pid":`...)
 		b = strconv.AppendInt(b, tr.pid, 10)
 		b = append(b, `,"tid":`...)
@@ -385,14 +384,14 @@ func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 	switch kind {
 	case trace.KindSpan, trace.KindCopy:
 		b = append(b, `{"ph":"X","cat":`...)
-		b = appendJSONString(b, e.category(i))
+		b = trace.AppendJSONString(b, e.category(i))
 	case trace.KindMemory:
 		// A counter track per device shows the allocated total over time.
 		b = append(b, `{"ph":"C","cat":"memory","name":`...)
 		if t.Device[i] == trace.NoDevice {
-			b = appendJSONString(b, "Memory allocated (host)")
+			b = trace.AppendJSONString(b, "Memory allocated (host)")
 		} else {
-			b = appendJSONString(b, "Memory allocated (device "+strconv.Itoa(int(t.Device[i]))+")")
+			b = trace.AppendJSONString(b, "Memory allocated (device "+strconv.Itoa(int(t.Device[i]))+")")
 		}
 		b = append(b, `,"pid":`...)
 		b = strconv.AppendInt(b, tr.pid, 10)
@@ -403,7 +402,7 @@ func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 		return append(b, "}}"...)
 	case trace.KindCounter:
 		b = append(b, `{"ph":"C","cat":"gnnprof","name":`...)
-		b = appendJSONString(b, t.NameOf(int(i)))
+		b = trace.AppendJSONString(b, t.NameOf(int(i)))
 		b = append(b, `,"pid":`...)
 		b = strconv.AppendInt(b, tr.pid, 10)
 		b = append(b, `,"ts":`...)
@@ -413,10 +412,10 @@ func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 		return append(b, "}}"...)
 	default:
 		b = append(b, `{"ph":"i","s":"t","cat":`...)
-		b = appendJSONString(b, e.category(i))
+		b = trace.AppendJSONString(b, e.category(i))
 	}
 	b = append(b, `,"name":`...)
-	b = appendJSONString(b, t.NameOf(int(i)))
+	b = trace.AppendJSONString(b, t.NameOf(int(i)))
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, tr.pid, 10)
 	b = append(b, `,"tid":`...)
@@ -464,7 +463,7 @@ func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 	}
 	if t.Shape[i] != 0 {
 		b = append(b, `,"Input Dims":`...)
-		b = appendJSONString(b, t.Strings[t.Shape[i]])
+		b = trace.AppendJSONString(b, t.Strings[t.Shape[i]])
 	}
 	return append(b, "}}"...)
 }
@@ -557,55 +556,4 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		return append(b, "null"...)
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString writes s as a JSON string: control characters escaped (Perfetto rejects raw
-// ones), invalid UTF-8 as U+FFFD, and <, > and & as \u escapes so the text is also safe inside an
-// HTML <script> element.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\r':
-				b = append(b, '\\', 'r')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			if r == utf8.RuneError {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = append(b, `\u202`...)
-				b = append(b, hexDigits[r&0xf])
-			}
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -50,7 +50,7 @@ func (t *textWriter) section(title string) { t.f("\n%s\n", title) }
 func (t *textWriter) header(p *analyze.Profile) {
 	tr := p.Trace
 	t.f("gnnprof report: %s\n", tr.Path)
-	t.f("trace: %s, %d events, %d lanes, %s", tr.Format, tr.Events, tr.Lanes, textDur(tr.DurationNs))
+	t.f("trace: %s, %d events, %d lanes, %s", tr.Format, tr.Events, tr.Lanes, fmtDur(tr.DurationNs))
 	if tr.Rank >= 0 {
 		t.f(", rank %d", tr.Rank)
 	}
@@ -60,7 +60,7 @@ func (t *textWriter) header(p *analyze.Profile) {
 	t.f("\n")
 	for _, d := range tr.Devices {
 		if d.Name != "" {
-			t.f("device %d: %s, %s\n", d.ID, d.Name, textBytes(d.MemoryBytes))
+			t.f("device %d: %s, %s\n", d.ID, d.Name, fmtBytes(d.MemoryBytes))
 		}
 	}
 }
@@ -81,9 +81,9 @@ func (t *textWriter) steps(p *analyze.Profile, maxRows int) {
 	if s.Measured == 0 {
 		return
 	}
-	t.f("  wall (device-extended): mean %s, median %s\n", textDur(s.DeviceMeanNs), textDur(s.DeviceMedianNs))
-	t.f("  host:                   mean %s, median %s, min %s, max %s, std %s\n", textDur(s.HostMeanNs),
-		textDur(s.HostMedianNs), textDur(s.HostMinNs), textDur(s.HostMaxNs), textDur(s.HostStdNs))
+	t.f("  wall (device-extended): mean %s, median %s\n", fmtDur(s.DeviceMeanNs), fmtDur(s.DeviceMedianNs))
+	t.f("  host:                   mean %s, median %s, min %s, max %s, std %s\n", fmtDur(s.HostMeanNs),
+		fmtDur(s.HostMedianNs), fmtDur(s.HostMinNs), fmtDur(s.HostMaxNs), fmtDur(s.HostStdNs))
 	rows := s.Steps
 	if len(rows) > maxRows {
 		// Keep the slowest steps, in step order.
@@ -114,7 +114,7 @@ func (t *textWriter) steps(p *analyze.Profile, maxRows int) {
 		case r.Outlier:
 			flag = "  [outlier]"
 		}
-		t.f("  %6d %10s %10s %8d %6d  %s%s\n", r.Number, textDur(r.WallNs), textDur(r.HostNs), r.CopyCount, r.SyncCount,
+		t.f("  %6d %10s %10s %8d %6d  %s%s\n", r.Number, fmtDur(r.WallNs), fmtDur(r.HostNs), r.CopyCount, r.SyncCount,
 			textTopParts(p, r), flag)
 	}
 }
@@ -141,18 +141,18 @@ func (t *textWriter) breakdown(p *analyze.Profile) {
 	if p.Steps.Measured == 0 {
 		return
 	}
-	t.section(fmt.Sprintf("Breakdown of the mean step (%s; parts add up to the step)", textDur(b.TotalNs)))
+	t.section(fmt.Sprintf("Breakdown of the mean step (%s; parts add up to the step)", fmtDur(b.TotalNs)))
 	for _, part := range b.Parts {
 		if part.TotalNs == 0 {
 			continue
 		}
 		bar := strings.Repeat("#", int(part.Percent/2.5+0.5))
-		t.f("  %-10s %10s %6.1f%%  %s\n", part.Role, textDur(part.MeanNs), part.Percent, bar)
+		t.f("  %-10s %10s %6.1f%%  %s\n", part.Role, fmtDur(part.MeanNs), part.Percent, bar)
 	}
 	if len(b.Gaps) > 0 {
 		t.f("  largest uncovered gaps (\"other\"):\n")
 		for _, g := range b.Gaps[:min(5, len(b.Gaps))] {
-			t.f("    step %d at %s: %s between %s and %s\n", g.Step, textDur(g.StartNs), textDur(g.DurNs),
+			t.f("    step %d at %s: %s between %s and %s\n", g.Step, fmtDur(g.StartNs), fmtDur(g.DurNs),
 				textOrDash(g.After, "step start"), textOrDash(g.Before, "step end"))
 		}
 	}
@@ -200,9 +200,9 @@ func textMetric(v float64, unit string) string {
 	case "%":
 		return fmt.Sprintf("%.1f%%", v)
 	case "ns":
-		return textDur(int64(v))
+		return fmtDur(int64(v))
 	case "bytes":
-		return textBytes(int64(v))
+		return fmtBytes(int64(v))
 	case "x":
 		return fmt.Sprintf("%.2f×", v)
 	case "GB/s":
@@ -229,13 +229,13 @@ func (t *textWriter) ops(p *analyze.Profile, n int) {
 	t.section(fmt.Sprintf("Top operators by %s (%d distinct)", strings.ReplaceAll(p.Ops.SortKey, "_", " "), p.Ops.Count))
 	t.f("  %7s %10s %10s %10s %10s  %s\n", "calls", "host self", "host total", "dev self", "dev total", "name")
 	for _, o := range p.Ops.ByName[:min(n, len(p.Ops.ByName))] {
-		t.f("  %7d %10s %10s %10s %10s  %s\n", o.Calls, textDur(o.HostSelfNs), textDur(o.HostTotalNs),
-			textDur(o.DeviceSelfNs), textDur(o.DeviceTotal), textTruncate(o.Name, 60))
+		t.f("  %7d %10s %10s %10s %10s  %s\n", o.Calls, fmtDur(o.HostSelfNs), fmtDur(o.HostTotalNs),
+			fmtDur(o.DeviceSelfNs), fmtDur(o.DeviceTotal), textTruncate(o.Name, 60))
 	}
 	if len(p.Kernels) > 0 {
 		t.f("  top kernels:\n")
 		for _, k := range p.Kernels[:min(5, len(p.Kernels))] {
-			t.f("  %7d %10s %10s mean  %s\n", k.Calls, textDur(k.TotalNs), textDur(k.MeanNs), textTruncate(k.Name, 60))
+			t.f("  %7d %10s %10s mean  %s\n", k.Calls, fmtDur(k.TotalNs), fmtDur(k.MeanNs), textTruncate(k.Name, 60))
 		}
 	}
 }
@@ -252,10 +252,10 @@ func (t *textWriter) copies(p *analyze.Profile) {
 	if p.Copies.Count == 0 {
 		return
 	}
-	t.section(fmt.Sprintf("Copies (%d, %s, %s)", p.Copies.Count, textBytes(p.Copies.TotalBytes), textDur(p.Copies.TotalNs)))
+	t.section(fmt.Sprintf("Copies (%d, %s, %s)", p.Copies.Count, fmtBytes(p.Copies.TotalBytes), fmtDur(p.Copies.TotalNs)))
 	for _, d := range p.Copies.Directions {
-		t.f("  %-5s %6d copies %10s %10s %7.2f GB/s  size p50 %s p90 %s max %s\n", d.Direction, d.Count, textBytes(d.Bytes),
-			textDur(d.TotalNs), d.BandwidthGBs, textBytes(d.SizeP50), textBytes(d.SizeP90), textBytes(d.SizeMax))
+		t.f("  %-5s %6d copies %10s %10s %7.2f GB/s  size p50 %s p90 %s max %s\n", d.Direction, d.Count, fmtBytes(d.Bytes),
+			fmtDur(d.TotalNs), d.BandwidthGBs, fmtBytes(d.SizeP50), fmtBytes(d.SizeP90), fmtBytes(d.SizeMax))
 		t.f("        pinned %d, pageable %d; async %d, sync %d; %.0f%% overlapped with compute\n",
 			d.PinnedCount, d.PageableCount, d.AsyncCount, d.SyncCount, d.OverlapPercent)
 	}
@@ -265,18 +265,18 @@ func (t *textWriter) memory(p *analyze.Profile) {
 	if len(p.Memory.Devices) == 0 {
 		return
 	}
-	t.section(fmt.Sprintf("Memory (peak %s)", textBytes(p.Memory.PeakBytes)))
+	t.section(fmt.Sprintf("Memory (peak %s)", fmtBytes(p.Memory.PeakBytes)))
 	for _, d := range p.Memory.Devices {
 		where := fmt.Sprintf("device %d", d.Device)
 		if d.Device < 0 {
 			where = "host"
 		}
-		t.f("  %-9s peak %s at %s", where, textBytes(d.PeakBytes), textDur(d.PeakAtNs))
+		t.f("  %-9s peak %s at %s", where, fmtBytes(d.PeakBytes), fmtDur(d.PeakAtNs))
 		if d.LimitBytes > 0 {
-			t.f(" (%.0f%% of %s)", d.PeakPercent, textBytes(d.LimitBytes))
+			t.f(" (%.0f%% of %s)", d.PeakPercent, fmtBytes(d.LimitBytes))
 		}
 		if d.StepPeakMax > 0 {
-			t.f("; step peaks min %s median %s max %s", textBytes(d.StepPeakMin), textBytes(d.StepPeakMedian), textBytes(d.StepPeakMax))
+			t.f("; step peaks min %s median %s max %s", fmtBytes(d.StepPeakMin), fmtBytes(d.StepPeakMedian), fmtBytes(d.StepPeakMax))
 		}
 		t.f("\n")
 	}
@@ -289,7 +289,7 @@ func (t *textWriter) devices(p *analyze.Profile) {
 	t.section("Activity")
 	for _, d := range p.Devices {
 		t.f("  device %d: kernels %.1f%% of measured step time (%s), copies %s, busy %s, %d streams\n", d.Device,
-			d.Utilization*100, textDur(d.KernelNs), textDur(d.CopyNs), textDur(d.BusyNs), d.Streams)
+			d.Utilization*100, fmtDur(d.KernelNs), fmtDur(d.CopyNs), fmtDur(d.BusyNs), d.Streams)
 	}
 	for _, l := range p.Lanes {
 		if l.Events == 0 {
@@ -313,7 +313,7 @@ func (t *textWriter) ranks(p *analyze.Profile) {
 		if r.Straggler {
 			mark = "  [straggler]"
 		}
-		t.f("  rank %-3d %4d steps, mean %10s, findings: %s%s\n", r.Rank, r.Steps, textDur(r.MeanStepNs),
+		t.f("  rank %-3d %4d steps, mean %10s, findings: %s%s\n", r.Rank, r.Steps, fmtDur(r.MeanStepNs),
 			textOrNone(strings.Join(r.Findings, ", ")), mark)
 	}
 }
@@ -364,10 +364,10 @@ func WriteDiffText(w io.Writer, d *analyze.Diff) error {
 		t.section("Copies")
 		for _, c := range d.Copies {
 			t.f("  %-5s count %d → %d, bytes %s → %s, time %s\n", c.Direction, c.Count.A, c.Count.B,
-				textBytes(c.Bytes.A), textBytes(c.Bytes.B), textDeltaDur(c.TotalNs))
+				fmtBytes(c.Bytes.A), fmtBytes(c.Bytes.B), textDeltaDur(c.TotalNs))
 		}
 	}
-	t.f("\nPeak memory %s → %s\n", textBytes(d.PeakMemory.A), textBytes(d.PeakMemory.B))
+	t.f("\nPeak memory %s → %s\n", fmtBytes(d.PeakMemory.A), fmtBytes(d.PeakMemory.B))
 	t.section("Findings")
 	for _, f := range d.Gained {
 		t.f("  + [%s] %s: %s\n", f.Severity, f.ID, f.Summary)
@@ -385,54 +385,11 @@ func WriteDiffText(w io.Writer, d *analyze.Diff) error {
 }
 
 func textDeltaDur(d analyze.Delta) string {
-	s := fmt.Sprintf("%s → %s", textDur(d.A), textDur(d.B))
+	s := fmt.Sprintf("%s → %s", fmtDur(d.A), fmtDur(d.B))
 	if d.A != 0 {
 		s += fmt.Sprintf(" (%+.1f%%)", d.Percent)
 	}
 	return s
-}
-
-// textDur formats nanoseconds with three significant digits and a unit.
-func textDur(ns int64) string {
-	neg := ""
-	if ns < 0 {
-		neg, ns = "-", -ns
-	}
-	f := float64(ns)
-	switch {
-	case ns < 1000:
-		return fmt.Sprintf("%s%d ns", neg, ns)
-	case ns < 1e6:
-		return neg + textSig3(f/1e3) + " µs"
-	case ns < 1e9:
-		return neg + textSig3(f/1e6) + " ms"
-	}
-	return neg + textSig3(f/1e9) + " s"
-}
-
-func textSig3(f float64) string {
-	switch {
-	case f >= 100:
-		return fmt.Sprintf("%.0f", f)
-	case f >= 10:
-		return fmt.Sprintf("%.1f", f)
-	}
-	return fmt.Sprintf("%.2f", f)
-}
-
-// textBytes formats a byte count with a binary unit.
-func textBytes(n int64) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	f := float64(n)
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		f /= 1024
-		if f < 1024 {
-			return textSig3(f) + " " + u
-		}
-	}
-	return textSig3(f/1024) + " PiB"
 }
 
 // textSortBy sorts idx by key, stably.

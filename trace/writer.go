@@ -161,7 +161,7 @@ func (w *Writer) appendLaneMeta(b []byte, id int32, l LaneInfo) []byte {
 		b = append(b, `{"ph":"M","name":"process_name","pid":`...)
 		b = appendID(b, l.Pid)
 		b = append(b, `,"tid":0,"args":{"name":`...)
-		b = appendString(b, procName)
+		b = AppendJSONString(b, procName)
 		b = append(b, "}}"...)
 	}
 	b = w.sep(b)
@@ -170,7 +170,7 @@ func (w *Writer) appendLaneMeta(b []byte, id int32, l LaneInfo) []byte {
 	b = append(b, `,"tid":`...)
 	b = appendID(b, l.Tid)
 	b = append(b, `,"args":{"name":`...)
-	b = appendString(b, l.Name)
+	b = AppendJSONString(b, l.Name)
 	b = append(b, `,"lane":`...)
 	b = strconv.AppendInt(b, int64(id), 10)
 	if l.IsDevice() {
@@ -219,7 +219,7 @@ func appendEvent(b []byte, e *Event, l LaneInfo) []byte {
 		b = append(b, `{"ph":"C","cat":"gnnprof"`...)
 	}
 	b = append(b, `,"name":`...)
-	b = appendString(b, e.Name)
+	b = AppendJSONString(b, e.Name)
 	b = append(b, `,"pid":`...)
 	b = appendID(b, l.Pid)
 	b = append(b, `,"tid":`...)
@@ -306,19 +306,21 @@ func appendID(b []byte, id string) []byte {
 	if _, err := strconv.ParseInt(id, 10, 64); err == nil {
 		return append(b, id...)
 	}
-	return appendString(b, id)
+	return AppendJSONString(b, id)
 }
 
 const hexDigits = "0123456789abcdef"
 
-// appendString writes s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
+// AppendJSONString writes s as a JSON string: control characters escaped (Perfetto rejects raw
+// ones), invalid UTF-8 as U+FFFD, and <, > and & as \u escapes so the text is also safe inside an
+// HTML <script> element.
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
 				i++
 				continue
 			}
@@ -340,10 +342,15 @@ func appendString(b []byte, s string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
 			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
+			if r == utf8.RuneError {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, `\u202`...)
+				b = append(b, hexDigits[r&0xf])
+			}
+			i += size
 			start = i
 			continue
 		}
