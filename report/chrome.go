@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -396,7 +395,7 @@ func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 		b = append(b, `,"pid":`...)
 		b = strconv.AppendInt(b, tr.pid, 10)
 		b = append(b, `,"ts":`...)
-		b = appendMicros(b, t.Start[i]-e.origin)
+		b = trace.AppendMicros(b, t.Start[i]-e.origin)
 		b = append(b, `,"args":{"bytes":`...)
 		b = strconv.AppendInt(b, t.Total[i], 10)
 		return append(b, "}}"...)
@@ -406,9 +405,9 @@ func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 		b = append(b, `,"pid":`...)
 		b = strconv.AppendInt(b, tr.pid, 10)
 		b = append(b, `,"ts":`...)
-		b = appendMicros(b, t.Start[i]-e.origin)
+		b = trace.AppendMicros(b, t.Start[i]-e.origin)
 		b = append(b, `,"args":{"value":`...)
-		b = appendJSONFloat(b, t.Value[i])
+		b = trace.AppendJSONFloat(b, t.Value[i])
 		return append(b, "}}"...)
 	default:
 		b = append(b, `{"ph":"i","s":"t","cat":`...)
@@ -421,14 +420,14 @@ func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendInt(b, tr.tid, 10)
 	b = append(b, `,"ts":`...)
-	b = appendMicros(b, t.Start[i]-e.origin)
+	b = trace.AppendMicros(b, t.Start[i]-e.origin)
 	if kind == trace.KindSpan || kind == trace.KindCopy {
 		dur, ok := e.clipped[i]
 		if !ok {
 			dur = t.Dur[i]
 		}
 		b = append(b, `,"dur":`...)
-		b = appendMicros(b, dur)
+		b = trace.AppendMicros(b, dur)
 	}
 	b = append(b, `,"args":{"role":"`...)
 	b = append(b, t.Role[i].String()...)
@@ -540,20 +539,3 @@ func (c *chromeIDs) fresh(pid int64) int64 {
 	return n
 }
 
-// appendMicros writes ns as microseconds with three decimals: exact, unlike a float.
-func appendMicros(b []byte, ns int64) []byte {
-	if ns < 0 {
-		b = append(b, '-')
-		ns = -ns
-	}
-	b = strconv.AppendInt(b, ns/1000, 10)
-	frac := ns % 1000
-	return append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
-}
-
-func appendJSONFloat(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
-	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
-}

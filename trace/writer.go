@@ -225,17 +225,17 @@ func appendEvent(b []byte, e *Event, l LaneInfo) []byte {
 	b = append(b, `,"tid":`...)
 	b = appendID(b, l.Tid)
 	b = append(b, `,"ts":`...)
-	b = appendMicros(b, e.Start)
+	b = AppendMicros(b, e.Start)
 	if e.Kind == KindSpan || e.Kind == KindCopy {
 		b = append(b, `,"dur":`...)
-		b = appendMicros(b, e.Dur)
+		b = AppendMicros(b, e.Dur)
 	}
 	if e.Kind == KindCounter {
 		// A counter's args are its series, so its step goes beside them.
 		b = append(b, `,"step":`...)
 		b = strconv.AppendInt(b, int64(e.Step), 10)
 		b = append(b, `,"args":{"value":`...)
-		b = appendFloat(b, e.Value)
+		b = AppendJSONFloat(b, e.Value)
 		return append(b, "}}"...)
 	}
 	b = append(b, `,"args":{"step":`...)
@@ -266,7 +266,7 @@ func appendEvent(b []byte, e *Event, l LaneInfo) []byte {
 		b = strconv.AppendBool(b, e.Flags&FlagAsync != 0)
 		if e.Dur > 0 {
 			b = append(b, `,"memory bandwidth (GB/s)":`...)
-			b = appendFloat(b, float64(e.Bytes)/float64(e.Dur))
+			b = AppendJSONFloat(b, float64(e.Bytes)/float64(e.Dur))
 		}
 	case KindMemory:
 		b = append(b, `,"Bytes":`...)
@@ -283,8 +283,9 @@ func appendEvent(b []byte, e *Event, l LaneInfo) []byte {
 	return append(b, "}}"...)
 }
 
-// appendMicros writes ns as microseconds with three decimals: exact, unlike a float.
-func appendMicros(b []byte, ns int64) []byte {
+// AppendMicros writes ns as microseconds with three decimals, as Chrome traces want times: exact,
+// unlike a float.
+func AppendMicros(b []byte, ns int64) []byte {
 	if ns < 0 {
 		b = append(b, '-')
 		ns = -ns
@@ -294,7 +295,8 @@ func appendMicros(b []byte, ns int64) []byte {
 	return append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
 }
 
-func appendFloat(b []byte, f float64) []byte {
+// AppendJSONFloat writes f as a JSON number, or null for NaN and infinities, which JSON lacks.
+func AppendJSONFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}
