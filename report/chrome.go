@@ -538,4 +538,3 @@ func (c *chromeIDs) fresh(pid int64) int64 {
 	c.maxTid[pid] = n
 	return n
 }
-
