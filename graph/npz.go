@@ -33,63 +33,19 @@ func (a *npyArray) len() int {
 func (a *npyArray) kind() string { return strings.TrimLeft(a.dtype, "<|=") }
 
 func (a *npyArray) ints() ([]int64, error) {
-	n := a.len()
-	out := make([]int64, n)
-	le := binary.LittleEndian
-	switch a.kind() {
-	case "i1":
-		for i := range out {
-			out[i] = int64(int8(a.data[i]))
-		}
-	case "u1", "b1":
-		for i := range out {
-			out[i] = int64(a.data[i])
-		}
-	case "i2":
-		for i := range out {
-			out[i] = int64(int16(le.Uint16(a.data[2*i:])))
-		}
-	case "i4":
-		for i := range out {
-			out[i] = int64(int32(le.Uint32(a.data[4*i:])))
-		}
-	case "u4":
-		for i := range out {
-			out[i] = int64(le.Uint32(a.data[4*i:]))
-		}
-	case "i8":
-		for i := range out {
-			out[i] = int64(le.Uint64(a.data[8*i:]))
-		}
-	default:
+	out, ok := decodeInts(a.kind(), a.data, a.len())
+	if !ok {
 		return nil, fmt.Errorf("array %s: dtype %s is not an integer type", a.name, a.dtype)
 	}
 	return out, nil
 }
 
 func (a *npyArray) floats() ([]float32, error) {
-	n := a.len()
-	out := make([]float32, n)
-	le := binary.LittleEndian
-	switch a.kind() {
-	case "f4":
-		for i := range out {
-			out[i] = math.Float32frombits(le.Uint32(a.data[4*i:]))
-		}
-	case "f8":
-		for i := range out {
-			out[i] = float32(math.Float64frombits(le.Uint64(a.data[8*i:])))
-		}
-	default:
-		ints, err := a.ints()
-		if err != nil {
-			return nil, err
-		}
-		for i, v := range ints {
-			out[i] = float32(v)
-		}
+	if out, ok := decodeFloats(a.kind(), a.data, a.len()); ok {
+		return out, nil
 	}
-	return out, nil
+	_, err := a.ints() // says why: not a numeric type
+	return nil, err
 }
 
 // itemSize returns the byte size of one element of a supported dtype, or 0.

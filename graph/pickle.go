@@ -69,27 +69,8 @@ func (a *pyArray) len() int { return len(a.data) / a.dtype.size }
 
 // ints returns the array's values as int64 (integer dtypes only).
 func (a *pyArray) ints() ([]int64, error) {
-	n := a.len()
-	out := make([]int64, n)
-	le := binary.LittleEndian
-	switch a.dtype.kind {
-	case "i1":
-		for i := range out {
-			out[i] = int64(int8(a.data[i]))
-		}
-	case "u1", "b1":
-		for i := range out {
-			out[i] = int64(a.data[i])
-		}
-	case "i4":
-		for i := range out {
-			out[i] = int64(int32(le.Uint32(a.data[4*i:])))
-		}
-	case "i8":
-		for i := range out {
-			out[i] = int64(le.Uint64(a.data[8*i:]))
-		}
-	default:
+	out, ok := decodeInts(a.dtype.kind, a.data, a.len())
+	if !ok {
 		return nil, fmt.Errorf("ndarray dtype %s is not an integer type", a.dtype.kind)
 	}
 	return out, nil
@@ -97,28 +78,11 @@ func (a *pyArray) ints() ([]int64, error) {
 
 // floats returns the array's values as float32.
 func (a *pyArray) floats() ([]float32, error) {
-	n := a.len()
-	out := make([]float32, n)
-	le := binary.LittleEndian
-	switch a.dtype.kind {
-	case "f4":
-		for i := range out {
-			out[i] = math.Float32frombits(le.Uint32(a.data[4*i:]))
-		}
-	case "f8":
-		for i := range out {
-			out[i] = float32(math.Float64frombits(le.Uint64(a.data[8*i:])))
-		}
-	default:
-		ints, err := a.ints()
-		if err != nil {
-			return nil, err
-		}
-		for i, v := range ints {
-			out[i] = float32(v)
-		}
+	if out, ok := decodeFloats(a.dtype.kind, a.data, a.len()); ok {
+		return out, nil
 	}
-	return out, nil
+	_, err := a.ints() // says why: not a numeric type
+	return nil, err
 }
 
 // pyDtype is a numpy.dtype; only little-endian (or byte-sized) numeric kinds are accepted.
