@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"golang.org/x/term"
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -23,7 +22,7 @@ func loadForReport(path string, opt analyze.Options) (*analyze.Profile, *trace.T
 	if fi, err := os.Stat(path); err != nil {
 		return nil, nil, fmt.Errorf("analysing %s: %w", path, err)
 	} else if fi.IsDir() {
-		files, err := analyze.TraceFiles(path)
+		files, err := rundir.Traces(path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -36,27 +35,13 @@ func loadForReport(path string, opt analyze.Options) (*analyze.Profile, *trace.T
 	return analyze.ReadProfileTable(file, opt)
 }
 
-// defaultHTMLPath is where a report of input goes: report.html in a run directory (or beside a
-// run's trace.json[.gz]), else the trace file's name with .report.html.
-func defaultHTMLPath(input string) string {
-	if fi, err := os.Stat(input); err == nil && fi.IsDir() {
-		return filepath.Join(input, "report.html")
-	}
-	base := filepath.Base(input)
-	stem := strings.TrimSuffix(strings.TrimSuffix(base, ".gz"), ".json")
-	if stem == "trace" {
-		return filepath.Join(filepath.Dir(input), "report.html")
-	}
-	return filepath.Join(filepath.Dir(input), strings.TrimSuffix(stem, ".pt.trace")+".report.html")
-}
-
 // writeHTMLReport writes the HTML report of p; runDir, when not empty, supplies run.json's
-// training curves.
+// settings and training curves.
 func writeHTMLReport(path string, p *analyze.Profile, t *trace.Table, runDir string) error {
-	var run *report.RunInfo
+	var run *rundir.Run
 	if runDir != "" {
 		var err error
-		if run, err = report.LoadRunInfo(runDir); err != nil {
+		if run, err = rundir.Read(runDir); err != nil {
 			return err
 		}
 	}
@@ -72,18 +57,6 @@ func writeHTMLReport(path string, p *analyze.Profile, t *trace.Table, runDir str
 		return fmt.Errorf("writing HTML report %s: %w", path, err)
 	}
 	return nil
-}
-
-// runDirOf returns the run directory holding input's run.json, or "".
-func runDirOf(input string) string {
-	dir := input
-	if fi, err := os.Stat(input); err != nil || !fi.IsDir() {
-		dir = filepath.Dir(input)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "run.json")); err != nil {
-		return ""
-	}
-	return dir
 }
 
 // isTerminal reports whether w is a terminal (colour goes only there).

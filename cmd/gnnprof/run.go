@@ -15,6 +15,7 @@ import (
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
 	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
 )
@@ -143,18 +144,15 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	if err != nil {
 		return err
 	}
-	config, err := train.ConfigMap(cfg, map[string]any{
-		"trainer": "full", "data_seed": o.dataSeed, "dataset": train.DatasetInfo(ds, o.data),
-		"sparse_input": fb.In.X.Sparse != nil, "features_normalized": fb.In.Normalized, "environment": train.Environment(version),
-	})
+	config, err := fb.RunConfig(train.Setup{Source: o.data, DataSeed: o.dataSeed, Version: version})
 	if err != nil {
 		return err
 	}
 	out := o.out
 	if out == "" {
-		out = train.DefaultRunPath(time.Now())
+		out = rundir.DefaultPath(time.Now())
 	}
-	dir, err := train.CreateRunDir(out, config)
+	dir, err := rundir.Create(out, config)
 	if err != nil {
 		return err
 	}
@@ -164,7 +162,7 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	}
 	var cpu *report.CPUProfile
 	if !o.noReport {
-		if cpu, err = report.StartCPUProfile(filepath.Join(out, "cpu.pprof")); err != nil {
+		if cpu, err = report.StartCPUProfile(filepath.Join(out, rundir.CPUProfileFile)); err != nil {
 			dir.Abort()
 			return err
 		}
@@ -177,7 +175,7 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 		dir.Abort()
 		return err
 	}
-	if err := dir.Finish(config, res); err != nil {
+	if err := dir.Finish(&rundir.Run{Config: config, Epochs: res.Epochs, Final: res.Final}); err != nil {
 		return err
 	}
 	if !o.noReport {
@@ -199,10 +197,10 @@ func writeRunReports(w io.Writer, dir string) error {
 	if err != nil {
 		return fmt.Errorf("analysing the run: %w", err)
 	}
-	if err := writeHTMLReport(filepath.Join(dir, "report.html"), p, t, dir); err != nil {
+	if err := writeHTMLReport(filepath.Join(dir, rundir.ReportFile), p, t, dir); err != nil {
 		return err
 	}
-	if err := writePprofFile(filepath.Join(dir, "profile.pb.gz"), t); err != nil {
+	if err := writePprofFile(filepath.Join(dir, rundir.PprofFile), t); err != nil {
 		return err
 	}
 	return writeSummary(w, p)
