@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"log/slog"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -49,19 +49,7 @@ The output defaults to profile.pb.gz beside the trace.`,
 	return cmd
 }
 
-// readTraceArg reads the trace a command argument names: a trace file, or a run directory holding
-// trace.json.gz (or trace.json). A truncated trace is used as far as it goes, with a warning.
-func readTraceArg(arg string) (*trace.Table, string, error) {
-	path, err := rundir.TracePath(arg)
-	if err != nil {
-		return nil, "", err
-	}
-	t, err := trace.ReadFile(path, trace.ReadOptions{})
-	if err != nil {
-		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
-			return nil, "", err
-		}
-		slog.Warn("trace is truncated; using the events read", "path", path, "events", t.Len(), "err", err)
-	}
-	return t, path, nil
+// writePprofFile writes t's span tree as a pprof profile at path.
+func writePprofFile(path string, t *trace.Table) error {
+	return writeFile(path, "pprof profile", func(w io.Writer) error { return report.WritePprof(w, t) })
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -35,6 +37,23 @@ func loadForReport(path string, opt analyze.Options) (*analyze.Profile, *trace.T
 	return analyze.ReadProfileTable(file, opt)
 }
 
+// readTraceArg reads the trace a command argument names: a trace file, or a run directory holding
+// trace.json.gz (or trace.json). A truncated trace is used as far as it goes, with a warning.
+func readTraceArg(arg string) (*trace.Table, string, error) {
+	path, err := rundir.TracePath(arg)
+	if err != nil {
+		return nil, "", err
+	}
+	t, err := trace.ReadFile(path, trace.ReadOptions{})
+	if err != nil {
+		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
+			return nil, "", err
+		}
+		slog.Warn("trace is truncated; using the events read", "path", path, "events", t.Len(), "err", err)
+	}
+	return t, path, nil
+}
+
 // writeHTMLReport writes the HTML report of p; runDir, when not empty, supplies run.json's
 // settings and training curves.
 func writeHTMLReport(path string, p *analyze.Profile, t *trace.Table, runDir string) error {
@@ -45,16 +64,23 @@ func writeHTMLReport(path string, p *analyze.Profile, t *trace.Table, runDir str
 			return err
 		}
 	}
+	return writeFile(path, "HTML report", func(w io.Writer) error {
+		return report.WriteHTML(w, p, t, run, report.HTMLOptions{Generated: time.Now()})
+	})
+}
+
+// writeFile creates path and fills it with write; errors name what the file is.
+func writeFile(path, what string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("writing HTML report: %w", err)
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
-	err = report.WriteHTML(f, p, t, run, report.HTMLOptions{Generated: time.Now()})
+	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("writing HTML report %s: %w", path, err)
+		return fmt.Errorf("writing %s %s: %w", what, path, err)
 	}
 	return nil
 }
