@@ -69,6 +69,23 @@ func mulWBackward(x Input, w, dy, dw *Mat, wantDX bool, dx *Mat) (*Mat, int64, i
 	return dx, flops + gemmFLOPs(dy.Rows, dy.Cols, w.Rows), bytes + dy.Bytes() + w.Bytes() + dx.Bytes()
 }
 
+// mulWSpan is mulW inside a forward span named name.
+func mulWSpan(c *Ctx, name string, x Input, w, out *Mat) *Mat {
+	sp := c.begin(name, trace.RoleForward)
+	out, flops, bytes := mulW(x, w, out)
+	sp.EndWork(flops, bytes)
+	return out
+}
+
+// mulWBackwardSpan is mulWBackward inside a backward span named name, for a weight w: it
+// returns dx, nil when not wanted or x is sparse.
+func mulWBackwardSpan(c *Ctx, name string, x Input, w *Param, dy *Mat, wantDX bool, dx *Mat) *Mat {
+	sp := c.begin(name, trace.RoleBackward)
+	dx, flops, bytes := mulWBackward(x, w.W, dy, w.G, wantDX, dx)
+	sp.EndWork(flops, bytes)
+	return dx
+}
+
 // Linear is y = x·W + b.
 type Linear struct {
 	W, B        *Param // W is in×out; B is 1×out, nil without bias
