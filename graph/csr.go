@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/gnnprof/gnnprof/internal/csr"
 )
 
 // CSR is a sparse adjacency structure: row i's neighbours are Indices[Indptr[i]:Indptr[i+1]],
@@ -114,22 +116,7 @@ func sortDedupRows(n int, indptr []int64, indices []int32, dropLoops bool) *CSR 
 
 // Transpose returns the CSR of the reversed edges.
 func (g *CSR) Transpose() *CSR {
-	indptr := make([]int64, g.N+1)
-	for _, v := range g.Indices {
-		indptr[v+1]++
-	}
-	for i := 0; i < g.N; i++ {
-		indptr[i+1] += indptr[i]
-	}
-	next := slices.Clone(indptr[:g.N])
-	indices := make([]int32, len(g.Indices))
-	// Rows are visited in ascending order, so every transposed row comes out sorted.
-	for u := 0; u < g.N; u++ {
-		for _, v := range g.Neighbors(u) {
-			indices[next[v]] = int32(u)
-			next[v]++
-		}
-	}
+	indptr, indices := csr.Transpose(g.N, g.Indptr, g.Indices, nil)
 	return &CSR{N: g.N, Indptr: indptr, Indices: indices}
 }
 
