@@ -1,7 +1,3 @@
-// Package train holds what every gnnprof trainer shares: the epoch loop with best-validation
-// tracking and early stopping, accuracy, the run directory (trace.json.gz + run.json), and the
-// full-batch training driver that is both a baseline and the reference for the mini-batch
-// trainers.
 package train
 
 import (
