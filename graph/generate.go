@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -14,12 +15,15 @@ import (
 // noisy; the neighbourhood, 60% same-class, denoises them).
 const DefaultSpec = "sbm:nodes=10000,classes=8,degree=12,homophily=0.6,features=64,signal=0.1"
 
-// generators maps a spec name to its parameters (with defaults) and builder.
-var generators = map[string]struct {
+// generator is a synthetic dataset builder and the parameters it takes, with their defaults.
+type generator struct {
 	defaults map[string]float64
 	build    func(p map[string]float64, seed uint64) (*Dataset, error)
 	doc      string
-}{
+}
+
+// generators maps a spec name to its generator.
+var generators = map[string]generator{
 	"sbm": {
 		defaults: map[string]float64{"nodes": 10000, "classes": 8, "degree": 12, "homophily": 0.6,
 			"features": 64, "signal": 0.1, "train": 0.1, "val": 0.1},
@@ -63,28 +67,9 @@ func SpecHelp() string {
 // Generate builds a synthetic dataset from a spec such as "sbm:nodes=100000,classes=8,degree=20"
 // or "rmat:scale=20,edges=16". The same spec and seed always give the same dataset.
 func Generate(spec string, seed uint64) (*Dataset, error) {
-	name, args, _ := strings.Cut(spec, ":")
-	g, ok := generators[name]
-	if !ok {
-		return nil, fmt.Errorf("generator spec %q: unknown generator %q (known: sbm, rmat)", spec, name)
-	}
-	p := make(map[string]float64, len(g.defaults))
-	for k, v := range g.defaults {
-		p[k] = v
-	}
-	if args != "" {
-		for _, kv := range strings.Split(args, ",") {
-			k, v, ok := strings.Cut(kv, "=")
-			k = strings.TrimSpace(k)
-			if _, known := g.defaults[k]; !ok || !known {
-				return nil, fmt.Errorf("generator spec %q: %q is not key=value with a key of %s", spec, kv, name)
-			}
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, fmt.Errorf("generator spec %q: %s=%q is not a number", spec, k, v)
-			}
-			p[k] = f
-		}
+	g, p, err := parseSpec(spec)
+	if err != nil {
+		return nil, err
 	}
 	ds, err := g.build(p, seed)
 	if err != nil {
@@ -92,6 +77,33 @@ func Generate(spec string, seed uint64) (*Dataset, error) {
 	}
 	ds.Name = spec
 	return ds, nil
+}
+
+// parseSpec returns the generator a spec names and its parameters: the defaults, overridden by
+// the spec's key=value pairs.
+func parseSpec(spec string) (generator, map[string]float64, error) {
+	name, args, _ := strings.Cut(spec, ":")
+	g, ok := generators[name]
+	if !ok {
+		return generator{}, nil, fmt.Errorf("generator spec %q: unknown generator %q (known: sbm, rmat)", spec, name)
+	}
+	p := maps.Clone(g.defaults)
+	if args == "" {
+		return g, p, nil
+	}
+	for _, kv := range strings.Split(args, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if _, known := g.defaults[k]; !ok || !known {
+			return generator{}, nil, fmt.Errorf("generator spec %q: %q is not key=value with a key of %s", spec, kv, name)
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return generator{}, nil, fmt.Errorf("generator spec %q: %s=%q is not a number", spec, k, v)
+		}
+		p[k] = f
+	}
+	return g, p, nil
 }
 
 // intParam checks that p[key] is an integer in [lo, hi].
