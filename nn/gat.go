@@ -83,7 +83,7 @@ type GATConv struct {
 	ds           []float32 // |E|×H score gradients (naive, reorganized)
 	dmsg, dcat   []float32 // naive
 	daSrc, daDst []float32
-	rowDot       []float32
+	rowDot       []float32 // nd×H softmax terms Σ α·dα (recompute)
 	dh, dx       *Mat
 }
 
