@@ -85,7 +85,7 @@ type nodeSampler struct {
 	cfg SamplerConfig
 }
 
-func (s *nodeSampler) Graph() *graph.CSR      { return s.g }
+func (s *nodeSampler) Graph() *graph.CSR     { return s.g }
 func (s *nodeSampler) Config() SamplerConfig { return s.cfg }
 
 func (s *nodeSampler) Draw(rng *rand.Rand, dst []int32) []int32 {
@@ -143,7 +143,7 @@ func newEdgeSampler(g *graph.CSR, cfg SamplerConfig) (*edgeSampler, error) {
 	return s, nil
 }
 
-func (s *edgeSampler) Graph() *graph.CSR      { return s.g }
+func (s *edgeSampler) Graph() *graph.CSR     { return s.g }
 func (s *edgeSampler) Config() SamplerConfig { return s.cfg }
 
 func (s *edgeSampler) Draw(rng *rand.Rand, dst []int32) []int32 {
@@ -170,7 +170,7 @@ type rwSampler struct {
 	cfg SamplerConfig
 }
 
-func (s *rwSampler) Graph() *graph.CSR      { return s.g }
+func (s *rwSampler) Graph() *graph.CSR     { return s.g }
 func (s *rwSampler) Config() SamplerConfig { return s.cfg }
 
 func (s *rwSampler) Draw(rng *rand.Rand, dst []int32) []int32 {
