@@ -20,5 +20,5 @@ type HostMemory struct{}
 
 func (HostMemory) Float32s(_ string, n int) ([]float32, error) { return make([]float32, n), nil }
 func (HostMemory) Float64s(_ string, n int) ([]float64, error) { return make([]float64, n), nil }
-func (HostMemory) Copy(dst, src []float32) error                { copy(dst, src); return nil }
-func (HostMemory) Read(dst, src []float64) error                { copy(dst, src); return nil }
+func (HostMemory) Copy(dst, src []float32) error               { copy(dst, src); return nil }
+func (HostMemory) Read(dst, src []float64) error               { copy(dst, src); return nil }
