@@ -33,10 +33,12 @@ func Induce(g *graph.CSR, nodes []int32) *Subgraph {
 	return sg
 }
 
-// An inducer builds induced subgraphs of one graph, reusing its scratch map; one per goroutine.
+// An inducer builds induced subgraphs of one graph, reusing its scratch space; one per goroutine.
 type inducer struct {
 	g     *graph.CSR
-	local []int32 // original id → local id; −1 outside the subgraph being built
+	local []int32  // original id → local id; −1 outside the subgraph being built
+	in    []uint64 // bit v: v is in the subgraph. Scanning rows tests this first: it is 32 times
+	// smaller than local, so it stays in cache on large graphs, and most neighbours are outside.
 }
 
 func newInducer(g *graph.CSR) *inducer {
@@ -44,17 +46,17 @@ func newInducer(g *graph.CSR) *inducer {
 	for i := range local {
 		local[i] = -1
 	}
-	return &inducer{g: g, local: local}
+	return &inducer{g: g, local: local, in: make([]uint64, (g.N+63)/64)}
 }
 
 // induce fills sg (reusing its arrays) with the subgraph induced by the distinct ids in draws, as
 // the official adj_extract does: one scan of each kept node's row, keeping neighbours inside.
 func (b *inducer) induce(draws []int32, sg *Subgraph) {
-	g, local := b.g, b.local
+	g, local, in := b.g, b.local, b.in
 	nodes := sg.Nodes[:0]
 	for _, v := range draws {
-		if local[v] < 0 {
-			local[v] = 0
+		if in[v>>6]&(1<<(v&63)) == 0 {
+			in[v>>6] |= 1 << (v & 63)
 			nodes = append(nodes, v)
 		}
 	}
@@ -66,8 +68,8 @@ func (b *inducer) induce(draws []int32, sg *Subgraph) {
 	indices, edges := sg.Indices[:0], sg.Edges[:0]
 	for _, v := range nodes {
 		for e := g.Indptr[v]; e < g.Indptr[v+1]; e++ {
-			if u := local[g.Indices[e]]; u >= 0 {
-				indices = append(indices, u)
+			if u := g.Indices[e]; in[u>>6]&(1<<(u&63)) != 0 {
+				indices = append(indices, local[u])
 				edges = append(edges, e)
 			}
 		}
@@ -75,6 +77,7 @@ func (b *inducer) induce(draws []int32, sg *Subgraph) {
 	}
 	for _, v := range nodes {
 		local[v] = -1
+		in[v>>6] = 0
 	}
 	sg.CSR = graph.CSR{N: len(nodes), Indptr: indptr, Indices: indices}
 	sg.Nodes, sg.Edges = nodes, edges

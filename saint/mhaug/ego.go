@@ -13,20 +13,45 @@ import "github.com/gnnprof/gnnprof/graph"
 // candidate, EgoValues(g, nil, M_V) its node change.
 func EgoValues(g *graph.CSR, hops int, edgeMask, x []float32, s, tmp []float64) {
 	// Start in whichever buffer makes the last hop land in s.
-	in, out := s, tmp
-	if hops%2 == 1 {
-		in, out = tmp, s
+	out, next := s, tmp
+	if hops%2 == 0 {
+		out, next = tmp, s
 	}
-	for v := range in[:g.N] {
-		if x == nil {
-			in[v] = 1
-		} else {
-			in[v] = float64(x[v])
+	firstHop(g, edgeMask, x, out)
+	for range hops - 1 {
+		aggregate(g, edgeMask, out, next)
+		out, next = next, out
+	}
+}
+
+// firstHop sets out = (A_M + I)·x straight from x: with x = 1 it is 1 plus the kept entries of
+// each row, a sequential pass with no gather.
+func firstHop(g *graph.CSR, mask, x []float32, out []float64) {
+	indptr, indices := g.Indptr, g.Indices
+	for v := range g.N {
+		lo, hi := indptr[v], indptr[v+1]
+		var acc float64
+		switch {
+		case x == nil && mask == nil:
+			acc = float64(1 + hi - lo)
+		case x == nil:
+			acc = 1
+			for _, m := range mask[lo:hi] {
+				acc += float64(m)
+			}
+		case mask == nil:
+			acc = float64(x[v])
+			for _, u := range indices[lo:hi] {
+				acc += float64(x[u])
+			}
+		default:
+			acc = float64(x[v])
+			m := mask[lo:hi]
+			for k, u := range indices[lo:hi] {
+				acc += float64(m[k] * x[u])
+			}
 		}
-	}
-	for range hops {
-		aggregate(g, edgeMask, in, out)
-		in, out = out, in
+		out[v] = acc
 	}
 }
 
