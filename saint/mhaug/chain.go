@@ -287,14 +287,12 @@ func (c *Chain) Advance(rng *rand.Rand, hn []float64, lane *trace.Lane) (Transit
 	}
 	sp := lane.Begin("augment", trace.RoleAugment)
 	defer sp.End()
+	st := &step{hn: hn, cur: c.Cur, lane: lane}
 	var tr Transition
-	cur := c.Cur
-	haveCur := false // Fast: log P of the current state, computed with the first candidate's
-	var logPCur float64
 	for range c.cfg.MaxTries {
 		cand := c.free[len(c.free)-1]
 		c.free = c.free[:len(c.free)-1]
-		p, err := c.propose(rng, hn, cur, cand, lane, &haveCur, &logPCur)
+		p, err := c.propose(rng, st, cand)
 		if err != nil {
 			c.free = append(c.free, cand)
 			return tr, err
@@ -303,13 +301,13 @@ func (c *Chain) Advance(rng *rand.Rand, hn []float64, lane *trace.Lane) (Transit
 		if p.Accepted {
 			tr.Accepted = true
 			c.retire(c.Prev)
-			c.Prev, c.Cur = cur, cand
+			c.Prev, c.Cur = st.cur, cand
 			return tr, nil
 		}
 		c.free = append(c.free, cand)
 	}
 	c.retire(c.Prev)
-	c.Prev = cur
+	c.Prev = st.cur
 	return tr, nil
 }
 
@@ -320,42 +318,89 @@ func (c *Chain) retire(s *State) {
 	}
 }
 
-// propose makes one candidate from the original graph into cand and decides whether to accept it.
-func (c *Chain) propose(rng *rand.Rand, hn []float64, cur, cand *State, lane *trace.Lane, haveCur *bool, logPCur *float64) (Proposal, error) {
-	g, cfg, mem := c.g, &c.cfg, c.mem
-	m, n := int(g.NumEdges()), g.N
-	naive := cfg.Impl == Naive
+// step is what the proposals of one Advance share.
+type step struct {
+	hn      []float64
+	cur     *State
+	lane    *trace.Lane
+	logPCur float64 // Fast: log P of cur, computed in the same pass as the first candidate's
+	haveCur bool
+}
 
-	sp := lane.Begin("propose", trace.RoleAugment)
-	curE, curV := cur.DeltaE, cur.DeltaV
-	if naive { // recount the current state's masks on the device and read the sums back
-		var err error
-		if curE, err = c.readSum(cur.EdgeMask); err == nil {
-			curV, err = c.readSum(cur.NodeMask)
-		}
-		if err != nil {
-			sp.End()
-			return Proposal{}, err
-		}
-		curE, curV = dropShare(curE, float64(m)), dropShare(curV, float64(n))
-	}
-	p := Proposal{
-		DeltaE: TruncNormal{curE, cfg.SigmaE}.Sample(rng),
-		DeltaV: TruncNormal{curV, cfg.SigmaV}.Sample(rng),
+// propose makes one candidate from the original graph in cand and decides whether to accept it.
+func (c *Chain) propose(rng *rand.Rand, st *step, cand *State) (Proposal, error) {
+	cfg := &c.cfg
+	m, n := int(c.g.NumEdges()), c.g.N
+	var p Proposal
+
+	sp := st.lane.Begin("propose", trace.RoleAugment)
+	curE, curV, err := c.shares(st.cur)
+	if err == nil {
+		p.DeltaE = TruncNormal{curE, cfg.SigmaE}.Sample(rng)
+		p.DeltaV = TruncNormal{curV, cfg.SigmaV}.Sample(rng)
 	}
 	sp.End()
+	if err != nil {
+		return p, err
+	}
 
-	sp = lane.Begin("modify", trace.RoleAugment)
-	if naive { // a fresh copy of the original graph
-		err := mem.Copy(cand.EdgeMask, c.orig.EdgeMask)
-		if err == nil {
-			err = mem.Copy(cand.NodeMask, c.orig.NodeMask)
+	sp = st.lane.Begin("modify", trace.RoleAugment)
+	err = c.modify(rng, cand, &p)
+	sp.End()
+	if err != nil {
+		return p, err
+	}
+
+	sp = st.lane.Begin("aggregate", trace.RoleAugment)
+	candE, candV := c.aggregate(st.cur, cand)
+	sp.End()
+
+	sp = st.lane.Begin("target", trace.RoleAugment)
+	err = c.target(st, candE, candV, &p)
+	sp.End()
+	if err != nil {
+		return p, err
+	}
+
+	sp = st.lane.Begin("accept", trace.RoleAugment)
+	p.LogQ = cfg.logProposal(curE, curV, p.DeltaE, p.DeltaV, m, n)
+	p.LogQRev = cfg.logProposal(p.DeltaE, p.DeltaV, curE, curV, m, n)
+	p.LogA = (p.LogP - p.LogPCur) - (p.LogQ - p.LogQRev)
+	p.Accepted = math.Log(rng.Float64()) < p.LogA
+	sp.End()
+	return p, nil
+}
+
+// shares returns the dropped shares of the current state: Fast keeps them from the counts; Naive
+// sums the state's masks on the device and reads the sums back.
+func (c *Chain) shares(cur *State) (float64, float64, error) {
+	if c.cfg.Impl == Fast {
+		return cur.DeltaE, cur.DeltaV, nil
+	}
+	keptE, err := c.readSum(cur.EdgeMask)
+	if err != nil {
+		return 0, 0, err
+	}
+	keptV, err := c.readSum(cur.NodeMask)
+	if err != nil {
+		return 0, 0, err
+	}
+	return dropShare(keptE, float64(len(cur.EdgeMask))), dropShare(keptV, float64(len(cur.NodeMask))), nil
+}
+
+// modify turns cand into the original graph with ⌊|E|Δe'⌋ uniformly chosen edge entries and
+// ⌊nΔv'⌋ nodes dropped. Naive starts from a fresh copy of the original graph; Fast undoes the
+// buffer's previous drops.
+func (c *Chain) modify(rng *rand.Rand, cand *State, p *Proposal) error {
+	m, n := len(cand.EdgeMask), len(cand.NodeMask)
+	if c.cfg.Impl == Naive {
+		if err := c.mem.Copy(cand.EdgeMask, c.orig.EdgeMask); err != nil {
+			return err
 		}
-		if err != nil {
-			sp.End()
-			return Proposal{}, err
+		if err := c.mem.Copy(cand.NodeMask, c.orig.NodeMask); err != nil {
+			return err
 		}
-	} else { // undo the buffer's last drops
+	} else {
 		for _, e := range cand.DroppedEdges {
 			cand.EdgeMask[e] = 1
 		}
@@ -369,54 +414,7 @@ func (c *Chain) propose(rng *rand.Rand, hn []float64, cur, cand *State, lane *tr
 	cand.DroppedNodes = dropRandom(rng, cand.NodeMask, p.DropNodes, cand.DroppedNodes[:0])
 	cand.DeltaE = dropShare(float64(m-p.DropEdges), float64(m))
 	cand.DeltaV = dropShare(float64(n-p.DropNodes), float64(n))
-	sp.End()
-
-	sp = lane.Begin("aggregate", trace.RoleAugment)
-	hops := cfg.Hops
-	candE, candV, sOrig := cand.sE, cand.sV, c.sOrig
-	if naive { // the original and current graphs again, then the candidate
-		EgoValues(g, hops, nil, nil, sOrig, c.tmp)
-		EgoValues(g, hops, cur.EdgeMask, nil, c.curE, c.tmp)
-		EgoValues(g, hops, nil, cur.NodeMask, c.curV, c.tmp)
-		candE, candV = c.candE, c.candV
-	}
-	EgoValues(g, hops, cand.EdgeMask, nil, candE, c.tmp)
-	EgoValues(g, hops, nil, cand.NodeMask, candV, c.tmp)
-	sp.End()
-
-	sp = lane.Begin("target", trace.RoleAugment)
-	var err error
-	switch {
-	case naive:
-		cfg.terms(sOrig, hn, c.curE, c.curV, c.terms)
-		if p.LogPCur, err = c.readTerms(); err == nil {
-			cfg.terms(sOrig, hn, candE, candV, c.terms)
-			p.LogP, err = c.readTerms()
-		}
-	case !*haveCur:
-		c.result[0], c.result[1] = cfg.logTargets(sOrig, hn, candE, candV, cur.sE, cur.sV)
-		if err = mem.Read(c.host[:2], c.result[:2]); err == nil {
-			p.LogP, p.LogPCur = c.host[0], c.host[1]
-			*haveCur, *logPCur = true, c.host[1]
-		}
-	default:
-		c.result[0] = cfg.logTarget(sOrig, hn, candE, candV)
-		if err = mem.Read(c.host[:1], c.result[:1]); err == nil {
-			p.LogP, p.LogPCur = c.host[0], *logPCur
-		}
-	}
-	sp.End()
-	if err != nil {
-		return Proposal{}, err
-	}
-
-	sp = lane.Begin("accept", trace.RoleAugment)
-	p.LogQ = cfg.logProposal(curE, curV, p.DeltaE, p.DeltaV, m, n)
-	p.LogQRev = cfg.logProposal(p.DeltaE, p.DeltaV, curE, curV, m, n)
-	p.LogA = (p.LogP - p.LogPCur) - (p.LogQ - p.LogQRev)
-	p.Accepted = math.Log(rng.Float64()) < p.LogA
-	sp.End()
-	return p, nil
+	return nil
 }
 
 // dropRandom zeroes k uniformly chosen entries of mask (all 1 on entry) with Floyd's algorithm,
@@ -435,6 +433,55 @@ func dropRandom[T int32 | int64](rng *rand.Rand, mask []float32, k int, dropped 
 	return dropped
 }
 
+// aggregate computes the candidate's ego values (edge side (A_{M_E'}+I)^L·1, node side
+// (A+I)^L·M_V') and returns them. Naive first aggregates the original and the current graphs
+// again; Fast keeps those from before.
+func (c *Chain) aggregate(cur, cand *State) (candE, candV []float64) {
+	g, hops := c.g, c.cfg.Hops
+	candE, candV = cand.sE, cand.sV
+	if c.cfg.Impl == Naive {
+		EgoValues(g, hops, nil, nil, c.sOrig, c.tmp)
+		EgoValues(g, hops, cur.EdgeMask, nil, c.curE, c.tmp)
+		EgoValues(g, hops, nil, cur.NodeMask, c.curV, c.tmp)
+		candE, candV = c.candE, c.candV
+	}
+	EgoValues(g, hops, cand.EdgeMask, nil, candE, c.tmp)
+	EgoValues(g, hops, nil, cand.NodeMask, candV, c.tmp)
+	return candE, candV
+}
+
+// target sets p.LogP and p.LogPCur, the log target of the candidate and of the current state.
+// Naive writes each node's term and reads them back one at a time, for both states; Fast reduces
+// in one pass and reads back one small result (both sums with the step's first candidate, then
+// the candidate's alone).
+func (c *Chain) target(st *step, candE, candV []float64, p *Proposal) error {
+	cfg, mem := &c.cfg, c.mem
+	var err error
+	switch {
+	case cfg.Impl == Naive:
+		cfg.terms(c.sOrig, st.hn, c.curE, c.curV, c.terms)
+		if p.LogPCur, err = c.readTerms(); err != nil {
+			return err
+		}
+		cfg.terms(c.sOrig, st.hn, candE, candV, c.terms)
+		p.LogP, err = c.readTerms()
+		return err
+	case !st.haveCur:
+		c.result[0], c.result[1] = cfg.logTargets(c.sOrig, st.hn, candE, candV, st.cur.sE, st.cur.sV)
+		if err = mem.Read(c.host[:2], c.result, 0); err != nil {
+			return err
+		}
+		st.logPCur, st.haveCur = c.host[1], true
+	default:
+		c.result[0] = cfg.logTarget(c.sOrig, st.hn, candE, candV)
+		if err = mem.Read(c.host[:1], c.result, 0); err != nil {
+			return err
+		}
+	}
+	p.LogP, p.LogPCur = c.host[0], st.logPCur
+	return nil
+}
+
 // readSum sums a mask where it lives and reads the sum back (Naive's recount of a state).
 func (c *Chain) readSum(mask []float32) (float64, error) {
 	var s float64
@@ -442,7 +489,7 @@ func (c *Chain) readSum(mask []float32) (float64, error) {
 		s += float64(x)
 	}
 	c.result[0] = s
-	err := c.mem.Read(c.host[:1], c.result[:1])
+	err := c.mem.Read(c.host[:1], c.result, 0)
 	return c.host[0], err
 }
 
@@ -451,7 +498,7 @@ func (c *Chain) readSum(mask []float32) (float64, error) {
 func (c *Chain) readTerms() (float64, error) {
 	var sum float64
 	for v := range c.terms {
-		if err := c.mem.Read(c.host[:1], c.terms[v:v+1]); err != nil {
+		if err := c.mem.Read(c.host[:1], c.terms, v); err != nil {
 			return 0, err
 		}
 		sum += c.host[0]

@@ -20,12 +20,12 @@ type countingMemory struct {
 	failReads     bool
 }
 
-func (m *countingMemory) Read(dst, src []float64) error {
+func (m *countingMemory) Read(dst, src []float64, at int) error {
 	if m.failReads {
 		return errors.New("read failed")
 	}
 	m.reads++
-	copy(dst, src)
+	copy(dst, src[at:at+len(dst)])
 	return nil
 }
 
