@@ -55,11 +55,12 @@ func NewSampler(g *graph.CSR, cfg SamplerConfig) (Sampler, error) {
 	if g.NumEdges() == 0 && cfg.Kind != "rw" {
 		return nil, fmt.Errorf("%s sampler: the graph has no edges", cfg.Kind)
 	}
+	base := samplerBase{g, cfg}
 	switch cfg.Kind {
 	case "node":
-		return &nodeSampler{g: g, cfg: cfg}, nil
+		return &nodeSampler{base}, nil
 	case "edge":
-		return newEdgeSampler(g, cfg)
+		return newEdgeSampler(base)
 	case "rw":
 		if cfg.WalkLength < 0 {
 			return nil, fmt.Errorf("rw sampler: walk length %d is negative", cfg.WalkLength)
@@ -72,21 +73,24 @@ func NewSampler(g *graph.CSR, cfg SamplerConfig) (Sampler, error) {
 		if cfg.Roots != nil && len(cfg.Roots) == 0 {
 			return nil, errors.New("rw sampler: empty root set")
 		}
-		return &rwSampler{g: g, cfg: cfg}, nil
+		return &rwSampler{base}, nil
 	}
 	return nil, fmt.Errorf("unknown sampler %q (known: node, edge, rw)", cfg.Kind)
 }
 
-// nodeSampler draws nodes with probability deg(v)/nnz, as the official code's Node sampler. A
-// uniform CSR position falls in row v with exactly that probability, so the row offsets are the
-// cumulative distribution and no table is needed.
-type nodeSampler struct {
+// samplerBase holds what every sampler has: its graph and configuration.
+type samplerBase struct {
 	g   *graph.CSR
 	cfg SamplerConfig
 }
 
-func (s *nodeSampler) Graph() *graph.CSR     { return s.g }
-func (s *nodeSampler) Config() SamplerConfig { return s.cfg }
+func (s *samplerBase) Graph() *graph.CSR     { return s.g }
+func (s *samplerBase) Config() SamplerConfig { return s.cfg }
+
+// nodeSampler draws nodes with probability deg(v)/nnz, as the official code's Node sampler. A
+// uniform CSR position falls in row v with exactly that probability, so the row offsets are the
+// cumulative distribution and no table is needed.
+type nodeSampler struct{ samplerBase }
 
 func (s *nodeSampler) Draw(rng *rand.Rand, dst []int32) []int32 {
 	nnz := s.g.NumEdges()
@@ -119,19 +123,19 @@ func rowOf(indptr []int64, e int64) int32 {
 // (u, v) or as (v, u), so P({u, v}) = (1/n')(1/deg u + 1/deg v), exactly the target, in O(1) per
 // draw and no memory beyond the list of non-isolated nodes.
 type edgeSampler struct {
-	g     *graph.CSR
-	cfg   SamplerConfig
+	samplerBase
 	nodes []int32 // the non-isolated nodes; nil when there are none isolated
 }
 
-func newEdgeSampler(g *graph.CSR, cfg SamplerConfig) (*edgeSampler, error) {
+func newEdgeSampler(base samplerBase) (*edgeSampler, error) {
+	g := base.g
 	if n := g.NumSelfLoops(); n > 0 {
 		return nil, fmt.Errorf("edge sampler: the graph has %d self loops; it needs a graph without", n)
 	}
 	if !g.IsSymmetric() {
 		return nil, errors.New("edge sampler: the graph is not symmetric (it needs both directions of every edge)")
 	}
-	s := &edgeSampler{g: g, cfg: cfg}
+	s := &edgeSampler{samplerBase: base}
 	if isolated := g.DegreeStats().Isolated; isolated > 0 {
 		s.nodes = make([]int32, 0, g.N-isolated)
 		for v := range g.N {
@@ -142,9 +146,6 @@ func newEdgeSampler(g *graph.CSR, cfg SamplerConfig) (*edgeSampler, error) {
 	}
 	return s, nil
 }
-
-func (s *edgeSampler) Graph() *graph.CSR     { return s.g }
-func (s *edgeSampler) Config() SamplerConfig { return s.cfg }
 
 func (s *edgeSampler) Draw(rng *rand.Rand, dst []int32) []int32 {
 	g := s.g
@@ -165,13 +166,7 @@ func (s *edgeSampler) Draw(rng *rand.Rand, dst []int32) []int32 {
 // rwSampler walks WalkLength uniform steps from each of Budget roots drawn uniformly (with
 // replacement) from Roots. A walk at a node without neighbours stays there, as the official
 // sampler does. Each walk appends its root and then one node per step.
-type rwSampler struct {
-	g   *graph.CSR
-	cfg SamplerConfig
-}
-
-func (s *rwSampler) Graph() *graph.CSR     { return s.g }
-func (s *rwSampler) Config() SamplerConfig { return s.cfg }
+type rwSampler struct{ samplerBase }
 
 func (s *rwSampler) Draw(rng *rand.Rand, dst []int32) []int32 {
 	g := s.g

@@ -1,6 +1,7 @@
 package saint
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -54,11 +55,20 @@ func chiSquare(t *testing.T, what string, observed []int, expected []float64) (f
 	return x2, k
 }
 
-// checkChiSquare fails when the statistic of k categories (k−1 degrees of freedom) exceeds its
-// mean by more than 6 standard deviations. The seeds are fixed, so a pass is reproducible; a wrong
-// distribution over thousands of draws lands orders of magnitude beyond that bound.
-func checkChiSquare(t *testing.T, what string, observed []int, expected []float64) {
+// checkChiSquare compares observed counts with probabilities prob: it fails when the χ² statistic
+// of k categories (k−1 degrees of freedom) exceeds its mean by more than 6 standard deviations.
+// The seeds are fixed, so a pass is reproducible; a wrong distribution over thousands of draws
+// lands orders of magnitude beyond that bound.
+func checkChiSquare(t *testing.T, what string, observed []int, prob []float64) {
 	t.Helper()
+	total := 0
+	for _, o := range observed {
+		total += o
+	}
+	expected := make([]float64, len(prob))
+	for i, p := range prob {
+		expected[i] = p * float64(total)
+	}
 	x2, k := chiSquare(t, what, observed, expected)
 	df := float64(k - 1)
 	if bound := df + 6*math.Sqrt(2*df); x2 > bound {
@@ -66,13 +76,30 @@ func checkChiSquare(t *testing.T, what string, observed []int, expected []float6
 	}
 }
 
-// checkInclusion compares how many of n subgraphs hold each node with the inclusion probability
-// incl[v]: the standardized counts' squares sum like a χ² with one degree of freedom per node.
-func checkInclusion(t *testing.T, what string, counts []int, n int, incl []float64) {
+// checkInclusion draws 20,000 subgraphs from s, whose budget draws each hit node v with
+// probability hit[v], and compares how many hold each node with the inclusion probability
+// 1 − (1 − hit[v])^budget: the standardized counts' squares sum like a χ² with one degree of
+// freedom per node.
+func checkInclusion(t *testing.T, what string, s Sampler, hit []float64, seed uint64) {
 	t.Helper()
+	const n = 20000
+	g := s.Graph()
+	counts := make([]int, g.N)
+	b := newInducer(g)
+	var sg Subgraph
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var draws []int32
+	for range n {
+		draws = s.Draw(rng, draws[:0])
+		b.induce(draws, &sg)
+		for _, v := range sg.Nodes {
+			counts[v]++
+		}
+	}
 	var z2 float64
 	k := 0
-	for v, p := range incl {
+	for v, h := range hit {
+		p := 1 - math.Pow(1-h, float64(s.Config().Budget))
 		if p == 0 || p == 1 {
 			if want := int(p) * n; counts[v] != want {
 				t.Fatalf("%s: node %d in %d of %d subgraphs, want %d", what, v, counts[v], n, want)
@@ -98,28 +125,9 @@ func newSampler(t testing.TB, g *graph.CSR, cfg SamplerConfig) Sampler {
 	return s
 }
 
-// inclusionCounts draws n subgraphs and counts, per node, the subgraphs holding it.
-func inclusionCounts(s Sampler, n int, seed uint64) []int {
-	g := s.Graph()
-	counts := make([]int, g.N)
-	b := newInducer(g)
-	var sg Subgraph
-	rng := rand.New(rand.NewPCG(seed, 1))
-	var draws []int32
-	for range n {
-		draws = s.Draw(rng, draws[:0])
-		b.induce(draws, &sg)
-		for _, v := range sg.Nodes {
-			counts[v]++
-		}
-	}
-	return counts
-}
-
 func TestNodeSamplerProbabilities(t *testing.T) {
 	g := testGraph(t)
-	const budget, subgraphs = 6, 20000
-	s := newSampler(t, g, SamplerConfig{Kind: "node", Budget: budget})
+	s := newSampler(t, g, SamplerConfig{Kind: "node", Budget: 6})
 	nnz := float64(g.NumEdges())
 
 	// Each draw picks v with probability deg(v)/nnz.
@@ -136,24 +144,13 @@ func TestNodeSamplerProbabilities(t *testing.T) {
 	for _, v := range draws {
 		observed[v]++
 	}
-	expected := make([]float64, g.N)
-	for v := range expected {
-		expected[v] = p[v] * float64(len(draws))
-	}
-	checkChiSquare(t, "node draws", observed, expected)
-
-	// v is in a subgraph unless all budget draws miss it.
-	incl := make([]float64, g.N)
-	for v := range incl {
-		incl[v] = 1 - math.Pow(1-p[v], budget)
-	}
-	checkInclusion(t, "node inclusion", inclusionCounts(s, subgraphs, 3), subgraphs, incl)
+	checkChiSquare(t, "node draws", observed, p)
+	checkInclusion(t, "node inclusion", s, p, 3)
 }
 
 func TestEdgeSamplerProbabilities(t *testing.T) {
 	g := testGraph(t)
-	const budget, subgraphs = 3, 20000
-	s := newSampler(t, g, SamplerConfig{Kind: "edge", Budget: budget})
+	s := newSampler(t, g, SamplerConfig{Kind: "edge", Budget: 3})
 
 	// Undirected edge {u, v} (u < v), keyed by its CSR position in row u, has probability
 	// ∝ 1/deg u + 1/deg v.
@@ -189,23 +186,15 @@ func TestEdgeSamplerProbabilities(t *testing.T) {
 			draws++
 		}
 	}
-	expected := make([]float64, len(prob))
-	for i, p := range prob {
-		expected[i] = p * float64(draws)
-	}
-	checkChiSquare(t, "edge draws", observed, expected)
+	checkChiSquare(t, "edge draws", observed, prob)
 
-	// v is in a subgraph unless all budget draws miss every edge at v.
-	touch := make([]float64, g.N)
+	// A draw hits v when it picks any edge at v.
+	hit := make([]float64, g.N)
 	for key, k := range pos {
-		touch[key[0]] += prob[k]
-		touch[key[1]] += prob[k]
+		hit[key[0]] += prob[k]
+		hit[key[1]] += prob[k]
 	}
-	incl := make([]float64, g.N)
-	for v := range incl {
-		incl[v] = 1 - math.Pow(1-touch[v], budget)
-	}
-	checkInclusion(t, "edge inclusion", inclusionCounts(s, subgraphs, 6), subgraphs, incl)
+	checkInclusion(t, "edge inclusion", s, hit, 6)
 }
 
 func TestRWSamplerProbabilities(t *testing.T) {
@@ -249,11 +238,7 @@ func TestRWSamplerProbabilities(t *testing.T) {
 		}
 	}
 	for k := range dist {
-		expected := make([]float64, g.N)
-		for v, p := range dist[k] {
-			expected[v] = p * float64(walks)
-		}
-		checkChiSquare(t, "walk position "+string(rune('0'+k)), observed[k], expected)
+		checkChiSquare(t, fmt.Sprint("walk position ", k), observed[k], dist[k])
 	}
 }
 

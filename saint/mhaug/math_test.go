@@ -10,19 +10,6 @@ import (
 	"github.com/gnnprof/gnnprof/nn"
 )
 
-func pathGraph(t testing.TB, n int) *graph.CSR {
-	t.Helper()
-	var src, dst []int32
-	for v := range int32(n - 1) {
-		src, dst = append(src, v), append(dst, v+1)
-	}
-	g, err := graph.FromEdges(n, src, dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g.Symmetrize()
-}
-
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
 func TestTruncNormalLogPDF(t *testing.T) {
@@ -80,7 +67,8 @@ func TestTruncNormalSample(t *testing.T) {
 
 func TestEgoValuesPathGraph(t *testing.T) {
 	// The spec's worked example, path 0–1–2.
-	g := pathGraph(t, 3) // entries: 0←1 | 1←0, 1←2 | 2←1
+	// Entries 0: 0←1 | 1: 1←0, 2: 1←2 | 3: 2←1.
+	g := &graph.CSR{N: 3, Indptr: []int64{0, 1, 3, 4}, Indices: []int32{1, 0, 2, 1}}
 	s, tmp := make([]float64, 3), make([]float64, 3)
 	EgoValues(g, 2, nil, nil, s, tmp)
 	sOrig := slices.Clone(s)
