@@ -165,3 +165,39 @@ func BenchmarkNormFromCounts(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBatchInputs builds a batch's normalized adjacency, with and without an edge mask, and
+// its loss targets, from an rw subgraph.
+func BenchmarkBatchInputs(b *testing.B) {
+	for _, bg := range benchGraphs[:2] {
+		b.Run(bg.name, func(b *testing.B) {
+			g := bg.get(b)
+			s, err := NewSampler(g, bg.configs()[2])
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := NewCoverage(g)
+			sg := Induce(g, s.Draw(rand.New(rand.NewPCG(1, 1)), nil))
+			c.Add(sg)
+			norm, err := c.Norm(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			mask := make([]float32, g.NumEdges())
+			for e := range mask {
+				mask[e] = float32(e % 2)
+			}
+			labels := make([]int32, g.N)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := norm.Adjacency(sg, nil); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := norm.Adjacency(sg, mask); err != nil {
+					b.Fatal(err)
+				}
+				norm.Targets(sg, labels)
+			}
+		})
+	}
+}

@@ -76,9 +76,6 @@ func NewPipeline(s Sampler, cfg PipelineConfig) *Pipeline {
 // Graph is the graph the pipeline samples from.
 func (p *Pipeline) Graph() *graph.CSR { return p.sampler.Graph() }
 
-// Sampler is the pipeline's sampler.
-func (p *Pipeline) Sampler() Sampler { return p.sampler }
-
 // work claims indices and samples them until the pipeline closes. A worker holds a token for
 // every index it claims and the consumer returns one per subgraph it takes, so at most Ahead
 // indices are outstanding and slot i % Ahead is always empty when subgraph i arrives.

@@ -136,13 +136,14 @@ func newEdgeSampler(base samplerBase) (*edgeSampler, error) {
 		return nil, errors.New("edge sampler: the graph is not symmetric (it needs both directions of every edge)")
 	}
 	s := &edgeSampler{samplerBase: base}
-	if isolated := g.DegreeStats().Isolated; isolated > 0 {
-		s.nodes = make([]int32, 0, g.N-isolated)
-		for v := range g.N {
-			if g.Degree(v) > 0 {
-				s.nodes = append(s.nodes, int32(v))
-			}
+	nodes := make([]int32, 0, g.N)
+	for v := range g.N {
+		if g.Degree(v) > 0 {
+			nodes = append(nodes, int32(v))
 		}
+	}
+	if len(nodes) < g.N {
+		s.nodes = nodes
 	}
 	return s, nil
 }
