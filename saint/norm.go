@@ -110,8 +110,11 @@ func Normalize(p *Pipeline, coverage float64, lossNodes []int32) (*Norm, error) 
 	}
 	g := p.Graph()
 	base := len(lossNodes)
-	if lossNodes == nil {
+	switch {
+	case lossNodes == nil:
 		base = g.N
+	case base == 0:
+		return nil, errors.New("normalization: no loss nodes")
 	}
 	c := NewCoverage(g)
 	for float64(c.Sampled) <= coverage*float64(base) {
