@@ -170,8 +170,9 @@ type Transition struct {
 	Accepted  bool
 }
 
-// Chain is the MH-Aug chain on one graph (the training graph). After each Advance, Prev is G^(t)
-// and Cur is G^(t+1); both stay valid until the next Advance.
+// Chain is the MH-Aug chain on one graph: the graph GraphSAINT samples from, so that a subgraph's
+// Edges index the states' edge masks. After each Advance, Prev is G^(t) and Cur is G^(t+1), both
+// read-only and valid until the next Advance.
 type Chain struct {
 	cfg  Config
 	g    *graph.CSR
