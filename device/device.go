@@ -62,6 +62,8 @@ type Device interface {
 
 	// MemInfo returns the memory accounting.
 	MemInfo() MemInfo
+	// Copies returns the number and bytes of the copies done so far, by direction.
+	Copies() CopyStats
 	// ResetPeak makes the current usage the peak, to measure the peak of a phase (an epoch, a step).
 	ResetPeak()
 
@@ -114,6 +116,23 @@ type MemInfo struct {
 
 	PinnedUsed int64 // pinned host memory allocated through the device now
 	PinnedPeak int64
+}
+
+// CopyStats counts a device's copies by direction.
+type CopyStats struct {
+	H2D, D2H, D2D CopyCount
+}
+
+// CopyCount is the number of copies in one direction and the bytes they moved.
+type CopyCount struct {
+	Count int64 `json:"count"`
+	Bytes int64 `json:"bytes"`
+}
+
+// Sub returns the copies done since an earlier reading was.
+func (c CopyStats) Sub(earlier CopyStats) CopyStats {
+	sub := func(a, b CopyCount) CopyCount { return CopyCount{a.Count - b.Count, a.Bytes - b.Bytes} }
+	return CopyStats{H2D: sub(c.H2D, earlier.H2D), D2H: sub(c.D2H, earlier.D2H), D2D: sub(c.D2D, earlier.D2D)}
 }
 
 // Free returns the device memory left under the limit, or -1 if there is no limit.
