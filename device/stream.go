@@ -28,7 +28,7 @@ type op struct {
 	fn     func() error
 	signal chan struct{}
 	wait   *cpuEvent
-	event  *cpuEvent      // opSignal of an event: its completion time is set before signal closes
+	event  *cpuEvent     // opSignal of an event: its completion time is set before signal closes
 	result chan opResult // if set, the op's outcome goes here instead of into the stream's error
 }
 
