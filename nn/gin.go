@@ -44,12 +44,12 @@ func (l *GINConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	l.x, l.adj = x, adj
 	sp := c.begin("gin.linear", trace.RoleForward)
 	var flops, bytes int64
-	l.u, flops, bytes = mulW(x, l.W1.W, l.u)
+	l.u, flops, bytes = mulW(x, l.W1.W, c.Resize(l.u, x.Rows(), l.W1.W.Cols))
 	sp.EndWork(flops, bytes)
 
 	sp = c.begin("gin.spmm", trace.RoleForward)
 	h := l.u.Cols
-	l.z = SpMM(adj, l.u, l.z)
+	l.z = SpMM(adj, l.u, c.Resize(l.z, adj.Rows, h))
 	self := 1 + l.Eps.W.Data[0]
 	axpy(self, l.u.Data[:adj.Rows*h], l.z.Data)
 	AddBias(l.z, l.B1.W.Data)
@@ -69,13 +69,13 @@ func (l *GINConv) Backward(c *Ctx, dy *Mat) *Mat {
 	AddColSums(l.B1.G.Data, l.dz)
 	nd, h := l.adj.Rows, l.u.Cols
 	l.Eps.G.Data[0] += dot(l.dz.Data[:nd*h], l.u.Data[:nd*h])
-	l.du = SpMMT(l.adj, l.dz, l.du)
+	l.du = SpMMT(l.adj, l.dz, c.Resize(l.du, l.adj.Cols, h))
 	axpy(1+l.Eps.W.Data[0], l.dz.Data[:nd*h], l.du.Data[:nd*h])
 	sp.EndWork(2*int64(l.adj.NNZ())*int64(h)+4*int64(nd*h), spmmBytes(l.adj, h))
 
 	sp = c.begin("gin.linear", trace.RoleBackward)
 	var flops, bytes int64
-	l.dx, flops, bytes = mulWBackward(l.x, l.W1.W, l.du, l.W1.G, !l.NoInputGrad, l.dx)
+	l.dx, flops, bytes = mulWBackward(l.x, l.W1.W, l.du, l.W1.G, !l.NoInputGrad, c.inputGrad(l.x, l.NoInputGrad, l.dx, l.W1.W.Rows))
 	sp.EndWork(flops, bytes)
 	if l.NoInputGrad || l.x.Sparse != nil {
 		return nil

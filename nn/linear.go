@@ -50,6 +50,14 @@ func mulW(x Input, w *Mat, out *Mat) (*Mat, int64, int64) {
 	return out, gemmFLOPs(x.Dense.Rows, x.Dense.Cols, w.Cols), x.Dense.Bytes() + w.Bytes() + out.Bytes()
 }
 
+// inputGrad sizes dx, the buffer of a dense input's gradient, when one is wanted.
+func (c *Ctx) inputGrad(x Input, none bool, dx *Mat, width int) *Mat {
+	if none || x.Sparse != nil {
+		return dx
+	}
+	return c.Resize(dx, x.Rows(), width)
+}
+
 // mulWBackward accumulates dw += xᵀ·dy and, when dx is wanted, sets dx = dy·wᵀ (dense inputs
 // only). It returns dx and the flops and bytes.
 func mulWBackward(x Input, w, dy, dw *Mat, wantDX bool, dx *Mat) (*Mat, int64, int64) {
@@ -103,7 +111,7 @@ func (l *Linear) Forward(c *Ctx, x Input) *Mat {
 	sp := c.begin(l.span, trace.RoleForward)
 	l.x = x
 	var flops, bytes int64
-	l.out, flops, bytes = mulW(x, l.W.W, l.out)
+	l.out, flops, bytes = mulW(x, l.W.W, c.Resize(l.out, x.Rows(), l.W.W.Cols))
 	if l.B != nil {
 		AddBias(l.out, l.B.W.Data)
 		flops += int64(l.out.Len())
@@ -120,7 +128,7 @@ func (l *Linear) Backward(c *Ctx, dy *Mat) *Mat {
 		AddColSums(l.B.G.Data, dy)
 	}
 	var flops, bytes int64
-	l.dx, flops, bytes = mulWBackward(l.x, l.W.W, dy, l.W.G, !l.NoInputGrad, l.dx)
+	l.dx, flops, bytes = mulWBackward(l.x, l.W.W, dy, l.W.G, !l.NoInputGrad, c.inputGrad(l.x, l.NoInputGrad, l.dx, l.W.W.Rows))
 	sp.EndWork(flops, bytes)
 	if l.NoInputGrad {
 		return nil
@@ -153,7 +161,7 @@ func (d *Dropout) Forward(c *Ctx, x *Mat) *Mat {
 	}
 	sp := c.begin(d.name, trace.RoleForward)
 	d.seed = c.seed()
-	d.out = Resize(d.out, x.Rows, x.Cols)
+	d.out = c.Resize(d.out, x.Rows, x.Cols)
 	dropMask(d.seed, d.P, x.Data[:x.Len()], d.out.Data)
 	sp.EndWork(int64(x.Len()), 2*x.Bytes())
 	return d.out
@@ -168,11 +176,7 @@ func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	}
 	sp := c.begin(d.name, trace.RoleForward)
 	d.seed = c.seed()
-	vals := d.sOut.Val
-	if cap(vals) < x.NNZ() {
-		vals = make([]float32, x.NNZ())
-	}
-	vals = vals[:x.NNZ()]
+	vals := c.floats(d.sOut.Val, x.NNZ())
 	src := x.Val
 	if src == nil {
 		for i := range vals {
@@ -184,11 +188,7 @@ func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	// The dropped copy has x's structure, so its transpose is x's with permuted values: build
 	// that here rather than let a backward pass transpose from scratch every step.
 	xt, tEdge := x.Transpose()
-	tVals := d.sT.Val
-	if cap(tVals) < len(vals) {
-		tVals = make([]float32, len(vals))
-	}
-	tVals = tVals[:len(vals)]
+	tVals := c.floats(d.sT.Val, len(vals))
 	for i, e := range tEdge {
 		tVals[i] = vals[e]
 	}
@@ -204,7 +204,7 @@ func (d *Dropout) Backward(c *Ctx, dy *Mat) *Mat {
 		return dy
 	}
 	sp := c.begin(d.name, trace.RoleBackward)
-	d.dx = Resize(d.dx, dy.Rows, dy.Cols)
+	d.dx = c.Resize(d.dx, dy.Rows, dy.Cols)
 	dropMask(d.seed, d.P, dy.Data[:dy.Len()], d.dx.Data)
 	sp.EndWork(int64(dy.Len()), 2*dy.Bytes())
 	return d.dx
