@@ -81,25 +81,37 @@ func ParseLink(s string) (*LinkModel, error) {
 
 // parseBandwidth reads "16GB/s", "16 GB/s", "500MB/s", "2GiB/s" or "1e9B/s" as bytes per second.
 func parseBandwidth(s string) (float64, error) {
-	t := strings.ReplaceAll(strings.TrimSpace(s), " ", "")
-	t, ok := strings.CutSuffix(t, "/s")
+	t, ok := strings.CutSuffix(strings.TrimSpace(s), "/s")
 	if !ok {
 		return 0, fmt.Errorf("%w: no /s", ErrArgument)
 	}
+	bw, err := ParseSize(t)
+	if err == nil && bw <= 0 {
+		err = fmt.Errorf("%w: bandwidth %q is not positive", ErrArgument, t)
+	}
+	return float64(bw), err
+}
+
+// ParseSize reads a byte count with an optional unit: "1048576", "512MB", "16 GiB", "1.5GB".
+func ParseSize(s string) (int64, error) {
+	t := strings.ReplaceAll(strings.TrimSpace(s), " ", "")
 	units := []struct {
 		suffix string
 		scale  float64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"kB", 1e3}, {"B", 1}}
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+		{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"kB", 1e3}, {"B", 1}}
+	scale := 1.0
 	for _, u := range units {
 		if num, ok := strings.CutSuffix(t, u.suffix); ok {
-			v, err := strconv.ParseFloat(num, 64)
-			if err != nil || v <= 0 || v*u.scale > 1e15 {
-				return 0, fmt.Errorf("%w: bad bandwidth %q", ErrArgument, num)
-			}
-			return v * u.scale, nil
+			t, scale = num, u.scale
+			break
 		}
 	}
-	return 0, fmt.Errorf("%w: unknown unit", ErrArgument)
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || v*scale > 1<<60 {
+		return 0, fmt.Errorf("%w: bad size %q", ErrArgument, s)
+	}
+	return int64(v * scale), nil
 }
 
 // String describes the model, e.g. "PCIe 4.0 x16 link model (25 GB/s pinned, 12 GB/s pageable, 5µs per copy)".

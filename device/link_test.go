@@ -193,7 +193,7 @@ func TestParseLink(t *testing.T) {
 			t.Errorf("%q: %+v", tc.in, m)
 		}
 	}
-	for _, bad := range []string{"pcie9", "16GB", "-1GB/s", "0MB/s", "fastGB/s", "1e30GB/s"} {
+	for _, bad := range []string{"pcie9", "16GB", "-1GB/s", "0MB/s", "fastGB/s", "1e30GB/s", "3 furlongs/s"} {
 		if _, err := ParseLink(bad); !errors.Is(err, ErrArgument) {
 			t.Errorf("%q: %v, want ErrArgument", bad, err)
 		}
@@ -206,6 +206,19 @@ func TestParseLink(t *testing.T) {
 	}
 	if plain := newCPU(t, CPUConfig{}); plain.link != nil {
 		t.Fatal("a device without a link model has one")
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "1048576": 1 << 20, "512MB": 512e6, "16 GiB": 16 << 30, "1.5GB": 1.5e9, "64B": 64} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1GB", "GB", "1e300", "12 parsecs"} {
+		if _, err := ParseSize(bad); !errors.Is(err, ErrArgument) {
+			t.Errorf("ParseSize(%q): %v, want ErrArgument", bad, err)
+		}
 	}
 }
 

@@ -69,6 +69,7 @@ type fullOptions struct {
 	quiet, denseInput, noNorm bool
 	noReport                  bool
 	cfg                       train.FullConfig
+	device                    deviceOptions
 }
 
 func (o *fullOptions) register(f *pflag.FlagSet) {
@@ -94,6 +95,7 @@ func (o *fullOptions) register(f *pflag.FlagSet) {
 	f.IntVar(&c.K, "k", 0, "APPNP propagation steps (default 10)")
 	f.Float64Var(&c.Alpha, "alpha", 0, "APPNP teleport probability (default 0.1)")
 	f.Uint64Var(&c.Seed, "seed", 1, "seed of the run's random numbers (initialization, dropout)")
+	o.device.register(f)
 }
 
 // config returns the run's settings: the model's defaults overridden by the flags set.
@@ -135,6 +137,10 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
+	devCfg, err := o.device.config()
+	if err != nil {
+		return err
+	}
 	ds, err := graph.Open(o.data, graph.LoadOptions{Seed: o.dataSeed})
 	if err != nil {
 		return fmt.Errorf("loading dataset: %w", err)
@@ -146,6 +152,7 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	config, err := train.ConfigMap(cfg, map[string]any{
 		"trainer": "full", "data_seed": o.dataSeed, "dataset": train.DatasetInfo(ds, o.data),
 		"sparse_input": fb.In.X.Sparse != nil, "features_normalized": fb.In.Normalized, "environment": train.Environment(version),
+		"device": devCfg.String(), "link": o.device.link, "device_memory": devCfg.MemoryLimit,
 	})
 	if err != nil {
 		return err
@@ -169,7 +176,13 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 			return err
 		}
 	}
-	res, err := fb.Run(dir.Rec.Lane("main"), progress)
+	lane := dir.Rec.Lane("main")
+	res, err := onDevice(devCfg, dir.Rec, func(dev *train.Device) (*train.Result, error) {
+		if err := fb.Place(dev, lane); err != nil {
+			return nil, err
+		}
+		return fb.Run(lane, progress)
+	})
 	if cerr := cpu.Stop(); err == nil {
 		err = cerr
 	}
