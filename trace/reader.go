@@ -294,8 +294,8 @@ func (rd *reader) topValue(key string, v []byte) error {
 		if err := json.Unmarshal(v, &g); err != nil {
 			return err
 		}
-		if g.Format > FormatVersion {
-			rd.warnf("gnnprof trace format %d is newer than this reader's %d", g.Format, FormatVersion)
+		if g.Format > formatVersion {
+			rd.warnf("gnnprof trace format %d is newer than this reader's %d", g.Format, formatVersion)
 		}
 		for k, v := range rd.t.Meta { // keys read before the gnnprof header
 			if g.Meta == nil {

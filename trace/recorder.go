@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gnnprof/gnnprof/internal/chromejson"
 )
 
 // A Sink receives the Recorder's events in batches, from one goroutine at a time. lanes describes
@@ -462,7 +464,7 @@ func (l *Lane) Counter(name string, value float64) {
 }
 
 // MemoryName is the name of memory events, as torch.profiler writes them.
-const MemoryName = "[memory]"
+const MemoryName = chromejson.MemoryName
 
 var copyNames = func() (names [numDirs][2]string) {
 	host := [2]string{"Pageable", "Pinned"}

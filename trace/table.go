@@ -1,5 +1,7 @@
 package trace
 
+import "github.com/gnnprof/gnnprof/internal/chromejson"
+
 // Table is a trace in columnar form: one slice per attribute, indexed by event, with names interned.
 // It is what Read returns and what the analyzer works on; it holds tens of bytes per event.
 type Table struct {
@@ -139,7 +141,7 @@ func (m *MemorySink) Write(lanes []LaneInfo, events []Event) error {
 	m.Table.Lanes = append(m.Table.Lanes[:0], lanes...)
 	for i := range events {
 		e := &events[i]
-		m.Table.Append(*e, spanCategory(e.Role, lanes[e.Lane].IsDevice()), "")
+		m.Table.Append(*e, chromejson.Category(chromejson.Kind(e.Kind), e.Role.String(), lanes[e.Lane].IsDevice()), "")
 	}
 	return nil
 }
