@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gnnprof/gnnprof/trace"
@@ -30,7 +29,7 @@ func (a *analysis) findSteps() {
 	perLane := map[int32]int{}
 	for _, i := range a.order {
 		if t.Role[i] == trace.RoleStep && a.lane[t.Lane[i]] != laneDevice {
-			if _, ok := stepNumber(t.NameOf(int(i))); ok {
+			if _, ok := trace.ParseStepName(t.NameOf(int(i))); ok {
 				perLane[t.Lane[i]]++
 			}
 		}
@@ -51,7 +50,7 @@ func (a *analysis) findSteps() {
 		var steps []step
 		for _, i := range a.order {
 			if t.Lane[i] == best && t.Role[i] == trace.RoleStep {
-				if n, ok := stepNumber(t.NameOf(int(i))); ok {
+				if n, ok := trace.ParseStepName(t.NameOf(int(i))); ok {
 					steps = append(steps, step{n, t.Start[i], t.Start[i] + t.Dur[i]})
 				}
 			}
@@ -189,21 +188,6 @@ func (a *analysis) findRepeating() bool {
 	a.warnf("NO STEPS: the trace has no ProfilerStep#N spans; iterations were inferred from the repeating span %q (%d occurrences), which may not match your training steps; call prof.step() (torch) or Lane.BeginStep (gnnprof) every iteration",
 		a.marker, len(best.occ))
 	return true
-}
-
-// stepNumber parses N from "ProfilerStep#N" (torch writes no spaces; HTA accepts them).
-func stepNumber(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, "ProfilerStep")
-	if !ok {
-		return 0, false
-	}
-	rest = strings.TrimSpace(rest)
-	rest, ok = strings.CutPrefix(rest, "#")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(rest))
-	return n, err == nil
 }
 
 // hostStepAt returns the host step whose interval contains time ts, or -1.

@@ -118,10 +118,11 @@ func newStepIndex(t *trace.Table) *stepIndex {
 		}
 		n := t.Step[i]
 		if n < 0 {
-			var ok bool
-			if n, ok = stepFromName(t.NameOf(i)); !ok {
+			num, ok := trace.ParseStepName(t.NameOf(i))
+			if !ok {
 				continue
 			}
+			n = int32(num)
 		}
 		spans = append(spans, span{t.Start[i], t.Start[i] + t.Dur[i], n})
 	}
@@ -133,22 +134,6 @@ func newStepIndex(t *trace.Table) *stepIndex {
 		s.number = append(s.number, sp.n)
 	}
 	return s
-}
-
-// stepFromName parses the N of "ProfilerStep#N".
-func stepFromName(name string) (int32, bool) {
-	const prefix = "ProfilerStep#"
-	if len(name) <= len(prefix) || name[:len(prefix)] != prefix {
-		return 0, false
-	}
-	var n int64
-	for _, c := range name[len(prefix):] {
-		if c < '0' || c > '9' || n > 1<<30 {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return int32(n), true
 }
 
 // step returns event i's step, or -1 when it lies outside every step.

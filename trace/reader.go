@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -376,7 +374,7 @@ func (rd *reader) truncated(err error) error {
 	last := -1
 	for i, r := range rd.t.Role {
 		if r == RoleStep && rd.t.Kind[i] == KindSpan {
-			if n, ok := stepNumber(rd.t.NameOf(i)); ok && n > last {
+			if n, ok := ParseStepName(rd.t.NameOf(i)); ok && n > last {
 				last = n
 			}
 		}
@@ -385,16 +383,6 @@ func (rd *reader) truncated(err error) error {
 		return fmt.Errorf("%w: the file ends inside event object %d (no complete step)", ErrTruncated, rd.nEvents+1)
 	}
 	return fmt.Errorf("%w: the file ends inside event object %d; the last complete step is %d", ErrTruncated, rd.nEvents+1, last)
-}
-
-// stepNumber parses N from "ProfilerStep#N".
-func stepNumber(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, "ProfilerStep#")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest)
-	return n, err == nil
 }
 
 // rawEvent holds one event's fields as parsed, before it is classified.

@@ -65,7 +65,7 @@ var knownCategories = map[string]Role{
 
 // RoleForName classifies a span by its name alone (the table above).
 func RoleForName(name string) Role {
-	if strings.HasPrefix(name, "ProfilerStep#") {
+	if strings.HasPrefix(name, stepPrefix) {
 		return RoleStep
 	}
 	lower := strings.ToLower(name)
@@ -88,7 +88,7 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role 
 		rd.warnf("unknown role %q; using other", recorded)
 	}
 	if noCategory {
-		if bytes.HasPrefix(name, []byte("ProfilerStep#")) {
+		if bytes.HasPrefix(name, []byte(stepPrefix)) {
 			return RoleStep
 		}
 		if bytes.Contains(name, []byte("::")) {
