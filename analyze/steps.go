@@ -111,38 +111,23 @@ func (a *analysis) findRepeating() bool {
 		openTill int64
 	}
 	cands := map[[2]int32]*cand{}
-	var stack []int64 // ends of open spans
 	laneEnd := map[int32]int64{}
-	curLane := int32(-1)
-	for _, i := range a.order {
+	t.Nest(a.order, func(i, parent int32, depth int) bool {
+		if !a.isHostSpan(i) {
+			return false
+		}
 		l := t.Lane[i]
-		if a.lane[l] == laneDevice || t.Kind[i] != trace.KindSpan {
-			continue
-		}
-		if l != curLane {
-			curLane, stack = l, stack[:0]
-		}
 		s, e := t.Start[i], t.Start[i]+t.Dur[i]
 		laneEnd[l] = max(laneEnd[l], e)
-		for len(stack) > 0 && stack[len(stack)-1] <= s {
-			stack = stack[:len(stack)-1]
-		}
-		depth := len(stack)
-		parentEnd := int64(-1)
-		if depth > 0 {
-			parentEnd = stack[depth-1]
-		}
-		stack = append(stack, e)
 		switch t.Role[i] {
 		case trace.RoleCPU, trace.RoleRuntime, trace.RoleKernel, trace.RoleMemset, trace.RoleStep, trace.RoleSync:
-			continue
+			return true
 		}
 		if !a.ours && t.Cat[i] != 0 && t.Cat[i] != a.userAnnot {
-			continue // torch: only record_function spans (user annotations) mark iterations
+			return true // torch: only record_function spans (user annotations) mark iterations
 		}
-		name := t.NameOf(int(i))
-		if strings.Contains(name, "::") || t.Dur[i] == 0 {
-			continue
+		if strings.Contains(t.NameOf(int(i)), "::") || t.Dur[i] == 0 {
+			return true
 		}
 		key := [2]int32{l, t.Name[i]}
 		c := cands[key]
@@ -151,12 +136,17 @@ func (a *analysis) findRepeating() bool {
 			cands[key] = c
 		}
 		if s < c.openTill {
-			continue // nested in an earlier occurrence of the same name
+			return true // nested in an earlier occurrence of the same name
+		}
+		parentEnd := int64(-1)
+		if parent >= 0 {
+			parentEnd = t.Start[parent] + t.Dur[parent]
 		}
 		c.openTill = e
 		c.depth = min(c.depth, depth)
 		c.occ = append(c.occ, occ{s, parentEnd})
-	}
+		return true
+	}, nil)
 	var best *cand
 	var bestName int32
 	for key, c := range cands {

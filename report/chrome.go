@@ -163,30 +163,26 @@ func (e *chromeExporter) layout() {
 // overflow track (recursively).
 func (e *chromeExporter) nest(tr int32, idx []int32, depth int, ids *chromeIDs) {
 	t := e.t
-	var stackEnd []int64 // the (possibly clipped) ends of the open spans
 	var spill []int32
-	for _, i := range idx {
+	t.Nest(idx, func(i, parent int32, _ int) bool {
 		if t.Dur[i] < 0 {
 			e.res.Dropped++
-			continue
+			return false
 		}
-		s, end := t.Start[i], t.Start[i]+t.Dur[i]
-		for len(stackEnd) > 0 && stackEnd[len(stackEnd)-1] <= s {
-			stackEnd = stackEnd[:len(stackEnd)-1]
-		}
-		if n := len(stackEnd); n > 0 && end > stackEnd[n-1] {
-			if end-stackEnd[n-1] <= overhangNs {
-				end = stackEnd[n-1]
-				e.clipped[i] = end - s
-				e.res.Clipped++
-			} else {
+		if parent >= 0 {
+			s, end, parentEnd := t.Start[i], t.Start[i]+t.Dur[i], t.Start[parent]+e.dur(parent)
+			if end-parentEnd > overhangNs {
 				spill = append(spill, i)
-				continue
+				return false
+			}
+			if end > parentEnd {
+				e.clipped[i] = parentEnd - s
+				e.res.Clipped++
 			}
 		}
 		e.trackOf[i] = tr
-		stackEnd = append(stackEnd, end)
-	}
+		return true
+	}, nil)
 	if len(spill) == 0 {
 		return
 	}
@@ -202,6 +198,14 @@ func (e *chromeExporter) nest(tr int32, idx []int32, depth int, ids *chromeIDs) 
 		overflowDepth: depth + 1}
 	over.name = fmt.Sprintf("%s (overlapping %d)", e.tracks[base.lane].name, depth+1) // lane l's main track is track l
 	e.nest(e.addTrack(over), spill, depth+1, ids)
+}
+
+// dur returns event i's duration as exported: clipped to its parent, if it was.
+func (e *chromeExporter) dur(i int32) int64 {
+	if d, ok := e.clipped[i]; ok {
+		return d
+	}
+	return e.t.Dur[i]
 }
 
 // addTrack adds tr and returns its index.
@@ -374,13 +378,9 @@ func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 	t := e.t
 	tr := &e.tracks[e.trackOf[i]]
 	lane := &t.Lanes[tr.lane]
-	dur, ok := e.clipped[i]
-	if !ok {
-		dur = t.Dur[i]
-	}
 	ev := chromejson.Event{Kind: chromejson.Kind(t.Kind[i]), Cat: t.Strings[t.Cat[i]], Name: t.NameOf(int(i)),
 		Role: t.Role[i].String(), Pid: tr.pidJSON, Tid: tr.tidJSON, OnDevice: lane.IsDevice(),
-		Start: t.Start[i] - e.origin, Dur: dur, Step: t.Step[i], Bytes: t.Bytes[i], FLOPs: t.FLOPs[i],
+		Start: t.Start[i] - e.origin, Dur: e.dur(i), Step: t.Step[i], Bytes: t.Bytes[i], FLOPs: t.FLOPs[i],
 		Total: t.Total[i], Value: t.Value[i], Device: t.Device[i], Stream: lane.Stream,
 		Async: t.Flags[i]&trace.FlagAsync != 0, ExtID: t.ExtID[i], Corr: t.Corr[i], Shape: t.Strings[t.Shape[i]]}
 	b = chromejson.AppendEvent(b, &ev)
