@@ -5,6 +5,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -127,7 +128,7 @@ func (l *Loop) Run() (*Result, error) {
 		}
 		sp := l.Lane.Begin("eval", trace.RoleEval)
 		var sc Scores
-		phase(trace.RoleEval, func() { sc, err = l.Eval(epoch) })
+		l.Lane.Do(context.Background(), trace.RoleEval, func(context.Context) { sc, err = l.Eval(epoch) })
 		sp.End()
 		step.End()
 		if err != nil {
