@@ -12,7 +12,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/procmem"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -166,6 +166,6 @@ func (l *Loop) Run() (*Result, error) {
 	}
 	res.Final.Epochs = len(res.Epochs)
 	res.Final.Seconds = time.Since(start).Seconds()
-	res.Final.PeakHostBytes = graph.PeakRSS()
+	res.Final.PeakHostBytes = procmem.PeakRSS()
 	return res, nil
 }
