@@ -20,8 +20,8 @@ const (
 // phase, not per kernel. On a nil lane Do sets the role label only.
 func (l *Lane) Do(ctx context.Context, role Role, fn func(ctx context.Context)) {
 	if l != nil {
-		if step := l.rec.Step(); step >= 0 {
-			pprof.Do(ctx, pprof.Labels(labelRole, role.String(), labelStep, strconv.Itoa(step)), fn)
+		if step := l.rec.step.Load(); step >= 0 {
+			pprof.Do(ctx, pprof.Labels(labelRole, role.String(), labelStep, strconv.Itoa(int(step))), fn)
 			return
 		}
 	}

@@ -113,16 +113,6 @@ func (r *Recorder) addLane(info LaneInfo) *Lane {
 	return l
 }
 
-// Lanes returns a copy of the lanes' descriptions, indexed by Event.Lane.
-func (r *Recorder) Lanes() []LaneInfo {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]LaneInfo(nil), r.infos...)
-}
-
-// Step returns the current step number, or -1 outside steps.
-func (r *Recorder) Step() int { return int(r.step.Load()) }
-
 // Err returns the first error the recorder met: a misuse such as an out-of-order End (reported
 // once; the trace stays well nested) or a failure of the sink.
 func (r *Recorder) Err() error {

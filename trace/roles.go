@@ -63,8 +63,8 @@ var knownCategories = map[string]Role{
 	"fwdbwd": RoleOther, "gnnprof": RoleOther, "counter": RoleOther, "gpu_memcpy": RoleOther,
 }
 
-// RoleForName classifies a span by its name alone (the table above).
-func RoleForName(name string) Role {
+// roleForName classifies a span by its name alone (the table above).
+func roleForName(name string) Role {
 	if strings.HasPrefix(name, stepPrefix) {
 		return RoleStep
 	}
@@ -94,7 +94,7 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role 
 		if bytes.Contains(name, []byte("::")) {
 			return RoleCPU
 		}
-		return RoleForName(string(name))
+		return roleForName(string(name))
 	}
 	r, known := knownCategories[cat]
 	if !known && !rd.unknownCats[cat] {
@@ -103,7 +103,7 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role 
 	}
 	switch cat {
 	case "user_annotation", "gpu_user_annotation":
-		return RoleForName(string(name))
+		return roleForName(string(name))
 	case "cuda_runtime", "cuda_driver":
 		if bytes.Contains(name, []byte("Synchronize")) || bytes.Contains(name, []byte("StreamWaitEvent")) {
 			return RoleSync
