@@ -59,7 +59,7 @@ func TestRules(t *testing.T) {
 			}
 		})
 	}
-	for _, id := range RuleIDs {
+	for _, id := range RuleIDs() {
 		if !covered[id] {
 			t.Errorf("rule %s has no test", id)
 		}
