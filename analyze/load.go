@@ -4,17 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gnnprof/gnnprof/rundir"
 )
 
 // Load analyses path: a trace file of any supported kind, a run directory (holding trace.json.gz
 // or trace.json), or a directory of per-rank traces (torch's <worker>.pt.trace.json[.gz] files, or
-// one subdirectory per rank each holding a trace). For several ranks the profile describes the
-// lowest rank and Ranks summarises all of them, with straggler ranks flagged.
+// one subdirectory per rank each holding a trace; rundir.Traces lists them). For several ranks the
+// profile describes the lowest rank and Ranks summarises all of them, with straggler ranks flagged.
 func Load(path string, opt Options) (*Profile, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -23,7 +24,7 @@ func Load(path string, opt Options) (*Profile, error) {
 	if !fi.IsDir() {
 		return ReadProfile(path, opt)
 	}
-	files, err := TraceFiles(path)
+	files, err := rundir.Traces(path)
 	if err != nil {
 		return nil, err
 	}
@@ -31,61 +32,6 @@ func Load(path string, opt Options) (*Profile, error) {
 		return ReadProfile(files[0], opt)
 	}
 	return loadRanks(files, opt)
-}
-
-// runTraceNames are the trace files of a run directory, in order of preference.
-var runTraceNames = []string{"trace.json.gz", "trace.json"}
-
-// TraceFiles lists the traces Load would analyse in dir: its run trace, else every trace file in
-// it (names ending in .pt.trace.json[.gz], or trace*.json[.gz]), else the run trace of each
-// subdirectory.
-func TraceFiles(dir string) ([]string, error) {
-	for _, n := range runTraceNames {
-		if p := filepath.Join(dir, n); isFile(p) {
-			return []string{p}, nil
-		}
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", dir, err)
-	}
-	var files, sub []string
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() {
-			for _, n := range runTraceNames {
-				if p := filepath.Join(dir, name, n); isFile(p) {
-					sub = append(sub, p)
-					break
-				}
-			}
-			continue
-		}
-		if isTraceName(name) {
-			files = append(files, filepath.Join(dir, name))
-		}
-	}
-	if len(files) == 0 {
-		files = sub
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no trace in %s: expected trace.json.gz, *.pt.trace.json[.gz] files, or rank subdirectories holding trace.json.gz", dir)
-	}
-	slices.Sort(files)
-	return files, nil
-}
-
-func isTraceName(name string) bool {
-	base := strings.TrimSuffix(name, ".gz")
-	if !strings.HasSuffix(base, ".json") {
-		return false
-	}
-	return strings.HasSuffix(base, ".pt.trace.json") || strings.HasPrefix(base, "trace") || strings.Contains(base, "rank")
-}
-
-func isFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 var rankInName = regexp.MustCompile(`(?i)rank[_-]?(\d+)`)

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/rundir"
 )
 
 // findChromium returns the browser the tests drive: $GNNPROF_CHROMIUM, else Debian's chromium.
@@ -257,7 +258,7 @@ func TestHTMLInBrowser(t *testing.T) {
 }
 
 // hostileProfile puts every hostile string everywhere a trace or run.json can put text.
-func hostileProfile(t *testing.T) (*analyze.Profile, *RunInfo, string) {
+func hostileProfile(t *testing.T) (*analyze.Profile, *rundir.Run, string) {
 	p, tb := analyzed(t, 6, hostileNames[0])
 	for i, name := range hostileNames {
 		if i >= len(p.Ops.ByName) {
@@ -330,10 +331,7 @@ func TestHTMLHostileNamesInBrowser(t *testing.T) {
 }
 
 func TestHTMLDiffInBrowser(t *testing.T) {
-	pa, _ := analyzed(t, 10, "spmm")
-	// B: the same run with sampling 3 ms slower per step.
-	pb := analyze.Analyze(synthTableSlow(10, "spmm", 3000), "runs/b/trace.json.gz", analyze.Options{})
-	d := analyze.Compare(pa, pb)
+	d, pa, pb := slowerRun(t, 10)
 	dir := os.Getenv("GNNPROF_REPORT_DIR")
 	if dir == "" {
 		dir = t.TempDir()

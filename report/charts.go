@@ -10,6 +10,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/rundir"
 )
 
 // chartBlock is one chart on the page: a div the page script hands to echarts, and its option as
@@ -290,7 +291,7 @@ func stepPeaksBar(p *analyze.Profile) *charts.Bar {
 }
 
 // lossLine and accuracyLine draw run.json's per-epoch metrics.
-func lossLine(epochs []EpochInfo) *charts.Line {
+func lossLine(epochs []rundir.Epoch) *charts.Line {
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(baseGlobal(true),
 		charts.WithYAxisOpts(opts.YAxis{Name: "loss", Scale: opts.Bool(true)}))...)
@@ -305,7 +306,7 @@ func lossLine(epochs []EpochInfo) *charts.Line {
 	return line
 }
 
-func accuracyLine(epochs []EpochInfo) *charts.Line {
+func accuracyLine(epochs []rundir.Epoch) *charts.Line {
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(baseGlobal(true),
 		charts.WithYAxisOpts(opts.YAxis{Name: "%", Scale: opts.Bool(true)}))...)
@@ -317,11 +318,11 @@ func accuracyLine(epochs []EpochInfo) *charts.Line {
 	for _, s := range []struct {
 		name  string
 		color string
-		get   func(EpochInfo) float64
+		get   func(rundir.Epoch) float64
 	}{
-		{"train", "#4e79a7", func(e EpochInfo) float64 { return e.TrainAcc }},
-		{"validation", "#f28e2b", func(e EpochInfo) float64 { return e.ValAcc }},
-		{"test", "#59a14f", func(e EpochInfo) float64 { return e.TestAcc }},
+		{"train", "#4e79a7", func(e rundir.Epoch) float64 { return e.TrainAcc }},
+		{"validation", "#f28e2b", func(e rundir.Epoch) float64 { return e.ValAcc }},
+		{"test", "#59a14f", func(e rundir.Epoch) float64 { return e.TestAcc }},
 	} {
 		data := make([]opts.LineData, len(epochs))
 		for i, e := range epochs {

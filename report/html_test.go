@@ -9,21 +9,22 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
 // testRun is a run.json as the trainers write it.
-func testRun() *RunInfo {
-	run := &RunInfo{
+func testRun() *rundir.Run {
+	run := &rundir.Run{
 		Config: map[string]any{"dataset": map[string]any{"name": "cora", "nodes": 2708.0, "edges": 10556.0},
 			"model": "gcn", "hidden": 64.0, "lr": 0.01, "device": "cpu (2 cores)", "epochs": 30.0},
-		Final: FinalInfo{BestValAcc: 0.79, TestAcc: 0.81, Epochs: 30, Seconds: 12.5, PeakDeviceBytes: 96 << 20, PeakHostBytes: 512 << 20},
+		Final: rundir.Final{BestValAcc: 0.79, TestAcc: 0.81, Epochs: 30, Seconds: 12.5, PeakDeviceBytes: 96 << 20, PeakHostBytes: 512 << 20},
 	}
 	loss := 1.95
 	for e := 1; e <= 30; e++ {
 		loss *= 0.9
 		acc := 0.3 + 0.5*(1-loss/1.95)
-		run.Epochs = append(run.Epochs, EpochInfo{Epoch: e, Loss: loss, TrainAcc: acc + 0.1, ValAcc: acc, TestAcc: acc + 0.01, Seconds: 0.4})
+		run.Epochs = append(run.Epochs, rundir.Epoch{Epoch: e, Loss: loss, TrainAcc: acc + 0.1, ValAcc: acc, TestAcc: acc + 0.01, Seconds: 0.4})
 	}
 	return run
 }
@@ -35,9 +36,18 @@ func analyzed(t testing.TB, steps int, opName string) (*analyze.Profile, *trace.
 	return analyze.Analyze(tb, "runs/synthetic/trace.json.gz", analyze.Options{}), tb
 }
 
+// slowerRun compares the synthetic run of steps steps with B, the same run with sampling 3 ms
+// slower per step.
+func slowerRun(t testing.TB, steps int) (d *analyze.Diff, a, b *analyze.Profile) {
+	t.Helper()
+	a, _ = analyzed(t, steps, "spmm")
+	b = analyze.Analyze(synthTableSlow(steps, "spmm", 3000), "runs/b/trace.json.gz", analyze.Options{})
+	return analyze.Compare(a, b), a, b
+}
+
 // writeReport renders an HTML report into dir (kept when GNNPROF_REPORT_DIR names a folder, for
 // looking at) and returns its path.
-func writeReport(t testing.TB, name string, p *analyze.Profile, tb *trace.Table, run *RunInfo) string {
+func writeReport(t testing.TB, name string, p *analyze.Profile, tb *trace.Table, run *rundir.Run) string {
 	t.Helper()
 	dir := os.Getenv("GNNPROF_REPORT_DIR")
 	if dir == "" {

@@ -1,4 +1,3 @@
-// Package report renders analyzer profiles for people: plain text here.
 package report
 
 import (

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
@@ -210,23 +209,4 @@ func (f *FullBatch) Run(lane *trace.Lane, progress io.Writer) (*Result, error) {
 		Train: func(int) (float64, error) { return f.TrainEpoch(lane), nil },
 		Eval:  func(int) (Scores, error) { return f.Evaluate(lane), nil }}
 	return loop.Run()
-}
-
-// DatasetInfo describes a dataset for run.json's config.
-func DatasetInfo(ds *graph.Dataset, source string) map[string]any {
-	info := map[string]any{
-		"name": ds.Name, "source": source, "nodes": ds.Graph.N, "edges": ds.Graph.NumEdges(),
-		"features": ds.NumFeatures, "classes": ds.NumClasses,
-		"train": len(ds.Split.Train), "val": len(ds.Split.Val), "test": len(ds.Split.Test),
-	}
-	if ds.XSparse != nil {
-		info["feature_nnz"] = ds.XSparse.NNZ()
-	}
-	return info
-}
-
-// Environment describes where a run ran, for run.json's config.
-func Environment(version string) map[string]any {
-	return map[string]any{"gnnprof": version, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH,
-		"device": "cpu", "cpus": runtime.NumCPU(), "gomaxprocs": runtime.GOMAXPROCS(0), "blas": nn.BLASName}
 }

@@ -1,7 +1,6 @@
 // Package train holds what every gnnprof trainer shares: the epoch loop with best-validation
-// tracking and early stopping, accuracy, the run directory (trace.json.gz + run.json), and the
-// full-batch training driver that is both a baseline and the reference for the mini-batch
-// trainers.
+// tracking and early stopping, accuracy, run.json's config (RunConfig), and the full-batch
+// training driver that is both a baseline and the reference for the mini-batch trainers.
 package train
 
 import (
@@ -13,33 +12,14 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/internal/procmem"
+	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
-// Epoch is one line of run.json's epochs list.
-type Epoch struct {
-	Epoch    int     `json:"epoch"`
-	Loss     float64 `json:"loss"`
-	TrainAcc float64 `json:"train_acc"`
-	ValAcc   float64 `json:"val_acc"`
-	TestAcc  float64 `json:"test_acc"`
-	Seconds  float64 `json:"seconds"`
-}
-
-// Final is run.json's summary.
-type Final struct {
-	BestValAcc      float64 `json:"best_val_acc"`
-	TestAcc         float64 `json:"test_acc"` // at the epoch with the best validation accuracy
-	Epochs          int     `json:"epochs"`
-	Seconds         float64 `json:"seconds"`
-	PeakDeviceBytes int64   `json:"peak_device_bytes"`
-	PeakHostBytes   int64   `json:"peak_host_bytes"`
-}
-
-// Result is what a training run produced.
+// Result is what a training run produced: run.json's epochs and final, and timings for benchmarks.
 type Result struct {
-	Epochs []Epoch
-	Final  Final
+	Epochs []rundir.Epoch
+	Final  rundir.Final
 	// BestEpoch is the epoch whose test accuracy Final reports.
 	BestEpoch int
 	// EpochCPUSeconds is the process CPU time (all threads) of each epoch's training part: on a
@@ -104,7 +84,7 @@ func (l *Loop) Run() (*Result, error) {
 	if l.Epochs <= 0 {
 		return nil, fmt.Errorf("epochs must be positive, got %d", l.Epochs)
 	}
-	res := &Result{Epochs: make([]Epoch, 0, l.Epochs), BestEpoch: -1}
+	res := &Result{Epochs: make([]rundir.Epoch, 0, l.Epochs), BestEpoch: -1}
 	// The selected epoch has the best validation accuracy (ties: lower validation loss); the
 	// patience counter restarts whenever validation accuracy or validation loss reaches a new
 	// best, as in the GAT paper's early stopping.
@@ -134,7 +114,7 @@ func (l *Loop) Run() (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("epoch %d: evaluating: %w", epoch, err)
 		}
-		e := Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
+		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		res.Epochs = append(res.Epochs, e)
 		selected := sc.Val > bestVal || (sc.Val == bestVal && sc.ValLoss < selLoss)
 		if selected {

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime/debug"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/report"
-	"github.com/spf13/cobra"
 )
 
 func newDiffCmd() *cobra.Command {
@@ -34,9 +34,7 @@ gained and lost. A and B are anything "gnnprof report" accepts.`,
 			}
 			d := analyze.Compare(a, b)
 			if format == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(d)
+				return report.WriteJSON(cmd.OutOrStdout(), d)
 			}
 			return report.WriteDiffText(cmd.OutOrStdout(), d)
 		},

@@ -1,5 +1,3 @@
-// Command gnnprof profiles GNN training: it runs instrumented trainers, analyzes traces
-// (its own and torch.profiler's) and writes reports.
 package main
 
 import (

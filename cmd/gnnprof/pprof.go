@@ -1,14 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"log/slog"
-	"os"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -36,7 +36,7 @@ The output defaults to profile.pb.gz beside the trace.`,
 				return err
 			}
 			if out == "" {
-				out = filepath.Join(filepath.Dir(tracePath), "profile.pb.gz")
+				out = filepath.Join(filepath.Dir(tracePath), rundir.PprofFile)
 			}
 			if err := writePprofFile(out, t); err != nil {
 				return err
@@ -49,28 +49,7 @@ The output defaults to profile.pb.gz beside the trace.`,
 	return cmd
 }
 
-// readTraceArg reads the trace a command argument names: a trace file, or a run directory holding
-// trace.json.gz (or trace.json). A truncated trace is used as far as it goes, with a warning.
-func readTraceArg(path string) (*trace.Table, string, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		found := ""
-		for _, name := range []string{"trace.json.gz", "trace.json"} {
-			if _, err := os.Stat(filepath.Join(path, name)); err == nil {
-				found = filepath.Join(path, name)
-				break
-			}
-		}
-		if found == "" {
-			return nil, "", fmt.Errorf("%s: no trace.json.gz or trace.json in this directory", path)
-		}
-		path = found
-	}
-	t, err := trace.ReadFile(path, trace.ReadOptions{})
-	if err != nil {
-		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
-			return nil, "", err
-		}
-		slog.Warn("trace is truncated; using the events read", "path", path, "events", t.Len(), "err", err)
-	}
-	return t, path, nil
+// writePprofFile writes t's span tree as a pprof profile at path.
+func writePprofFile(path string, t *trace.Table) error {
+	return writeFile(path, "pprof profile", func(w io.Writer) error { return report.WritePprof(w, t) })
 }

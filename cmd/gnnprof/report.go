@@ -1,14 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime/debug"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/report"
-	"github.com/spf13/cobra"
+	"github.com/gnnprof/gnnprof/rundir"
 )
 
 func newReportCmd() *cobra.Command {
@@ -41,9 +42,9 @@ and writes a single-file HTML report next to the input (report.html in a run dir
 			}
 			if !noHTML {
 				if htmlPath == "" {
-					htmlPath = defaultHTMLPath(args[0])
+					htmlPath = rundir.ReportPath(args[0])
 				}
-				if err := writeHTMLReport(htmlPath, p, t, runDirOf(args[0])); err != nil {
+				if err := writeHTMLReport(htmlPath, p, t, rundir.DirOf(args[0])); err != nil {
 					return err
 				}
 				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", htmlPath)
@@ -64,9 +65,7 @@ const analysisGCPercent = 25
 func writeProfile(w io.Writer, p *analyze.Profile, format string) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(p)
+		return report.WriteJSON(w, p)
 	case "summary":
 		return writeSummary(w, p)
 	}

@@ -87,7 +87,15 @@ func TestReportWritesHTML(t *testing.T) {
 	if !bytes.Contains(html, []byte("<html")) || !bytes.Contains(html, []byte("ProfilerStep")) {
 		t.Fatal("report.html does not hold the report")
 	}
-	if got := defaultHTMLPath("x/y/w0.pt.trace.json.gz"); got != "x/y/w0.report.html" {
-		t.Fatalf("default HTML path of a torch trace: %s", got)
+	// Beside a torch trace file, the report is named after it.
+	torch := filepath.Join(dir, "w0.pt.trace.json.gz")
+	if err := os.WriteFile(torch, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCmd(t, "report", torch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "w0.report.html")); err != nil {
+		t.Fatalf("default HTML path of a torch trace: %v", err)
 	}
 }

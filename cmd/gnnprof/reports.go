@@ -1,17 +1,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"golang.org/x/term"
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -23,7 +24,7 @@ func loadForReport(path string, opt analyze.Options) (*analyze.Profile, *trace.T
 	if fi, err := os.Stat(path); err != nil {
 		return nil, nil, fmt.Errorf("analysing %s: %w", path, err)
 	} else if fi.IsDir() {
-		files, err := analyze.TraceFiles(path)
+		files, err := rundir.Traces(path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -36,54 +37,52 @@ func loadForReport(path string, opt analyze.Options) (*analyze.Profile, *trace.T
 	return analyze.ReadProfileTable(file, opt)
 }
 
-// defaultHTMLPath is where a report of input goes: report.html in a run directory (or beside a
-// run's trace.json[.gz]), else the trace file's name with .report.html.
-func defaultHTMLPath(input string) string {
-	if fi, err := os.Stat(input); err == nil && fi.IsDir() {
-		return filepath.Join(input, "report.html")
+// readTraceArg reads the trace a command argument names: a trace file, or a run directory holding
+// trace.json.gz (or trace.json). A truncated trace is used as far as it goes, with a warning.
+func readTraceArg(arg string) (*trace.Table, string, error) {
+	path, err := rundir.TracePath(arg)
+	if err != nil {
+		return nil, "", err
 	}
-	base := filepath.Base(input)
-	stem := strings.TrimSuffix(strings.TrimSuffix(base, ".gz"), ".json")
-	if stem == "trace" {
-		return filepath.Join(filepath.Dir(input), "report.html")
+	t, err := trace.ReadFile(path, trace.ReadOptions{})
+	if err != nil {
+		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
+			return nil, "", err
+		}
+		slog.Warn("trace is truncated; using the events read", "path", path, "events", t.Len(), "err", err)
 	}
-	return filepath.Join(filepath.Dir(input), strings.TrimSuffix(stem, ".pt.trace")+".report.html")
+	return t, path, nil
 }
 
 // writeHTMLReport writes the HTML report of p; runDir, when not empty, supplies run.json's
-// training curves.
+// settings and training curves.
 func writeHTMLReport(path string, p *analyze.Profile, t *trace.Table, runDir string) error {
-	var run *report.RunInfo
+	var run *rundir.Run
 	if runDir != "" {
 		var err error
-		if run, err = report.LoadRunInfo(runDir); err != nil {
+		if run, err = rundir.Read(runDir); err != nil {
 			return err
 		}
 	}
+	return writeFile(path, "HTML report", func(w io.Writer) error {
+		return report.WriteHTML(w, p, t, run, report.HTMLOptions{Generated: time.Now()})
+	})
+}
+
+// writeFile creates path and fills it with write; errors name what the file is.
+func writeFile(path, what string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("writing HTML report: %w", err)
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
-	err = report.WriteHTML(f, p, t, run, report.HTMLOptions{Generated: time.Now()})
+	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("writing HTML report %s: %w", path, err)
+		return fmt.Errorf("writing %s %s: %w", what, path, err)
 	}
 	return nil
-}
-
-// runDirOf returns the run directory holding input's run.json, or "".
-func runDirOf(input string) string {
-	dir := input
-	if fi, err := os.Stat(input); err != nil || !fi.IsDir() {
-		dir = filepath.Dir(input)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "run.json")); err != nil {
-		return ""
-	}
-	return dir
 }
 
 // isTerminal reports whether w is a terminal (colour goes only there).

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
 	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
 )
@@ -64,21 +64,19 @@ patience 100 on validation accuracy and loss. The test accuracy reported is the 
 
 // fullOptions are the flags of a full-batch run; unset ones take the model's defaults.
 type fullOptions struct {
-	data, model, gatForm, out string
-	dataSeed                  uint64
-	quiet, denseInput, noNorm bool
-	noReport                  bool
-	cfg                       train.FullConfig
+	recordFlags
+	data, model, gatForm string
+	dataSeed             uint64
+	denseInput, noNorm   bool
+	cfg                  train.FullConfig
 }
 
 func (o *fullOptions) register(f *pflag.FlagSet) {
+	o.recordFlags.register(f)
 	f.StringVar(&o.data, "data", graph.DefaultSpec, "dataset: a file, folder, Planetoid prefix (…/ind.cora) or generator spec")
 	f.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of a generated dataset or of a random split")
 	f.StringVar(&o.model, "model", "gcn", "model: gcn, sage, gat, gin or appnp")
 	f.StringVar(&o.gatForm, "gat-form", "reorganized", "GAT attention form: naive, reorganized or recompute")
-	f.StringVar(&o.out, "out", "", "run directory (default runs/<timestamp>)")
-	f.BoolVar(&o.quiet, "quiet", false, "no per-epoch progress on stderr (shown only on a terminal anyway)")
-	f.BoolVar(&o.noReport, "no-report", false, "write only trace.json.gz and run.json: no report.html, profile.pb.gz, cpu.pprof or summary")
 	f.BoolVar(&o.denseInput, "dense-input", false, "feed dense features to the first layer even when they are sparse")
 	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
 	c := &o.cfg
@@ -143,53 +141,76 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	if err != nil {
 		return err
 	}
-	config, err := train.ConfigMap(cfg, map[string]any{
-		"trainer": "full", "data_seed": o.dataSeed, "dataset": train.DatasetInfo(ds, o.data),
-		"sparse_input": fb.In.X.Sparse != nil, "features_normalized": fb.In.Normalized, "environment": train.Environment(version),
-	})
+	config, err := fb.RunConfig(train.Setup{Source: o.data, DataSeed: o.dataSeed, Version: version})
 	if err != nil {
 		return err
 	}
-	out := o.out
-	if out == "" {
-		out = train.DefaultRunPath(time.Now())
-	}
-	dir, err := train.CreateRunDir(out, config)
+	out, res, err := o.record(cmd, config, fb.Run)
 	if err != nil {
 		return err
-	}
-	var progress io.Writer = cmd.ErrOrStderr()
-	if o.quiet || !isTerminal(progress) {
-		progress = nil
-	}
-	var cpu *report.CPUProfile
-	if !o.noReport {
-		if cpu, err = report.StartCPUProfile(filepath.Join(out, "cpu.pprof")); err != nil {
-			dir.Abort()
-			return err
-		}
-	}
-	res, err := fb.Run(dir.Rec.Lane("main"), progress)
-	if cerr := cpu.Stop(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		dir.Abort()
-		return err
-	}
-	if err := dir.Finish(config, res); err != nil {
-		return err
-	}
-	if !o.noReport {
-		if err := writeRunReports(cmd.OutOrStdout(), out); err != nil {
-			return err
-		}
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(),
 		"%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %d epochs in %.2f s, mean training epoch %.2f ms (%.2f ms CPU); wrote %s\n",
 		cfg.Model, ds.Name, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, res.Final.Epochs,
 		res.Final.Seconds, res.MeanEpochSeconds()*1e3, res.MeanEpochCPUSeconds()*1e3, out)
 	return err
+}
+
+// recordFlags are the flags every trainer's run shares: where its run directory goes and what is
+// written beside the trace.
+type recordFlags struct {
+	out             string
+	quiet, noReport bool
+}
+
+func (r *recordFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&r.out, "out", "", "run directory (default runs/<timestamp>)")
+	f.BoolVar(&r.quiet, "quiet", false, "no per-epoch progress on stderr (shown only on a terminal anyway)")
+	f.BoolVar(&r.noReport, "no-report", false, "write only trace.json.gz and run.json: no report.html, profile.pb.gz, cpu.pprof or summary")
+}
+
+// record trains into a run directory: it creates the directory with config as the trace's run
+// metadata, runs fit (recording on the "main" lane, per-epoch progress to a terminal, the Go CPU
+// profile on unless --no-report), writes run.json and, unless --no-report, the reports and the
+// terminal summary. It returns the directory. A run that fails keeps the trace it recorded.
+func (r *recordFlags) record(cmd *cobra.Command, config map[string]any,
+	fit func(lane *trace.Lane, progress io.Writer) (*train.Result, error)) (string, *train.Result, error) {
+	out := r.out
+	if out == "" {
+		out = rundir.DefaultPath(time.Now())
+	}
+	dir, err := rundir.Create(out, config)
+	if err != nil {
+		return "", nil, err
+	}
+	var progress io.Writer = cmd.ErrOrStderr()
+	if r.quiet || !isTerminal(progress) {
+		progress = nil
+	}
+	var cpu *report.CPUProfile
+	if !r.noReport {
+		if cpu, err = report.StartCPUProfile(filepath.Join(out, rundir.CPUProfileFile)); err != nil {
+			dir.Abort()
+			return "", nil, err
+		}
+	}
+	res, err := fit(dir.Rec.Lane("main"), progress)
+	if cerr := cpu.Stop(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		dir.Abort()
+		return "", nil, err
+	}
+	if err := dir.Finish(&rundir.Run{Config: config, Epochs: res.Epochs, Final: res.Final}); err != nil {
+		return "", nil, err
+	}
+	if !r.noReport {
+		if err := writeRunReports(cmd.OutOrStdout(), out); err != nil {
+			return "", nil, err
+		}
+	}
+	return out, res, nil
 }
 
 // writeRunReports analyses a finished run directory, writes its report.html and profile.pb.gz, and
@@ -199,27 +220,11 @@ func writeRunReports(w io.Writer, dir string) error {
 	if err != nil {
 		return fmt.Errorf("analysing the run: %w", err)
 	}
-	if err := writeHTMLReport(filepath.Join(dir, "report.html"), p, t, dir); err != nil {
+	if err := writeHTMLReport(filepath.Join(dir, rundir.ReportFile), p, t, dir); err != nil {
 		return err
 	}
-	if err := writePprofFile(filepath.Join(dir, "profile.pb.gz"), t); err != nil {
+	if err := writePprofFile(filepath.Join(dir, rundir.PprofFile), t); err != nil {
 		return err
 	}
 	return writeSummary(w, p)
-}
-
-// writePprofFile writes t's span tree as a pprof profile at path.
-func writePprofFile(path string, t *trace.Table) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing pprof profile: %w", err)
-	}
-	err = report.WritePprof(f, t)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing pprof profile %s: %w", path, err)
-	}
-	return nil
 }

@@ -1,0 +1,84 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/gnnprof/gnnprof/analyze"
+)
+
+type diffPartRow struct {
+	Role, Color, A, B, Change, Percent string
+	Tone                               string
+}
+
+type diffOpRow struct {
+	Name, Status, A, B, Change, CallsA, CallsB string
+	ChangeNs                                   int64
+	Tone                                       string
+}
+
+type diffCopyRow struct{ Direction, CountA, CountB, BytesA, BytesB, TimeA, TimeB string }
+
+// buildDiffPage fills the comparison page: headline changes, the breakdown by role with each
+// run's pie, operators, copies and findings gained and lost.
+func buildDiffPage(d *analyze.Diff, a, b *analyze.Profile, opt HTMLOptions) (*htmlPage, error) {
+	if d == nil {
+		return nil, fmt.Errorf("writing HTML diff: no diff")
+	}
+	pb := &pageBuilder{page: newPage(opt, "gnnprof diff · "+shortPath(d.A)+" → "+shortPath(d.B))}
+	page := pb.page
+	page.Diff, page.DiffA, page.DiffB = true, d.A, d.B
+	page.Subtitle = "A (baseline): " + d.A + " · B: " + d.B
+	page.Headline = []kpi{
+		{Label: "mean step", Value: fmtDur(d.StepMean.A) + " → " + fmtDur(d.StepMean.B), Note: fmtSignedDur(d.StepMean.Change) + " (" + fmtSignedPct(d.StepMean.Percent) + ")", Tone: tone(d.StepMean.Change)},
+		{Label: "host step", Value: fmtDur(d.HostStepMean.A) + " → " + fmtDur(d.HostStepMean.B), Note: fmtSignedDur(d.HostStepMean.Change) + " (" + fmtSignedPct(d.HostStepMean.Percent) + ")", Tone: tone(d.HostStepMean.Change)},
+		{Label: "steps", Value: fmtCount(d.Steps.A) + " → " + fmtCount(d.Steps.B)},
+		{Label: "peak memory", Value: fmtBytes(d.PeakMemory.A) + " → " + fmtBytes(d.PeakMemory.B), Note: fmtSignedPct(d.PeakMemory.Percent), Tone: tone(d.PeakMemory.Change)},
+	}
+	for _, r := range d.Breakdown {
+		if r.A == 0 && r.B == 0 {
+			continue
+		}
+		page.DiffParts = append(page.DiffParts, diffPartRow{Role: r.Role, Color: roleColor(r.Role), A: fmtDur(r.A), B: fmtDur(r.B),
+			Change: fmtSignedDur(r.Change), Percent: fmtSignedPct(r.Percent), Tone: tone(r.Change)})
+	}
+	if len(page.DiffParts) > 0 {
+		pb.chart("diffparts", "Mean step by role", []string{"ms"}, 300, diffBreakdownBar(d))
+	}
+	for _, pie := range []struct {
+		key  string
+		prof *analyze.Profile
+	}{{"pieA", a}, {"pieB", b}} {
+		if pie.prof != nil && len(pie.prof.Breakdown.Parts) > 0 {
+			pb.chart(pie.key, "", []string{"ms"}, 280, breakdownPie(pie.prof.Breakdown.Parts))
+		}
+	}
+	for _, o := range d.Ops {
+		page.DiffOps = append(page.DiffOps, diffOpRow{Name: o.Name, Status: o.Status, A: fmtDur(o.SelfNs.A), B: fmtDur(o.SelfNs.B),
+			Change: fmtSignedDur(o.SelfNs.Change), ChangeNs: o.SelfNs.Change, CallsA: fmtCount(o.Calls.A), CallsB: fmtCount(o.Calls.B),
+			Tone: tone(o.SelfNs.Change)})
+	}
+	for _, cp := range d.Copies {
+		page.DiffCopies = append(page.DiffCopies, diffCopyRow{Direction: cp.Direction, CountA: fmtCount(cp.Count.A), CountB: fmtCount(cp.Count.B),
+			BytesA: fmtBytes(cp.Bytes.A), BytesB: fmtBytes(cp.Bytes.B), TimeA: fmtDur(cp.TotalNs.A), TimeB: fmtDur(cp.TotalNs.B)})
+	}
+	page.Gained = findingViews(d.Gained)
+	page.Lost = findingViews(d.Lost)
+	page.Kept = d.Kept
+	page.Nav = []navItem{{"diff-breakdown", "Breakdown"}, {"diff-findings", "Findings"}, {"diff-ops", "Operators"}, {"diff-copies", "Transfers"}}
+	if pb.err != nil {
+		return nil, pb.err
+	}
+	return page, nil
+}
+
+// tone marks a change of time or memory: less is good, more is bad.
+func tone(change int64) string {
+	switch {
+	case change < 0:
+		return "good"
+	case change > 0:
+		return "bad"
+	}
+	return ""
+}

@@ -1,0 +1,71 @@
+package rundir
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// TestCreateFinish writes a run directory as a trainer does and reads both files back.
+func TestCreateFinish(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs", "one")
+	d, err := Create(path, map[string]any{"model": "gcn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lane := d.Rec.Lane("main")
+	step := lane.BeginStep(0)
+	lane.Begin("forward", trace.RoleForward).End()
+	step.End()
+	if err := d.Finish(testRun()); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := trace.ReadFile(filepath.Join(path, TraceFile), trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for i := range tbl.Len() {
+		names[tbl.Event(i).Name] = true
+	}
+	if !names["ProfilerStep#0"] || !names["forward"] || tbl.Meta["model"] != "gcn" {
+		t.Errorf("trace holds %v, meta %v", names, tbl.Meta)
+	}
+	run, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Epochs) != 2 || run.Final.PeakHostBytes != 2048 || run.SchemaVersion != SchemaVersion {
+		t.Errorf("run.json read back as %+v", run)
+	}
+}
+
+// TestAbortKeepsTrace: a failed run leaves a readable trace of what it recorded and no run.json.
+func TestAbortKeepsTrace(t *testing.T) {
+	path := t.TempDir()
+	d, err := Create(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Rec.Lane("main").Begin("sample", trace.RoleSample).End()
+	d.Abort()
+	tbl, err := trace.ReadFile(filepath.Join(path, TraceFile), trace.ReadOptions{})
+	if err != nil || tbl.Len() == 0 {
+		t.Fatalf("aborted run's trace: %d events, %v", tbl.Len(), err)
+	}
+	if _, err := os.Stat(filepath.Join(path, RunFile)); !os.IsNotExist(err) {
+		t.Errorf("an aborted run wrote run.json (%v)", err)
+	}
+}
+
+func TestCreateFailsOnAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(filepath.Join(file, "run"), nil); err == nil {
+		t.Error("created a run directory below a file")
+	}
+}

@@ -1,0 +1,110 @@
+package rundir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// SchemaVersion is the version of run.json's schema that this package reads and writes. It
+// changes only when a field is renamed, removed or changes meaning: scripts and the web UI read
+// these names.
+const SchemaVersion = 1
+
+// Run is run.json: every setting of the run, the metrics of each epoch, and the outcome.
+type Run struct {
+	// SchemaVersion is the file's schema version; files written before it was recorded read
+	// as version 1.
+	SchemaVersion int            `json:"schema_version"`
+	Config        map[string]any `json:"config"`
+	Epochs        []Epoch        `json:"epochs"`
+	Final         Final          `json:"final"`
+}
+
+// Epoch is one epoch's metrics.
+type Epoch struct {
+	Epoch    int     `json:"epoch"`
+	Loss     float64 `json:"loss"`
+	TrainAcc float64 `json:"train_acc"`
+	ValAcc   float64 `json:"val_acc"`
+	TestAcc  float64 `json:"test_acc"`
+	Seconds  float64 `json:"seconds"`
+}
+
+// Final is the run's outcome.
+type Final struct {
+	BestValAcc      float64 `json:"best_val_acc"`
+	TestAcc         float64 `json:"test_acc"` // at the epoch with the best validation accuracy
+	Epochs          int     `json:"epochs"`
+	Seconds         float64 `json:"seconds"`
+	PeakDeviceBytes int64   `json:"peak_device_bytes"`
+	PeakHostBytes   int64   `json:"peak_host_bytes"`
+}
+
+// Read reads dir's run.json.
+func Read(dir string) (*Run, error) {
+	path := filepath.Join(dir, RunFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading run record: %w", err)
+	}
+	run, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return run, nil
+}
+
+// Parse decodes run.json's content. It accepts files without a schema version (the first
+// ones) and refuses those of a newer schema, whose fields it cannot trust.
+func Parse(data []byte) (*Run, error) {
+	var run Run
+	if err := json.Unmarshal(data, &run); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("byte %d: %w", se.Offset, err)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("byte %d: %w", te.Offset, err)
+		}
+		return nil, err
+	}
+	switch {
+	case run.SchemaVersion == 0:
+		run.SchemaVersion = 1
+	case run.SchemaVersion < 0 || run.SchemaVersion > SchemaVersion:
+		return nil, fmt.Errorf("schema_version %d: this gnnprof reads run.json up to version %d", run.SchemaVersion, SchemaVersion)
+	}
+	return &run, nil
+}
+
+// Write writes run as dir's run.json, stamped with the current schema version.
+func Write(dir string, run *Run) error {
+	data, err := encode(run)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", RunFile, err)
+	}
+	path := filepath.Join(dir, RunFile)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// encode is run.json's content for run: indented, the current schema version, epochs a list
+// (never null, for scripts).
+func encode(run *Run) ([]byte, error) {
+	out := *run
+	out.SchemaVersion = SchemaVersion
+	if out.Epochs == nil {
+		out.Epochs = []Epoch{}
+	}
+	data, err := json.MarshalIndent(&out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
