@@ -185,28 +185,31 @@ func RuleIDs() []string {
 var severityRank = map[Severity]int{SeverityCritical: 0, SeverityWarning: 1, SeverityInfo: 2}
 
 func (a *analysis) findings(p *Profile) []Finding {
-	out := []Finding{}
-	for _, r := range rules {
+	out := runRules(func(r rule) *Finding {
 		if r.check == nil {
-			continue
+			return nil
 		}
-		if f := r.check(a, p); f != nil {
-			f.ID = r.id
-			out = append(out, *f)
-		}
-	}
+		return r.check(a, p)
+	})
 	slices.SortStableFunc(out, func(x, y Finding) int { return cmp.Compare(severityRank[x.Severity], severityRank[y.Severity]) })
 	return out
 }
 
 // rankFindings runs the rules over the rank summaries of a multi-rank Load.
 func rankFindings(ranks []RankSummary, medianStepNs int64) []Finding {
+	return runRules(func(r rule) *Finding {
+		if r.ranks == nil {
+			return nil
+		}
+		return r.ranks(ranks, medianStepNs)
+	})
+}
+
+// runRules returns the findings find makes of the rules, in table order, each with its rule's id.
+func runRules(find func(r rule) *Finding) []Finding {
 	out := []Finding{}
 	for _, r := range rules {
-		if r.ranks == nil {
-			continue
-		}
-		if f := r.ranks(ranks, medianStepNs); f != nil {
+		if f := find(r); f != nil {
 			f.ID = r.id
 			out = append(out, *f)
 		}

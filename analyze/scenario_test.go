@@ -212,21 +212,11 @@ type rawEvent struct {
 	Args map[string]any `json:"args"`
 }
 
+// decodeRaw returns the events of a gzip-compressed trace, object or legacy array form.
 func decodeRaw(t *testing.T, path string) []rawEvent {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v json.RawMessage
-	if err := json.NewDecoder(zr).Decode(&v); err != nil {
-		t.Fatal(err)
-	}
+	v := decodeRawBytes(t, path)
+	var err error
 	var events []rawEvent
 	if strings.HasPrefix(strings.TrimSpace(string(v)), "[") {
 		err = json.Unmarshal(v, &events)
@@ -243,6 +233,7 @@ func decodeRaw(t *testing.T, path string) []rawEvent {
 	return events
 }
 
+// decodeRawBytes returns the uncompressed bytes of a gzip-compressed trace.
 func decodeRawBytes(t *testing.T, path string) []byte {
 	t.Helper()
 	f, err := os.Open(path)

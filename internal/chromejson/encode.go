@@ -219,9 +219,8 @@ type Thread struct {
 
 // AppendProcessName writes the metadata event naming process pid (JSON text).
 func AppendProcessName(b []byte, pid, name string) []byte {
-	b = append(b, `{"ph":"M","name":"process_name","pid":`...)
-	b = append(b, pid...)
-	b = append(b, `,"tid":0,"args":{"name":`...)
+	b = appendMetadata(b, "process_name", pid, "0")
+	b = append(b, `"name":`...)
 	b = AppendString(b, name)
 	return append(b, "}}"...)
 }
@@ -229,11 +228,8 @@ func AppendProcessName(b []byte, pid, name string) []byte {
 // AppendThreadName writes the metadata event naming a thread, with the lane, device and stream a
 // reader needs to rebuild it.
 func AppendThreadName(b []byte, th *Thread) []byte {
-	b = append(b, `{"ph":"M","name":"thread_name","pid":`...)
-	b = append(b, th.Pid...)
-	b = append(b, `,"tid":`...)
-	b = append(b, th.Tid...)
-	b = append(b, `,"args":{"name":`...)
+	b = appendMetadata(b, "thread_name", th.Pid, th.Tid)
+	b = append(b, `"name":`...)
 	b = AppendString(b, th.Name)
 	if th.Lane >= 0 {
 		b = append(b, `,"lane":`...)
@@ -251,13 +247,21 @@ func AppendThreadName(b []byte, th *Thread) []byte {
 // AppendThreadSortIndex writes the metadata event that orders a thread's track among its
 // process's.
 func AppendThreadSortIndex(b []byte, pid, tid string, index int64) []byte {
-	b = append(b, `{"ph":"M","name":"thread_sort_index","pid":`...)
+	b = appendMetadata(b, "thread_sort_index", pid, tid)
+	b = append(b, `"sort_index":`...)
+	b = strconv.AppendInt(b, index, 10)
+	return append(b, "}}"...)
+}
+
+// appendMetadata opens a metadata event, up to its args' first key.
+func appendMetadata(b []byte, name, pid, tid string) []byte {
+	b = append(b, `{"ph":"M","name":"`...)
+	b = append(b, name...)
+	b = append(b, `","pid":`...)
 	b = append(b, pid...)
 	b = append(b, `,"tid":`...)
 	b = append(b, tid...)
-	b = append(b, `,"args":{"sort_index":`...)
-	b = strconv.AppendInt(b, index, 10)
-	return append(b, "}}"...)
+	return append(b, `,"args":{`...)
 }
 
 // ID returns a process or thread id as JSON text: a number when it is one, else a string (foreign

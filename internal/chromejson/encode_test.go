@@ -94,3 +94,16 @@ func BenchmarkAppendEvent(b *testing.B) {
 	}
 	b.SetBytes(int64(len(buf)))
 }
+
+func TestAppendMetadata(t *testing.T) {
+	for got, want := range map[string]string{
+		string(AppendProcessName(nil, "4242", "host")):                                                              `{"ph":"M","name":"process_name","pid":4242,"tid":0,"args":{"name":"host"}}`,
+		string(AppendThreadName(nil, &Thread{Pid: "0", Tid: "7", Name: "stream 7", Lane: 1, Device: 0, Stream: 7})): `{"ph":"M","name":"thread_name","pid":0,"tid":7,"args":{"name":"stream 7","lane":1,"device":0,"stream":7}}`,
+		string(AppendThreadName(nil, &Thread{Pid: `"p"`, Tid: "1", Name: "main", Lane: -1, Device: NoDevice})):      `{"ph":"M","name":"thread_name","pid":"p","tid":1,"args":{"name":"main"}}`,
+		string(AppendThreadSortIndex(nil, "1", "2", 9)):                                                             `{"ph":"M","name":"thread_sort_index","pid":1,"tid":2,"args":{"sort_index":9}}`,
+	} {
+		if got != want {
+			t.Errorf("\n got %s\nwant %s", got, want)
+		}
+	}
+}
