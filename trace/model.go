@@ -1,11 +1,3 @@
-// Package trace records GNN training traces and reads them back.
-//
-// A Recorder collects spans, steps, copies, memory events, counters and instants on lanes (a
-// goroutine's logical thread, or a device stream) and streams them to a Chrome trace event JSON file
-// in the form torch.profiler (Kineto) writes, so tools that know torch traces read ours. Read loads
-// such files — ours, Kineto's, and torch's legacy array form — into a columnar Table.
-//
-// The package imports nothing else of gnnprof, so any Go program can use it to instrument training.
 package trace
 
 import (
