@@ -77,6 +77,25 @@ func Category(k Kind, role string, onDevice bool) string {
 
 // AppendEvent writes e as one JSON object.
 func AppendEvent(b []byte, e *Event) []byte {
+	b = appendHead(b, e)
+	switch e.Kind {
+	case Counter:
+		// A counter's args are its series, so its step goes beside them.
+		b = appendStep(b, `,"step":`, e.Step)
+		b = append(b, `,"args":{"value":`...)
+		b = AppendFloat(b, e.Value)
+	case Memory:
+		b = appendMemoryArgs(b, e)
+	case Copy:
+		b = appendCopyArgs(b, e)
+	default:
+		b = appendSpanArgs(b, e)
+	}
+	return append(b, "}}"...)
+}
+
+// appendHead writes the fields every event has: phase, category, name, ids and times.
+func appendHead(b []byte, e *Event) []byte {
 	cat := e.Cat
 	if cat == "" {
 		cat = Category(e.Kind, e.Role, e.OnDevice)
@@ -105,60 +124,62 @@ func AppendEvent(b []byte, e *Event) []byte {
 		b = append(b, `,"dur":`...)
 		b = AppendMicros(b, e.Dur)
 	}
-	switch e.Kind {
-	case Counter:
-		// A counter's args are its series, so its step goes beside them.
-		b = appendStep(b, `,"step":`, e.Step)
-		b = append(b, `,"args":{"value":`...)
-		b = AppendFloat(b, e.Value)
-	case Memory:
-		b = append(b, `,"args":{`...)
-		b = appendStep(b, `"step":`, e.Step)
-		if e.Step >= 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `"Bytes":`...)
-		b = strconv.AppendInt(b, e.Bytes, 10)
-		b = append(b, `,"Total Allocated":`...)
-		b = strconv.AppendInt(b, e.Total, 10)
-		if e.Device == NoDevice {
-			b = append(b, `,"Device Type":0,"Device Id":-1`...)
-		} else {
-			b = append(b, `,"Device Type":1,"Device Id":`...)
-			b = strconv.AppendInt(b, int64(e.Device), 10)
-		}
-	case Copy:
-		b = appendRoleStep(b, e)
+	return b
+}
+
+// appendSpanArgs opens and fills the args of a span or instant.
+func appendSpanArgs(b []byte, e *Event) []byte {
+	b = appendRoleStep(b, e)
+	if e.FLOPs != 0 {
+		b = append(b, `,"flops":`...)
+		b = strconv.AppendInt(b, e.FLOPs, 10)
+	}
+	if e.Bytes != 0 {
 		b = append(b, `,"bytes":`...)
 		b = strconv.AppendInt(b, e.Bytes, 10)
-		b = append(b, `,"device":`...)
-		b = strconv.AppendInt(b, int64(e.Device), 10)
-		b = append(b, `,"stream":`...)
-		b = strconv.AppendInt(b, int64(e.Stream), 10)
-		b = append(b, `,"async":`...)
-		b = strconv.AppendBool(b, e.Async)
-		if e.Dur > 0 {
-			b = append(b, `,"memory bandwidth (GB/s)":`...)
-			b = AppendFloat(b, float64(e.Bytes)/float64(e.Dur))
-		}
-		b = appendJoin(b, e)
-	default: // spans and instants
-		b = appendRoleStep(b, e)
-		if e.FLOPs != 0 {
-			b = append(b, `,"flops":`...)
-			b = strconv.AppendInt(b, e.FLOPs, 10)
-		}
-		if e.Bytes != 0 {
-			b = append(b, `,"bytes":`...)
-			b = strconv.AppendInt(b, e.Bytes, 10)
-		}
-		b = appendJoin(b, e)
-		if e.Shape != "" {
-			b = append(b, `,"Input Dims":`...)
-			b = AppendString(b, e.Shape)
-		}
 	}
-	return append(b, "}}"...)
+	b = appendJoin(b, e)
+	if e.Shape != "" {
+		b = append(b, `,"Input Dims":`...)
+		b = AppendString(b, e.Shape)
+	}
+	return b
+}
+
+// appendCopyArgs opens and fills a copy's args, in Kineto's names.
+func appendCopyArgs(b []byte, e *Event) []byte {
+	b = appendRoleStep(b, e)
+	b = append(b, `,"bytes":`...)
+	b = strconv.AppendInt(b, e.Bytes, 10)
+	b = append(b, `,"device":`...)
+	b = strconv.AppendInt(b, int64(e.Device), 10)
+	b = append(b, `,"stream":`...)
+	b = strconv.AppendInt(b, int64(e.Stream), 10)
+	b = append(b, `,"async":`...)
+	b = strconv.AppendBool(b, e.Async)
+	if e.Dur > 0 {
+		b = append(b, `,"memory bandwidth (GB/s)":`...)
+		b = AppendFloat(b, float64(e.Bytes)/float64(e.Dur))
+	}
+	return appendJoin(b, e)
+}
+
+// appendMemoryArgs opens and fills a memory event's args, in Kineto's names.
+func appendMemoryArgs(b []byte, e *Event) []byte {
+	b = append(b, `,"args":{`...)
+	if e.Step >= 0 {
+		b = appendStep(b, `"step":`, e.Step)
+		b = append(b, ',')
+	}
+	b = append(b, `"Bytes":`...)
+	b = strconv.AppendInt(b, e.Bytes, 10)
+	b = append(b, `,"Total Allocated":`...)
+	b = strconv.AppendInt(b, e.Total, 10)
+	if e.Device == NoDevice {
+		return append(b, `,"Device Type":0,"Device Id":-1`...)
+	}
+	b = append(b, `,"Device Type":1,"Device Id":`...)
+	return strconv.AppendInt(b, int64(e.Device), 10)
 }
 
 func appendStep(b []byte, key string, step int32) []byte {
