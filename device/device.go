@@ -1,21 +1,3 @@
-// Package device is gnnprof's model of an accelerator: memory with current and peak accounting,
-// pinned host buffers, host↔device copies that are synchronous or asynchronous on streams, events
-// to order work between streams and the host, and memory info. Every operation records into a
-// trace.Recorder: copies as copy events on their stream's lane, allocations as memory events with
-// running totals, and the host's waits as spans on the caller's lane.
-//
-// The CPU backend (NewCPU) keeps device memory in host memory owned by its allocator and moves
-// real bytes on every copy, so a trainer's transfer pattern is real and measurable without a GPU.
-// Another backend (CUDA, behind a build tag) implements the same interfaces; its device memory is
-// not host-addressable, so portable code reaches device memory only through copies.
-//
-// A typical asynchronous transfer, as GNNAutoScale's history pulls do it: gather rows into a
-// pinned buffer on a worker goroutine, copy it to the device on a side stream, record an event
-// there, and make the compute stream (or the host) wait for the event before using the rows.
-//
-// A CUDA backend belongs in this package behind a build tag, implementing Device, Stream and Event.
-// Its device buffers leave the host memory unset, so views of them fail with ErrNotHost, and keep
-// their device pointer in a field added for it.
 package device
 
 import (

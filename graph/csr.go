@@ -1,16 +1,11 @@
-// Package graph holds graphs in CSR form with node features, labels and splits; loaders for the
-// dataset formats people keep on disk (Planetoid pickles, NumPy npz, LINQS, MUSAE CSV/JSON, OGB raw
-// folders); seeded synthetic generators (stochastic block model, R-MAT); and a multilevel k-way
-// partitioner with GNNAutoScale's perm/ptr output.
-//
-// Everything is stored in flat arrays (int32 node ids, int64 offsets, float32 values), so memory
-// use is close to the size of the arrays themselves.
 package graph
 
 import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/gnnprof/gnnprof/internal/csr"
 )
 
 // CSR is a sparse adjacency structure: row i's neighbours are Indices[Indptr[i]:Indptr[i+1]],
@@ -114,22 +109,7 @@ func sortDedupRows(n int, indptr []int64, indices []int32, dropLoops bool) *CSR 
 
 // Transpose returns the CSR of the reversed edges.
 func (g *CSR) Transpose() *CSR {
-	indptr := make([]int64, g.N+1)
-	for _, v := range g.Indices {
-		indptr[v+1]++
-	}
-	for i := 0; i < g.N; i++ {
-		indptr[i+1] += indptr[i]
-	}
-	next := slices.Clone(indptr[:g.N])
-	indices := make([]int32, len(g.Indices))
-	// Rows are visited in ascending order, so every transposed row comes out sorted.
-	for u := 0; u < g.N; u++ {
-		for _, v := range g.Neighbors(u) {
-			indices[next[v]] = int32(u)
-			next[v]++
-		}
-	}
+	indptr, indices := csr.Transpose(g.N, g.Indptr, g.Indices, nil)
 	return &CSR{N: g.N, Indptr: indptr, Indices: indices}
 }
 

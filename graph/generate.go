@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -14,12 +15,15 @@ import (
 // noisy; the neighbourhood, 60% same-class, denoises them).
 const DefaultSpec = "sbm:nodes=10000,classes=8,degree=12,homophily=0.6,features=64,signal=0.1"
 
-// generators maps a spec name to its parameters (with defaults) and builder.
-var generators = map[string]struct {
+// generator is a synthetic dataset builder and the parameters it takes, with their defaults.
+type generator struct {
 	defaults map[string]float64
 	build    func(p map[string]float64, seed uint64) (*Dataset, error)
 	doc      string
-}{
+}
+
+// generators maps a spec name to its generator.
+var generators = map[string]generator{
 	"sbm": {
 		defaults: map[string]float64{"nodes": 10000, "classes": 8, "degree": 12, "homophily": 0.6,
 			"features": 64, "signal": 0.1, "train": 0.1, "val": 0.1},
@@ -63,28 +67,9 @@ func SpecHelp() string {
 // Generate builds a synthetic dataset from a spec such as "sbm:nodes=100000,classes=8,degree=20"
 // or "rmat:scale=20,edges=16". The same spec and seed always give the same dataset.
 func Generate(spec string, seed uint64) (*Dataset, error) {
-	name, args, _ := strings.Cut(spec, ":")
-	g, ok := generators[name]
-	if !ok {
-		return nil, fmt.Errorf("generator spec %q: unknown generator %q (known: sbm, rmat)", spec, name)
-	}
-	p := make(map[string]float64, len(g.defaults))
-	for k, v := range g.defaults {
-		p[k] = v
-	}
-	if args != "" {
-		for _, kv := range strings.Split(args, ",") {
-			k, v, ok := strings.Cut(kv, "=")
-			k = strings.TrimSpace(k)
-			if _, known := g.defaults[k]; !ok || !known {
-				return nil, fmt.Errorf("generator spec %q: %q is not key=value with a key of %s", spec, kv, name)
-			}
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, fmt.Errorf("generator spec %q: %s=%q is not a number", spec, k, v)
-			}
-			p[k] = f
-		}
+	g, p, err := parseSpec(spec)
+	if err != nil {
+		return nil, err
 	}
 	ds, err := g.build(p, seed)
 	if err != nil {
@@ -92,6 +77,33 @@ func Generate(spec string, seed uint64) (*Dataset, error) {
 	}
 	ds.Name = spec
 	return ds, nil
+}
+
+// parseSpec returns the generator a spec names and its parameters: the defaults, overridden by
+// the spec's key=value pairs.
+func parseSpec(spec string) (generator, map[string]float64, error) {
+	name, args, _ := strings.Cut(spec, ":")
+	g, ok := generators[name]
+	if !ok {
+		return generator{}, nil, fmt.Errorf("generator spec %q: unknown generator %q (known: sbm, rmat)", spec, name)
+	}
+	p := maps.Clone(g.defaults)
+	if args == "" {
+		return g, p, nil
+	}
+	for _, kv := range strings.Split(args, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if _, known := g.defaults[k]; !ok || !known {
+			return generator{}, nil, fmt.Errorf("generator spec %q: %q is not key=value with a key of %s", spec, kv, name)
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return generator{}, nil, fmt.Errorf("generator spec %q: %s=%q is not a number", spec, k, v)
+		}
+		p[k] = f
+	}
+	return g, p, nil
 }
 
 // intParam checks that p[key] is an integer in [lo, hi].
@@ -127,11 +139,7 @@ func generateSBM(p map[string]float64, seed uint64) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	classes, err := intParam(p, "classes", 1, min(n, 1<<15))
-	if err != nil {
-		return nil, err
-	}
-	nf, err := intParam(p, "features", 0, 1<<16)
+	lp, err := parseLabelParams(p, n)
 	if err != nil {
 		return nil, err
 	}
@@ -139,21 +147,11 @@ func generateSBM(p map[string]float64, seed uint64) (*Dataset, error) {
 	if deg < 0 || deg*float64(n) > maxGeneratedEntries {
 		return nil, fmt.Errorf("degree=%g: want a value >= 0 with nodes×degree <= %d", deg, maxGeneratedEntries)
 	}
-	if float64(n)*float64(nf) > 1<<31 {
-		return nil, fmt.Errorf("nodes×features = %g is too large", float64(n)*float64(nf))
-	}
 	hom, err := fracParam(p, "homophily")
 	if err != nil {
 		return nil, err
 	}
-	trainFrac, err := fracParam(p, "train")
-	if err != nil {
-		return nil, err
-	}
-	valFrac, err := fracParam(p, "val")
-	if err != nil {
-		return nil, err
-	}
+	classes := lp.classes
 	rng := newRNG(seed, 1)
 
 	labels := make([]int32, n)
@@ -178,11 +176,47 @@ func generateSBM(p map[string]float64, seed uint64) (*Dataset, error) {
 		}
 		src[e], dst[e] = u, members[c][rng.IntN(len(members[c]))]
 	}
-	g := symmetricFromEdges(n, src, dst)
-	x := classFeatures(labels, classes, nf, p["signal"], newRNG(seed, 2))
-	ds := &Dataset{Graph: g, X: x, NumFeatures: nf, Labels: labels, NumClasses: classes}
-	ds.Split = StratifiedSplit(labels, classes, trainFrac, valFrac, seed)
-	return ds, nil
+	return lp.dataset(symmetricFromEdges(n, src, dst), labels, seed, 2), nil
+}
+
+// labelParams are the parameters every generator takes besides its graph's: classes, features,
+// signal and the split fractions.
+type labelParams struct {
+	classes, features  int
+	signal, train, val float64
+}
+
+// parseLabelParams checks the label parameters of a generated graph of n nodes.
+func parseLabelParams(p map[string]float64, n int) (labelParams, error) {
+	classes, err := intParam(p, "classes", 1, min(n, 1<<15))
+	if err != nil {
+		return labelParams{}, err
+	}
+	nf, err := intParam(p, "features", 0, 1<<16)
+	if err != nil {
+		return labelParams{}, err
+	}
+	if float64(n)*float64(nf) > 1<<31 {
+		return labelParams{}, fmt.Errorf("nodes×features = %g is too large", float64(n)*float64(nf))
+	}
+	trainFrac, err := fracParam(p, "train")
+	if err != nil {
+		return labelParams{}, err
+	}
+	valFrac, err := fracParam(p, "val")
+	if err != nil {
+		return labelParams{}, err
+	}
+	return labelParams{classes: classes, features: nf, signal: p["signal"], train: trainFrac, val: valFrac}, nil
+}
+
+// dataset completes a generated graph and its labels with class-correlated features, drawn from
+// the seed's random stream featureStream, and a stratified split.
+func (lp labelParams) dataset(g *CSR, labels []int32, seed, featureStream uint64) *Dataset {
+	x := classFeatures(labels, lp.classes, lp.features, lp.signal, newRNG(seed, featureStream))
+	ds := &Dataset{Graph: g, X: x, NumFeatures: lp.features, Labels: labels, NumClasses: lp.classes}
+	ds.Split = StratifiedSplit(labels, lp.classes, lp.train, lp.val, seed)
+	return ds
 }
 
 // classFeatures draws one Gaussian mean per class, scaled by signal, and adds unit Gaussian
@@ -220,22 +254,7 @@ func generateRMAT(p map[string]float64, seed uint64) (*Dataset, error) {
 	if a < 0 || b < 0 || c < 0 || a+b+c > 1 {
 		return nil, fmt.Errorf("a=%g b=%g c=%g: want non-negative probabilities summing to at most 1", a, b, c)
 	}
-	classes, err := intParam(p, "classes", 1, min(n, 1<<15))
-	if err != nil {
-		return nil, err
-	}
-	nf, err := intParam(p, "features", 0, 1<<16)
-	if err != nil {
-		return nil, err
-	}
-	if float64(n)*float64(nf) > 1<<31 {
-		return nil, fmt.Errorf("nodes×features = %g is too large", float64(n)*float64(nf))
-	}
-	trainFrac, err := fracParam(p, "train")
-	if err != nil {
-		return nil, err
-	}
-	valFrac, err := fracParam(p, "val")
+	lp, err := parseLabelParams(p, n)
 	if err != nil {
 		return nil, err
 	}
@@ -268,12 +287,9 @@ func generateRMAT(p map[string]float64, seed uint64) (*Dataset, error) {
 	g := symmetricFromEdges(n, src, dst)
 	labels := make([]int32, n)
 	for i := range labels {
-		labels[i] = int32(rng.IntN(classes))
+		labels[i] = int32(rng.IntN(lp.classes))
 	}
-	x := classFeatures(labels, classes, nf, p["signal"], newRNG(seed, 4))
-	ds := &Dataset{Graph: g, X: x, NumFeatures: nf, Labels: labels, NumClasses: classes}
-	ds.Split = StratifiedSplit(labels, classes, trainFrac, valFrac, seed)
-	return ds, nil
+	return lp.dataset(g, labels, seed, 4), nil
 }
 
 // symmetricFromEdges builds the undirected graph of an edge list: both directions stored,

@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"maps"
+	"math"
 	"slices"
 	"testing"
 )
@@ -73,4 +75,40 @@ func TestGenerateBadSpecs(t *testing.T) {
 	if !IsSpec("sbm") || !IsSpec("rmat:scale=3") || IsSpec("data/cora.npz") || IsSpec("./sbm:x") {
 		t.Error("IsSpec misclassifies")
 	}
+}
+
+// FuzzGenerateSpec feeds arbitrary specs to the spec parser, and those that ask for small
+// datasets to the generators: a spec is either refused with an error or gives parameters the
+// generator knows, finite, and a dataset that passes Validate.
+func FuzzGenerateSpec(f *testing.F) {
+	for _, s := range []string{DefaultSpec, "rmat:scale=10,edges=8", "sbm:nodes=50,classes=3,features=4,degree=3",
+		"rmat:scale=6,a=0.5,b=0.2,c=0.2,train=0.5,val=0.5", "sbm:nodes=1.5", "sbm: nodes = 40 ,homophily=1", "rmat:", "sbm:degree=NaN"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		g, p, err := parseSpec(spec)
+		if err != nil {
+			return
+		}
+		for k, v := range p {
+			if _, ok := g.defaults[k]; !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%q: parameter %s=%g", spec, k, v)
+			}
+		}
+		if !slices.Equal(slices.Sorted(maps.Keys(p)), slices.Sorted(maps.Keys(g.defaults))) {
+			t.Fatalf("%q: parameters %v, want those of %v", spec, p, g.defaults)
+		}
+		// Build only what stays small: a fuzzer asking for 2^30 nodes would measure memory.
+		small := p["nodes"] <= 500 && p["scale"] <= 9 && p["features"] <= 16 && p["degree"] <= 10 && p["edges"] <= 10
+		if !small {
+			return
+		}
+		ds, err := g.build(p, 1)
+		if err != nil {
+			return
+		}
+		if err := ds.Validate(); err != nil {
+			t.Fatalf("%q: %v", spec, err)
+		}
+	})
 }

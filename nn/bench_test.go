@@ -46,6 +46,16 @@ func BenchmarkSpMM(b *testing.B) {
 	}
 }
 
+// BenchmarkTranspose is the transpose (structure, values and entry map) a mini-batch adjacency
+// needs once per step for its backward pass.
+func BenchmarkTranspose(b *testing.B) {
+	adj := randomAdj(AdjGCN, 50000, 10, NewRNG(1))
+	for b.Loop() {
+		adj.t = nil
+		adj.Transpose()
+	}
+}
+
 // BenchmarkGATStep is one training step (forward + backward) of a two-layer GAT on a Cora-sized
 // random graph, for each form.
 func BenchmarkGATStep(b *testing.B) {

@@ -1,8 +1,9 @@
-// Package nn holds the numerics of gnnprof's trainers: float32 row-major matrices, the kernels
+// Package nn owns the numerics of gnnprof's trainers: float32 row-major matrices, the kernels
 // a GNN spends its time in (GEMM through gonum's BLAS, CSR×dense SpMM and its transpose, gathers
 // and scatter-adds, edge softmax, element-wise ops), layers with hand-written forward and
 // backward passes (GCN, GraphSAGE, GAT in three forms, GIN, APPNP, Linear, dropout, activations,
-// batch norm), losses, Adam and Glorot initialization.
+// batch norm), the two-layer node classifiers NewModel builds from them, losses, Adam and Glorot
+// initialization.
 //
 // Layers take their adjacency and input per call, so one layer serves full-batch training,
 // GNNAutoScale's bipartite mini-batches (adjacency rows = the batch's nodes, columns = the batch

@@ -83,7 +83,7 @@ type GATConv struct {
 	ds           []float32 // |E|×H score gradients (naive, reorganized)
 	dmsg, dcat   []float32 // naive
 	daSrc, daDst []float32
-	rowDot       []float32
+	rowDot       []float32 // nd×H softmax terms Σ α·dα (recompute)
 	dh, dx       *Mat
 }
 
@@ -117,58 +117,6 @@ func (l *GATConv) OutDim() int {
 	return l.Ch
 }
 
-func (l *GATConv) leaky(s float32) float32 {
-	if s > 0 {
-		return s
-	}
-	return l.NegSlope * s
-}
-
-func (l *GATConv) leakyGrad(s float32) float32 {
-	if s > 0 {
-		return 1
-	}
-	return l.NegSlope
-}
-
-// mask returns the dropout factor of edge e, head h: 0 or 1/(1−p) while dropping, else 1.
-// Masks are indexed head-major (h·|E| + e), so a row's edges for one head share hash words.
-func (l *GATConv) mask(e int64, h int) float32 {
-	if !l.drop || keep(l.seed, h*l.nnz+int(e), l.thr) {
-		return l.scale
-	}
-	return 0
-}
-
-// dropRun multiplies src by the dropout factors of mask indices start, start+1, … into dst
-// (which may be src); outside training it copies.
-func (l *GATConv) dropRun(start int, src, dst []float32) {
-	if !l.drop {
-		copy(dst, src)
-		return
-	}
-	var z uint64
-	for k, v := range src {
-		i := start + k
-		if k == 0 || i&3 == 0 {
-			z = maskWord(l.seed, i>>2) >> (16 * (i & 3))
-		}
-		if uint16(z) >= l.thr {
-			dst[k] = v * l.scale
-		} else {
-			dst[k] = 0
-		}
-		z >>= 16
-	}
-}
-
-func growF32(b []float32, n int) []float32 {
-	if cap(b) < n {
-		return make([]float32, n)
-	}
-	return b[:n]
-}
-
 // Forward computes the layer for adj.Rows targets from x (adj.Cols rows).
 func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	if x.Rows() != adj.Cols || adj.Rows > adj.Cols {
@@ -181,10 +129,7 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 		l.seed, l.thr, l.scale = c.seed(), dropThreshold(l.AttnDropout), 1/(1-l.AttnDropout)
 	}
 	H, C := l.Heads, l.Ch
-	sp := c.begin("gat.linear", trace.RoleForward)
-	var flops, bytes int64
-	l.h, flops, bytes = mulW(x, l.W.W, l.h)
-	sp.EndWork(flops, bytes)
+	l.h = mulWSpan(c, "gat.linear", x, l.W.W, l.h)
 
 	l.agg = Resize(l.agg, adj.Rows, H*C)
 	switch l.Form {
@@ -198,7 +143,7 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 		l.forwardReorganized(c)
 	}
 
-	sp = c.begin("gat.bias", trace.RoleForward)
+	sp := c.begin("gat.bias", trace.RoleForward)
 	if l.Concat {
 		l.out = Resize(l.out, adj.Rows, H*C)
 		copy(l.out.Data, l.agg.Data)
@@ -215,241 +160,6 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	AddBias(l.out, l.B.W.Data)
 	sp.EndWork(int64(adj.Rows*H*C), l.agg.Bytes()+l.out.Bytes())
 	return l.out
-}
-
-// project computes a_src·h_j for every node and a_dst·h_i for every target.
-func (l *GATConv) project(c *Ctx) {
-	sp := c.begin("gat.attn_proj", trace.RoleForward)
-	H, C := l.Heads, l.Ch
-	ns, nd := l.h.Rows, l.adj.Rows
-	l.aSrc = growF32(l.aSrc, ns*H)
-	l.aDst = growF32(l.aDst, nd*H)
-	as, ad := l.AttSrc.W.Data, l.AttDst.W.Data
-	parallelFor(ns, int64(ns*H*C*2), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			row := l.h.Row(j)
-			for h := 0; h < H; h++ {
-				hv := row[h*C : (h+1)*C]
-				l.aSrc[j*H+h] = dot(hv, as[h*C:(h+1)*C])
-				if j < nd {
-					l.aDst[j*H+h] = dot(hv, ad[h*C:(h+1)*C])
-				}
-			}
-		}
-	})
-	sp.EndWork(2*int64((ns+nd)*H*C), l.h.Bytes()+int64((ns+nd)*H*4))
-}
-
-// softmaxRow turns the scores already in alpha[e*H+h] for row i's edges into attention weights.
-func softmaxRow(alpha []float32, lo, hi int64, H int) {
-	var mx, sum [maxGATHeads]float32
-	for h := 0; h < H; h++ {
-		mx[h] = float32(math.Inf(-1))
-	}
-	for e := lo; e < hi; e++ {
-		for h, v := range alpha[int(e)*H : int(e)*H+H] {
-			mx[h] = max(mx[h], v)
-		}
-	}
-	for e := lo; e < hi; e++ {
-		a := alpha[int(e)*H : int(e)*H+H]
-		for h, v := range a {
-			a[h] = exp32(v - mx[h])
-			sum[h] += a[h]
-		}
-	}
-	for e := lo; e < hi; e++ {
-		a := alpha[int(e)*H : int(e)*H+H]
-		for h := range a {
-			a[h] /= sum[h]
-		}
-	}
-}
-
-// scoreRow writes head h's LeakyReLU scores of row i's edges (sources idx) into dst and returns
-// their maximum.
-func (l *GATConv) scoreRow(i, h int, idx []int32, dst []float32) float32 {
-	H, slope := l.Heads, l.NegSlope
-	aSrc, ad := l.aSrc, l.aDst[i*H+h]
-	mx := float32(math.Inf(-1))
-	for k, j := range idx {
-		v := aSrc[int(j)*H+h] + ad
-		if v < 0 {
-			v *= slope
-		}
-		dst[k] = v
-		mx = max(mx, v)
-	}
-	return mx
-}
-
-// expNormalize turns scores into softmax weights given their maximum, returning the sum of the
-// exponentials it divided by.
-func expNormalize(a []float32, mx float32) float32 {
-	var sum float32
-	for k, v := range a {
-		ev := exp32(v - mx)
-		a[k] = ev
-		sum += ev
-	}
-	inv := 1 / sum
-	for k := range a {
-		a[k] *= inv
-	}
-	return sum
-}
-
-func (l *GATConv) forwardReorganized(c *Ctx) {
-	adj, H, C := l.adj, l.Heads, l.Ch
-	E := l.nnz
-	HC := H * C
-	l.alpha = growF32(l.alpha, E*H)
-	l.alphaD = growF32(l.alphaD, E*H)
-	sp := c.begin("gat.edge_softmax", trace.RoleForward)
-	parallelRows(adj.Indptr, int64(E*H)*8, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
-			if e0 == e1 {
-				continue
-			}
-			idx := adj.Indices[e0:e1]
-			for h := 0; h < H; h++ {
-				a := l.alpha[h*E+e0 : h*E+e1]
-				expNormalize(a, l.scoreRow(i, h, idx, a))
-				l.dropRun(h*E+e0, a, l.alphaD[h*E+e0:h*E+e1])
-			}
-		}
-	})
-	sp.EndWork(10*int64(E*H), int64(E*H)*16+adj.Bytes())
-	sp = c.begin("gat.spmm", trace.RoleForward)
-	parallelRows(adj.Indptr, int64(E*HC), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
-			out := l.agg.Row(i)
-			clear(out)
-			for h := 0; h < H; h++ {
-				gatherAccumulate(out[h*C:(h+1)*C], l.h.Data[h*C:], HC, adj.Indices[e0:e1], l.alphaD[h*E+e0:h*E+e1], gatherVals)
-			}
-		}
-	})
-	sp.EndWork(2*int64(E*HC), adj.Bytes()+int64(E*H)*4+int64(E*HC)*4+l.agg.Bytes())
-}
-
-// rowScratch returns a per-call scratch slice of at least n floats (from a pool).
-func rowScratch(n int) *[]float32 {
-	sp := scratchPool.Get().(*[]float32)
-	*sp = growF32(*sp, n)
-	return sp
-}
-
-// maxRowLen is the longest row of indptr's rows lo..hi-1.
-func maxRowLen(indptr []int64, lo, hi int) int {
-	m := 0
-	for i := lo; i < hi; i++ {
-		m = max(m, int(indptr[i+1]-indptr[i]))
-	}
-	return m
-}
-
-func (l *GATConv) forwardRecompute(c *Ctx) {
-	adj, H, C := l.adj, l.Heads, l.Ch
-	E := l.nnz
-	HC := H * C
-	nd := adj.Rows
-	l.rowMax = growF32(l.rowMax, nd*H)
-	l.rowSum = growF32(l.rowSum, nd*H)
-	sp := c.begin("gat.fused_attention", trace.RoleForward)
-	parallelRows(adj.Indptr, int64(E*HC), func(lo, hi int) {
-		scr := rowScratch(maxRowLen(adj.Indptr, lo, hi))
-		defer scratchPool.Put(scr)
-		for i := lo; i < hi; i++ {
-			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
-			out := l.agg.Row(i)
-			clear(out)
-			if e0 == e1 {
-				continue
-			}
-			idx := adj.Indices[e0:e1]
-			a := (*scr)[:e1-e0]
-			for h := 0; h < H; h++ {
-				mx := l.scoreRow(i, h, idx, a)
-				l.rowMax[i*H+h], l.rowSum[i*H+h] = mx, expNormalize(a, mx)
-				l.dropRun(h*E+e0, a, a)
-				gatherAccumulate(out[h*C:(h+1)*C], l.h.Data[h*C:], HC, idx, a, gatherVals)
-			}
-		}
-	})
-	sp.EndWork(10*int64(E*H)+2*int64(E*HC), adj.Bytes()+int64(E*HC)*4+l.agg.Bytes()+int64(nd*H)*8)
-}
-
-func (l *GATConv) forwardNaive(c *Ctx) {
-	adj, H, C := l.adj, l.Heads, l.Ch
-	E := int64(adj.NNZ())
-	HC := H * C
-	l.cat = growF32(l.cat, int(E)*2*HC)
-	l.msg = growF32(l.msg, int(E)*HC)
-	l.alpha = growF32(l.alpha, int(E)*H)
-
-	sp := c.begin("gat.edge_concat", trace.RoleForward)
-	parallelRows(adj.Indptr, E*int64(2*HC), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			dst := l.h.Row(i)
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				cat := l.cat[int(e)*2*HC : int(e+1)*2*HC]
-				copy(cat[:HC], dst)
-				copy(cat[HC:], l.h.Row(int(adj.Indices[e])))
-			}
-		}
-	})
-	sp.EndWork(0, 2*E*int64(2*HC)*4)
-
-	sp = c.begin("gat.edge_linear", trace.RoleForward)
-	as, ad := l.AttSrc.W.Data, l.AttDst.W.Data
-	parallelRows(adj.Indptr, E*int64(2*HC), func(lo, hi int) {
-		for e := adj.Indptr[lo]; e < adj.Indptr[hi]; e++ {
-			cat := l.cat[int(e)*2*HC : int(e+1)*2*HC]
-			for h := 0; h < H; h++ {
-				s := dot(cat[h*C:(h+1)*C], ad[h*C:(h+1)*C]) + dot(cat[HC+h*C:HC+(h+1)*C], as[h*C:(h+1)*C])
-				l.alpha[int(e)*H+h] = l.leaky(s)
-			}
-		}
-	})
-	sp.EndWork(2*E*int64(2*HC)+E*int64(H), E*int64(2*HC)*4+E*int64(H)*4)
-
-	sp = c.begin("gat.edge_softmax", trace.RoleForward)
-	parallelRows(adj.Indptr, E*int64(H)*6, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			softmaxRow(l.alpha, adj.Indptr[i], adj.Indptr[i+1], H)
-		}
-	})
-	sp.EndWork(6*E*int64(H), E*int64(H)*12)
-
-	sp = c.begin("gat.edge_message", trace.RoleForward)
-	parallelRows(adj.Indptr, E*int64(HC), func(lo, hi int) {
-		for e := adj.Indptr[lo]; e < adj.Indptr[hi]; e++ {
-			src := l.cat[int(e)*2*HC+HC : int(e+1)*2*HC]
-			msg := l.msg[int(e)*HC : int(e+1)*HC]
-			for h := 0; h < H; h++ {
-				a := l.alpha[int(e)*H+h] * l.mask(e, h)
-				for k := h * C; k < (h+1)*C; k++ {
-					msg[k] = a * src[k]
-				}
-			}
-		}
-	})
-	sp.EndWork(E*int64(HC), E*int64(HC)*8+E*int64(H)*4)
-
-	sp = c.begin("gat.scatter", trace.RoleForward)
-	parallelRows(adj.Indptr, E*int64(HC), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out := l.agg.Row(i)
-			clear(out)
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				axpy(1, l.msg[int(e)*HC:int(e+1)*HC], out)
-			}
-		}
-	})
-	sp.EndWork(E*int64(HC), E*int64(HC)*4+l.agg.Bytes())
 }
 
 // Backward accumulates the parameter gradients and returns dx (nil with NoInputGrad or a
@@ -492,14 +202,64 @@ func (l *GATConv) Backward(c *Ctx, dy *Mat) *Mat {
 		l.backwardProject(c)
 	}
 
-	sp = c.begin("gat.linear", trace.RoleBackward)
-	var flops, bytes int64
-	l.dx, flops, bytes = mulWBackward(l.x, l.W.W, l.dh, l.W.G, !l.NoInputGrad, l.dx)
-	sp.EndWork(flops, bytes)
-	if l.NoInputGrad || l.x.Sparse != nil {
-		return nil
-	}
+	l.dx = mulWBackwardSpan(c, "gat.linear", l.x, l.W, l.dh, !l.NoInputGrad, l.dx)
 	return l.dx
+}
+
+// project computes a_src·h_j for every node and a_dst·h_i for every target.
+func (l *GATConv) project(c *Ctx) {
+	sp := c.begin("gat.attn_proj", trace.RoleForward)
+	H, C := l.Heads, l.Ch
+	ns, nd := l.h.Rows, l.adj.Rows
+	l.aSrc = growF32(l.aSrc, ns*H)
+	l.aDst = growF32(l.aDst, nd*H)
+	as, ad := l.AttSrc.W.Data, l.AttDst.W.Data
+	parallelFor(ns, int64(ns*H*C*2), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			row := l.h.Row(j)
+			for h := 0; h < H; h++ {
+				hv := row[h*C : (h+1)*C]
+				l.aSrc[j*H+h] = dot(hv, as[h*C:(h+1)*C])
+				if j < nd {
+					l.aDst[j*H+h] = dot(hv, ad[h*C:(h+1)*C])
+				}
+			}
+		}
+	})
+	sp.EndWork(2*int64((ns+nd)*H*C), l.h.Bytes()+int64((ns+nd)*H*4))
+}
+
+// scoreRow writes head h's LeakyReLU scores of row i's edges (sources idx) into dst and returns
+// their maximum.
+func (l *GATConv) scoreRow(i, h int, idx []int32, dst []float32) float32 {
+	H, slope := l.Heads, l.NegSlope
+	aSrc, ad := l.aSrc, l.aDst[i*H+h]
+	mx := float32(math.Inf(-1))
+	for k, j := range idx {
+		v := aSrc[int(j)*H+h] + ad
+		if v < 0 {
+			v *= slope
+		}
+		dst[k] = v
+		mx = max(mx, v)
+	}
+	return mx
+}
+
+// expNormalize turns scores into softmax weights given their maximum, returning the sum of the
+// exponentials it divided by.
+func expNormalize(a []float32, mx float32) float32 {
+	var sum float32
+	for k, v := range a {
+		ev := exp32(v - mx)
+		a[k] = ev
+		sum += ev
+	}
+	inv := 1 / sum
+	for k := range a {
+		a[k] *= inv
+	}
+	return sum
 }
 
 // backwardProject adds the attention projections' share: dh_j += daSrc_j·a_src, dh_i +=
@@ -541,247 +301,33 @@ func (l *GATConv) leakyGradAt(i, j, h int) float32 {
 	return l.NegSlope
 }
 
-func (l *GATConv) backwardReorganized(c *Ctx) {
-	adj, H, C := l.adj, l.Heads, l.Ch
-	E := l.nnz
-	HC := H * C
-	l.ds = growF32(l.ds, E*H)
-	l.alphaT = growF32(l.alphaT, E*H)
-	sp := c.begin("gat.edge_softmax", trace.RoleBackward)
-	parallelRows(adj.Indptr, int64(E*HC)*2, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
-			idx := adj.Indices[e0:e1]
-			dO := l.dO.Row(i)
-			for h := 0; h < H; h++ {
-				// dα' = ⟨dO_i, h_j⟩, dα = mask·dα', softmax and LeakyReLU backward.
-				d := l.ds[h*E+e0 : h*E+e1]
-				clear(d)
-				gatherDot(dO[h*C:(h+1)*C], l.h.Data[h*C:], HC, idx, d)
-				l.dropRun(h*E+e0, d, d)
-				a := l.alpha[h*E+e0 : h*E+e1]
-				var rowDot float32
-				for k, v := range d {
-					rowDot += a[k] * v
-				}
-				var sum float32
-				for k, j := range idx {
-					g := a[k] * (d[k] - rowDot) * l.leakyGradAt(i, int(j), h)
-					d[k] = g
-					sum += g
-				}
-				l.daDst[i*H+h] = sum
-			}
-		}
-	})
-	sp.EndWork(2*int64(E*HC)+10*int64(E*H), adj.Bytes()+int64(E*HC)*4+int64(E*H)*16)
-
-	sp = c.begin("gat.spmm", trace.RoleBackward)
-	t, tEdge := adj.Transpose()
-	parallelRows(t.Indptr, int64(E*HC)*2, func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			p0, p1 := int(t.Indptr[j]), int(t.Indptr[j+1])
-			edges := tEdge[p0:p1]
-			dh := l.dh.Row(j)
-			for h := 0; h < H; h++ {
-				at := l.alphaT[h*E+p0 : h*E+p1]
-				aD, ds := l.alphaD[h*E:(h+1)*E], l.ds[h*E:(h+1)*E]
-				var sum float32
-				for k, e := range edges {
-					at[k] = aD[e]
-					sum += ds[e]
-				}
-				l.daSrc[j*H+h] = sum
-				gatherAccumulate(dh[h*C:(h+1)*C], l.dO.Data[h*C:], HC, t.Indices[p0:p1], at, gatherVals)
-			}
-		}
-	})
-	sp.EndWork(2*int64(E*HC)+int64(E*H), t.Bytes()+int64(len(tEdge))*4+int64(E*HC)*4+int64(E*H)*12+l.dh.Bytes())
-}
-
-func (l *GATConv) backwardRecompute(c *Ctx) {
-	adj, H, C := l.adj, l.Heads, l.Ch
-	E := l.nnz
-	HC := H * C
-	nd := adj.Rows
-	l.rowDot = growF32(l.rowDot, nd*H)
-	sp := c.begin("gat.fused_attention", trace.RoleBackward)
-	// Per target row and head, with α recomputed and dα = mask·⟨dO_i, h_j⟩: the softmax term
-	// Σ α·dα, and the target-side gradient Σ α·lrelu'·dα − Σ α·dα · Σ α·lrelu'.
-	parallelRows(adj.Indptr, int64(E*HC)*2, func(lo, hi int) {
-		n := maxRowLen(adj.Indptr, lo, hi)
-		scr := rowScratch(2 * n)
-		defer scratchPool.Put(scr)
-		for i := lo; i < hi; i++ {
-			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
-			if e0 == e1 {
-				continue
-			}
-			idx := adj.Indices[e0:e1]
-			a, d := (*scr)[:e1-e0], (*scr)[n:n+e1-e0]
-			dO := l.dO.Row(i)
-			for h := 0; h < H; h++ {
-				l.scoreRow(i, h, idx, a)
-				mx, inv := l.rowMax[i*H+h], 1/l.rowSum[i*H+h]
-				clear(d)
-				gatherDot(dO[h*C:(h+1)*C], l.h.Data[h*C:], HC, idx, d)
-				l.dropRun(h*E+e0, d, d)
-				var sa, sb, sc float32
-				for k, j := range idx {
-					av := exp32(a[k]-mx) * inv
-					g := l.leakyGradAt(i, int(j), h)
-					sa += av * d[k]
-					sb += av * g * d[k]
-					sc += av * g
-				}
-				l.rowDot[i*H+h] = sa
-				l.daDst[i*H+h] = sb - sa*sc
-			}
-		}
-	})
-	sp.EndWork(2*int64(E*HC)+16*int64(E*H), adj.Bytes()+int64(E*HC)*4+int64(nd*H)*16)
-
-	sp = c.begin("gat.spmm", trace.RoleBackward)
-	t, tEdge := adj.Transpose()
-	parallelRows(t.Indptr, int64(E*HC)*4, func(lo, hi int) {
-		n := maxRowLen(t.Indptr, lo, hi)
-		scr := rowScratch(2 * n)
-		defer scratchPool.Put(scr)
-		for j := lo; j < hi; j++ {
-			p0, p1 := int(t.Indptr[j]), int(t.Indptr[j+1])
-			if p0 == p1 {
-				continue
-			}
-			src := t.Indices[p0:p1]
-			d, coef := (*scr)[:p1-p0], (*scr)[n:n+p1-p0]
-			hj, dh := l.h.Row(j), l.dh.Row(j)
-			for h := 0; h < H; h++ {
-				clear(d)
-				gatherDot(hj[h*C:(h+1)*C], l.dO.Data[h*C:], HC, src, d)
-				var sum float32
-				for k, i32 := range src {
-					i, e := int(i32), int64(tEdge[p0+k])
-					s := l.aSrc[j*H+h] + l.aDst[i*H+h]
-					g := float32(1)
-					if s < 0 {
-						s *= l.NegSlope
-						g = l.NegSlope
-					}
-					av := exp32(s-l.rowMax[i*H+h]) / l.rowSum[i*H+h]
-					m := l.mask(e, h)
-					coef[k] = av * m
-					sum += av * (d[k]*m - l.rowDot[i*H+h]) * g
-				}
-				l.daSrc[j*H+h] = sum
-				gatherAccumulate(dh[h*C:(h+1)*C], l.dO.Data[h*C:], HC, src, coef, gatherVals)
-			}
-		}
-	})
-	sp.EndWork(4*int64(E*HC)+16*int64(E*H), t.Bytes()+int64(len(tEdge))*4+2*int64(E*HC)*4+l.dh.Bytes())
-}
-
-func (l *GATConv) backwardNaive(c *Ctx) {
-	adj, H, C := l.adj, l.Heads, l.Ch
-	E := int64(adj.NNZ())
-	HC := H * C
-	l.dmsg = growF32(l.dmsg, int(E)*HC)
-	l.dcat = growF32(l.dcat, int(E)*2*HC)
-	l.ds = growF32(l.ds, int(E)*H)
-
-	sp := c.begin("gat.scatter", trace.RoleBackward)
-	parallelRows(adj.Indptr, E*int64(HC), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				copy(l.dmsg[int(e)*HC:int(e+1)*HC], l.dO.Row(i))
-			}
-		}
-	})
-	sp.EndWork(0, E*int64(HC)*8)
-
-	sp = c.begin("gat.edge_message", trace.RoleBackward)
-	parallelRows(adj.Indptr, E*int64(HC)*2, func(lo, hi int) {
-		for e := adj.Indptr[lo]; e < adj.Indptr[hi]; e++ {
-			dm := l.dmsg[int(e)*HC : int(e+1)*HC]
-			src := l.cat[int(e)*2*HC+HC : int(e+1)*2*HC]
-			dsrc := l.dcat[int(e)*2*HC+HC : int(e+1)*2*HC]
-			for h := 0; h < H; h++ {
-				m := l.mask(e, h)
-				l.ds[int(e)*H+h] = dot(dm[h*C:(h+1)*C], src[h*C:(h+1)*C]) * m
-				a := l.alpha[int(e)*H+h] * m
-				for k := h * C; k < (h+1)*C; k++ {
-					dsrc[k] = a * dm[k]
-				}
-			}
-		}
-	})
-	sp.EndWork(3*E*int64(HC), E*int64(HC)*16)
-
-	sp = c.begin("gat.edge_softmax", trace.RoleBackward)
-	parallelRows(adj.Indptr, E*int64(H)*6, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			var rowDot [maxGATHeads]float32
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				for h := 0; h < H; h++ {
-					rowDot[h] += l.alpha[int(e)*H+h] * l.ds[int(e)*H+h]
-				}
-			}
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				for h := 0; h < H; h++ {
-					k := int(e)*H + h
-					l.ds[k] = l.alpha[k] * (l.ds[k] - rowDot[h])
-				}
-			}
-		}
-	})
-	sp.EndWork(4*E*int64(H), E*int64(H)*12)
-
-	sp = c.begin("gat.edge_linear", trace.RoleBackward)
-	as, ad := l.AttSrc.W.Data, l.AttDst.W.Data
-	parallelRows(adj.Indptr, E*int64(2*HC)*2, func(lo, hi int) {
-		for e := adj.Indptr[lo]; e < adj.Indptr[hi]; e++ {
-			cat := l.cat[int(e)*2*HC : int(e+1)*2*HC]
-			dcat := l.dcat[int(e)*2*HC : int(e+1)*2*HC]
-			for h := 0; h < H; h++ {
-				// Recover the pre-activation score from the concatenated features.
-				s := dot(cat[h*C:(h+1)*C], ad[h*C:(h+1)*C]) + dot(cat[HC+h*C:HC+(h+1)*C], as[h*C:(h+1)*C])
-				g := l.ds[int(e)*H+h] * l.leakyGrad(s)
-				l.ds[int(e)*H+h] = g
-				for k := 0; k < C; k++ {
-					dcat[h*C+k] = g * ad[h*C+k]
-					dcat[HC+h*C+k] += g * as[h*C+k]
-				}
-			}
-		}
-	})
-	gs, gd := l.AttSrc.G.Data, l.AttDst.G.Data
-	for e := int64(0); e < E; e++ {
-		cat := l.cat[int(e)*2*HC : int(e+1)*2*HC]
-		for h := 0; h < H; h++ {
-			g := l.ds[int(e)*H+h]
-			axpy(g, cat[h*C:(h+1)*C], gd[h*C:(h+1)*C])
-			axpy(g, cat[HC+h*C:HC+(h+1)*C], gs[h*C:(h+1)*C])
-		}
+// mask returns the dropout factor of edge e, head h: 0 or 1/(1−p) while dropping, else 1.
+// Masks are indexed head-major (h·|E| + e), so a row's edges for one head share hash words.
+func (l *GATConv) mask(e int64, h int) float32 {
+	if !l.drop || keep(l.seed, h*l.nnz+int(e), l.thr) {
+		return l.scale
 	}
-	sp.EndWork(10*E*int64(HC), E*int64(2*HC)*12)
+	return 0
+}
 
-	sp = c.begin("gat.edge_concat", trace.RoleBackward)
-	parallelRows(adj.Indptr, E*int64(HC), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			dh := l.dh.Row(i)
-			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
-				axpy(1, l.dcat[int(e)*2*HC:int(e)*2*HC+HC], dh)
-			}
+// dropRun multiplies src by the dropout factors of mask indices start, start+1, … into dst
+// (which may be src); outside training it copies.
+func (l *GATConv) dropRun(start int, src, dst []float32) {
+	if !l.drop {
+		copy(dst, src)
+		return
+	}
+	var z uint64
+	for k, v := range src {
+		i := start + k
+		if k == 0 || i&3 == 0 {
+			z = maskWord(l.seed, i>>2) >> (16 * (i & 3))
 		}
-	})
-	t, tEdge := adj.Transpose()
-	parallelRows(t.Indptr, E*int64(HC), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			dh := l.dh.Row(j)
-			for p := t.Indptr[j]; p < t.Indptr[j+1]; p++ {
-				e := int(tEdge[p])
-				axpy(1, l.dcat[e*2*HC+HC:(e+1)*2*HC], dh)
-			}
+		if uint16(z) >= l.thr {
+			dst[k] = v * l.scale
+		} else {
+			dst[k] = 0
 		}
-	})
-	sp.EndWork(2*E*int64(HC), E*int64(2*HC)*4+2*l.dh.Bytes())
+		z >>= 16
+	}
 }

@@ -57,11 +57,8 @@ func (l *GCNConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 		sp.EndWork(gemmFLOPs(adj.Rows, w.Rows, w.Cols), l.ax.Bytes()+w.Bytes()+l.out.Bytes())
 		return l.out
 	}
-	sp := c.begin(l.linName, trace.RoleForward)
-	var flops, bytes int64
-	l.xw, flops, bytes = mulW(x, w, l.xw)
-	sp.EndWork(flops, bytes)
-	sp = c.begin(l.spmmName, trace.RoleForward)
+	l.xw = mulWSpan(c, l.linName, x, w, l.xw)
+	sp := c.begin(l.spmmName, trace.RoleForward)
 	l.out = SpMM(adj, l.xw, l.out)
 	AddBias(l.out, l.B.W.Data)
 	sp.EndWork(2*int64(adj.NNZ())*int64(w.Cols)+int64(l.out.Len()), spmmBytes(adj, w.Cols))
@@ -91,12 +88,6 @@ func (l *GCNConv) Backward(c *Ctx, dy *Mat) *Mat {
 	sp := c.begin(l.spmmName, trace.RoleBackward)
 	l.dmid = SpMMT(adj, dy, l.dmid)
 	sp.EndWork(2*int64(adj.NNZ())*int64(w.Cols), spmmBytes(adj, w.Cols))
-	sp = c.begin(l.linName, trace.RoleBackward)
-	var flops, bytes int64
-	l.dx, flops, bytes = mulWBackward(l.x, w, l.dmid, l.W.G, !l.NoInputGrad, l.dx)
-	sp.EndWork(flops, bytes)
-	if l.NoInputGrad || l.x.Sparse != nil {
-		return nil
-	}
+	l.dx = mulWBackwardSpan(c, l.linName, l.x, l.W, l.dmid, !l.NoInputGrad, l.dx)
 	return l.dx
 }

@@ -25,8 +25,6 @@ func iotaSlice(n int) []int32 {
 	return iotaBuf[:n]
 }
 
-var scratchPool = sync.Pool{New: func() any { return new([]float32) }}
-
 // gemmSmall computes c = op(a)·op(b) (+ c when accumulate) for the non-transposed and singly
 // transposed cases; it reports false when the shape is not one it handles.
 func gemmSmall(transA, transB bool, a, b, c *Mat, accumulate bool) bool {
@@ -64,8 +62,8 @@ func gemmSmall(transA, transB bool, a, b, c *Mat, accumulate bool) bool {
 		// vector store (masked stores are slow on some x86 cores), then add into c.
 		np := (n + 7) &^ 7
 		parallelFor(k, int64(m)*int64(k)*int64(np), func(lo, hi int) {
-			sp := scratchPool.Get().(*[]float32)
-			buf := growF32(*sp, (hi-lo)*np+np)
+			sp := getScratch((hi-lo)*np + np)
+			buf := *sp
 			clear(buf)
 			acc, brow := buf[:(hi-lo)*np], buf[(hi-lo)*np:]
 			for i := 0; i < m; i++ {
@@ -75,13 +73,12 @@ func gemmSmall(transA, transB bool, a, b, c *Mat, accumulate bool) bool {
 			for p := lo; p < hi; p++ {
 				axpyGo(1, acc[(p-lo)*np:(p-lo)*np+n], c.Data[p*n:(p+1)*n])
 			}
-			*sp = buf
 			scratchPool.Put(sp)
 		})
 	default: // c (m×k) = a·bᵀ with b k×n: c_i = Σ_j a[i,j]·bᵀ_j
 		k, w := b.Rows, b.Cols
-		sp := scratchPool.Get().(*[]float32)
-		bt := growF32(*sp, w*k)
+		sp := getScratch(w * k)
+		bt := *sp
 		for p := 0; p < k; p++ {
 			for j := 0; j < w; j++ {
 				bt[j*k+p] = b.Data[p*w+j]
@@ -97,7 +94,6 @@ func gemmSmall(transA, transB bool, a, b, c *Mat, accumulate bool) bool {
 				gatherAccumulate(ci, bt, k, idx, a.Data[i*w:(i+1)*w], gatherSkip)
 			}
 		})
-		*sp = bt
 		scratchPool.Put(sp)
 	}
 	return true

@@ -42,12 +42,9 @@ func (l *GINConv) Params() []*Param {
 // Forward computes the layer for adj.Rows targets (the input's first rows).
 func (l *GINConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	l.x, l.adj = x, adj
-	sp := c.begin("gin.linear", trace.RoleForward)
-	var flops, bytes int64
-	l.u, flops, bytes = mulW(x, l.W1.W, l.u)
-	sp.EndWork(flops, bytes)
+	l.u = mulWSpan(c, "gin.linear", x, l.W1.W, l.u)
 
-	sp = c.begin("gin.spmm", trace.RoleForward)
+	sp := c.begin("gin.spmm", trace.RoleForward)
 	h := l.u.Cols
 	l.z = SpMM(adj, l.u, l.z)
 	self := 1 + l.Eps.W.Data[0]
@@ -73,12 +70,6 @@ func (l *GINConv) Backward(c *Ctx, dy *Mat) *Mat {
 	axpy(1+l.Eps.W.Data[0], l.dz.Data[:nd*h], l.du.Data[:nd*h])
 	sp.EndWork(2*int64(l.adj.NNZ())*int64(h)+4*int64(nd*h), spmmBytes(l.adj, h))
 
-	sp = c.begin("gin.linear", trace.RoleBackward)
-	var flops, bytes int64
-	l.dx, flops, bytes = mulWBackward(l.x, l.W1.W, l.du, l.W1.G, !l.NoInputGrad, l.dx)
-	sp.EndWork(flops, bytes)
-	if l.NoInputGrad || l.x.Sparse != nil {
-		return nil
-	}
+	l.dx = mulWBackwardSpan(c, "gin.linear", l.x, l.W1, l.du, !l.NoInputGrad, l.dx)
 	return l.dx
 }

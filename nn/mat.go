@@ -1,6 +1,9 @@
 package nn
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // Mat is a dense row-major float32 matrix.
 type Mat struct {
@@ -27,13 +30,29 @@ func Resize(m *Mat, rows, cols int) *Mat {
 	if m == nil {
 		return NewMat(rows, cols)
 	}
-	n := rows * cols
-	if cap(m.Data) < n {
-		m.Data = make([]float32, n)
-	}
-	m.Data = m.Data[:n]
+	m.Data = growF32(m.Data, rows*cols)
 	m.Rows, m.Cols = rows, cols
 	return m
+}
+
+// growF32 returns b resliced to n elements, or a new slice when b is too small; the contents are
+// unspecified.
+func growF32(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// scratchPool holds float32 buffers that kernels borrow for the length of a call.
+var scratchPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// getScratch borrows a buffer of n floats (contents unspecified); give it back with
+// scratchPool.Put.
+func getScratch(n int) *[]float32 {
+	sp := scratchPool.Get().(*[]float32)
+	*sp = growF32(*sp, n)
+	return sp
 }
 
 // ResizeZero is Resize followed by zeroing.

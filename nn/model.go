@@ -46,23 +46,124 @@ func NewModel(cfg ModelConfig, rng *rand.Rand) (Model, error) {
 	}
 	switch cfg.Kind {
 	case "gcn":
-		return newGCNModel(cfg, rng), nil
+		// Kipf & Welling's GCN as in PyG's example, weight decay on the first layer only.
+		l0, l1 := NewGCNConv("conv0", cfg.In, cfg.Hidden, rng), NewGCNConv("conv1", cfg.Hidden, cfg.Out, rng)
+		l0.NoInputGrad = true
+		return newTwoLayerModel(cfg, AdjGCN, l0, l1, relu, decayFirstLayer), nil
 	case "sage":
-		return newSAGEModel(cfg, rng), nil
+		// GraphSAGE-mean.
+		l0, l1 := NewSAGEConv("conv0", cfg.In, cfg.Hidden, rng), NewSAGEConv("conv1", cfg.Hidden, cfg.Out, rng)
+		l0.NoInputGrad = true
+		return newTwoLayerModel(cfg, AdjMean, l0, l1, relu, decayAllLayers), nil
 	case "gat":
+		// The GAT of Veličković et al. for Cora: heads×hidden concatenated, then OutHeads
+		// averaged, attention dropout in both layers.
 		if cfg.Heads <= 0 || cfg.OutHeads <= 0 {
 			return nil, fmt.Errorf("model gat: heads %d and output heads %d must be positive", cfg.Heads, cfg.OutHeads)
 		}
-		return newGATModel(cfg, rng), nil
+		l0 := NewGATConv("conv0", cfg.In, cfg.Hidden, cfg.Heads, true, cfg.AttnDropout, cfg.GATForm, rng)
+		l1 := NewGATConv("conv1", cfg.Hidden*cfg.Heads, cfg.Out, cfg.OutHeads, false, cfg.AttnDropout, cfg.GATForm, rng)
+		l0.NoInputGrad = true
+		return newTwoLayerModel(cfg, AdjSelfLoops, l0, l1, elu, decayAllLayers), nil
 	case "gin":
-		return newGINModel(cfg, rng), nil
+		// GIN(in → hidden → hidden), then GIN(hidden → hidden → classes).
+		l0 := NewGINConv("conv0", cfg.In, cfg.Hidden, cfg.Hidden, rng)
+		l1 := NewGINConv("conv1", cfg.Hidden, cfg.Hidden, cfg.Out, rng)
+		l0.NoInputGrad = true
+		return newTwoLayerModel(cfg, AdjSum, l0, l1, relu, decayAllLayers), nil
 	case "appnp":
+		// APPNP: a two-layer MLP, then K propagation steps; weight decay on the first layer only.
 		if cfg.K <= 0 || cfg.Alpha < 0 || cfg.Alpha > 1 {
 			return nil, fmt.Errorf("model appnp: K %d must be positive and alpha %g in [0, 1]", cfg.K, cfg.Alpha)
 		}
-		return newAPPNPModel(cfg, rng), nil
+		l0, l1 := NewLinear("lin0", cfg.In, cfg.Hidden, true, rng), NewLinear("lin1", cfg.Hidden, cfg.Out, true, rng)
+		l0.NoInputGrad = true
+		l0.span, l1.span = "appnp.linear", "appnp.linear"
+		m := newTwoLayerModel(cfg, AdjGCN, nodeLinear{l0}, nodeLinear{l1}, relu, decayFirstLayer)
+		m.prop = &APPNPProp{K: cfg.K, Alpha: cfg.Alpha}
+		return m, nil
 	}
 	return nil, fmt.Errorf("unknown model %q (known: gcn, sage, gat, gin, appnp)", cfg.Kind)
+}
+
+// graphLayer is a layer as a model stacks it (GCNConv, SAGEConv, GATConv, GINConv, nodeLinear).
+type graphLayer interface {
+	Forward(c *Ctx, adj *Sparse, x Input) *Mat
+	Backward(c *Ctx, dy *Mat) *Mat
+	Params() []*Param
+}
+
+// nodeLinear is a Linear as a graph layer: it ignores the adjacency (APPNP's MLP).
+type nodeLinear struct{ *Linear }
+
+func (l nodeLinear) Forward(c *Ctx, _ *Sparse, x Input) *Mat { return l.Linear.Forward(c, x) }
+
+// activation is the nonlinearity between a model's layers, with spans named model.name.
+type activation struct {
+	name     string
+	forward  func(c *Ctx, span string, x, out *Mat) *Mat
+	backward func(c *Ctx, span string, y, dy *Mat) *Mat
+}
+
+var (
+	relu = activation{"relu", reluSpan, reluBackwardSpan}
+	elu  = activation{"elu", eluSpan, eluBackwardSpan}
+)
+
+// decayScope says which layers' parameters a model decays, as its reference implementation
+// does.
+type decayScope int
+
+const (
+	decayAllLayers decayScope = iota
+	decayFirstLayer
+)
+
+// twoLayerModel is the shape every model here has, as in PyG's examples: dropout → layer 0 →
+// activation → dropout → layer 1, then, for APPNP, a propagation.
+type twoLayerModel struct {
+	adjKind        AdjKind
+	decay          decayScope
+	weightDecay    float32
+	drop0, drop1   *Dropout
+	layer0, layer1 graphLayer
+	act            activation
+	actSpan        string
+	prop           *APPNPProp // nil but for APPNP
+	h              *Mat       // the activation's output
+}
+
+func newTwoLayerModel(cfg ModelConfig, adj AdjKind, l0, l1 graphLayer, act activation, decay decayScope) *twoLayerModel {
+	return &twoLayerModel{adjKind: adj, decay: decay, weightDecay: cfg.WeightDecay,
+		drop0: NewDropout(cfg.Kind+".input", cfg.Dropout), drop1: NewDropout(cfg.Kind+".hidden", cfg.Dropout),
+		layer0: l0, layer1: l1, act: act, actSpan: cfg.Kind + "." + act.name}
+}
+
+func (m *twoLayerModel) AdjKind() AdjKind { return m.adjKind }
+
+func (m *twoLayerModel) ParamGroups() []ParamGroup {
+	if m.decay == decayFirstLayer {
+		return []ParamGroup{{Params: m.layer0.Params(), WeightDecay: m.weightDecay}, {Params: m.layer1.Params()}}
+	}
+	return []ParamGroup{{Params: append(m.layer0.Params(), m.layer1.Params()...), WeightDecay: m.weightDecay}}
+}
+
+func (m *twoLayerModel) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
+	h := m.layer0.Forward(c, adj, inputDropout(c, m.drop0, x))
+	m.h = m.act.forward(c, m.actSpan, h, m.h)
+	out := m.layer1.Forward(c, adj, DenseInput(m.drop1.Forward(c, m.h)))
+	if m.prop != nil {
+		out = m.prop.Forward(c, adj, out)
+	}
+	return out
+}
+
+func (m *twoLayerModel) Backward(c *Ctx, dy *Mat) {
+	if m.prop != nil {
+		dy = m.prop.Backward(c, dy)
+	}
+	d := m.drop1.Backward(c, m.layer1.Backward(c, dy))
+	m.layer0.Backward(c, m.act.backward(c, m.actSpan, m.h, d))
 }
 
 // inputDropout applies dropout to a dense or sparse input.
@@ -71,181 +172,4 @@ func inputDropout(c *Ctx, d *Dropout, x Input) Input {
 		return SparseInput(d.ForwardSparse(c, x.Sparse))
 	}
 	return DenseInput(d.Forward(c, x.Dense))
-}
-
-// gcnModel is Kipf & Welling's GCN as in PyG's example: dropout → conv → ReLU → dropout →
-// conv, weight decay on the first layer only.
-type gcnModel struct {
-	cfg          ModelConfig
-	drop0, drop1 *Dropout
-	conv0, conv1 *GCNConv
-	h            *Mat
-}
-
-func newGCNModel(cfg ModelConfig, rng *rand.Rand) *gcnModel {
-	m := &gcnModel{cfg: cfg,
-		drop0: NewDropout("gcn.input", cfg.Dropout), drop1: NewDropout("gcn.hidden", cfg.Dropout),
-		conv0: NewGCNConv("conv0", cfg.In, cfg.Hidden, rng), conv1: NewGCNConv("conv1", cfg.Hidden, cfg.Out, rng)}
-	m.conv0.NoInputGrad = true
-	return m
-}
-
-func (m *gcnModel) AdjKind() AdjKind { return AdjGCN }
-
-func (m *gcnModel) ParamGroups() []ParamGroup {
-	return []ParamGroup{{Params: m.conv0.Params(), WeightDecay: m.cfg.WeightDecay}, {Params: m.conv1.Params()}}
-}
-
-func (m *gcnModel) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
-	h := m.conv0.Forward(c, adj, inputDropout(c, m.drop0, x))
-	m.h = reluSpan(c, "gcn.relu", h, m.h)
-	return m.conv1.Forward(c, adj, DenseInput(m.drop1.Forward(c, m.h)))
-}
-
-func (m *gcnModel) Backward(c *Ctx, dy *Mat) {
-	d := m.drop1.Backward(c, m.conv1.Backward(c, dy))
-	d = reluBackwardSpan(c, "gcn.relu", m.h, d)
-	m.conv0.Backward(c, d)
-}
-
-// sageModel is GraphSAGE-mean: dropout → conv → ReLU → dropout → conv.
-type sageModel struct {
-	cfg          ModelConfig
-	drop0, drop1 *Dropout
-	conv0, conv1 *SAGEConv
-	h            *Mat
-}
-
-func newSAGEModel(cfg ModelConfig, rng *rand.Rand) *sageModel {
-	m := &sageModel{cfg: cfg,
-		drop0: NewDropout("sage.input", cfg.Dropout), drop1: NewDropout("sage.hidden", cfg.Dropout),
-		conv0: NewSAGEConv("conv0", cfg.In, cfg.Hidden, rng), conv1: NewSAGEConv("conv1", cfg.Hidden, cfg.Out, rng)}
-	m.conv0.NoInputGrad = true
-	return m
-}
-
-func (m *sageModel) AdjKind() AdjKind { return AdjMean }
-
-func (m *sageModel) ParamGroups() []ParamGroup {
-	return []ParamGroup{{Params: append(m.conv0.Params(), m.conv1.Params()...), WeightDecay: m.cfg.WeightDecay}}
-}
-
-func (m *sageModel) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
-	h := m.conv0.Forward(c, adj, inputDropout(c, m.drop0, x))
-	m.h = reluSpan(c, "sage.relu", h, m.h)
-	return m.conv1.Forward(c, adj, DenseInput(m.drop1.Forward(c, m.h)))
-}
-
-func (m *sageModel) Backward(c *Ctx, dy *Mat) {
-	d := m.drop1.Backward(c, m.conv1.Backward(c, dy))
-	m.conv0.Backward(c, reluBackwardSpan(c, "sage.relu", m.h, d))
-}
-
-// gatModel is the GAT of Veličković et al. for Cora: dropout → GAT(heads×hidden, concat) → ELU →
-// dropout → GAT(classes, OutHeads averaged), attention dropout in both layers.
-type gatModel struct {
-	cfg          ModelConfig
-	drop0, drop1 *Dropout
-	conv0, conv1 *GATConv
-	h            *Mat
-}
-
-func newGATModel(cfg ModelConfig, rng *rand.Rand) *gatModel {
-	m := &gatModel{cfg: cfg,
-		drop0: NewDropout("gat.input", cfg.Dropout), drop1: NewDropout("gat.hidden", cfg.Dropout),
-		conv0: NewGATConv("conv0", cfg.In, cfg.Hidden, cfg.Heads, true, cfg.AttnDropout, cfg.GATForm, rng),
-		conv1: NewGATConv("conv1", cfg.Hidden*cfg.Heads, cfg.Out, cfg.OutHeads, false, cfg.AttnDropout, cfg.GATForm, rng)}
-	m.conv0.NoInputGrad = true
-	return m
-}
-
-func (m *gatModel) AdjKind() AdjKind { return AdjSelfLoops }
-
-func (m *gatModel) ParamGroups() []ParamGroup {
-	return []ParamGroup{{Params: append(m.conv0.Params(), m.conv1.Params()...), WeightDecay: m.cfg.WeightDecay}}
-}
-
-func (m *gatModel) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
-	h := m.conv0.Forward(c, adj, inputDropout(c, m.drop0, x))
-	m.h = eluSpan(c, "gat.elu", h, m.h)
-	return m.conv1.Forward(c, adj, DenseInput(m.drop1.Forward(c, m.h)))
-}
-
-func (m *gatModel) Backward(c *Ctx, dy *Mat) {
-	d := m.drop1.Backward(c, m.conv1.Backward(c, dy))
-	m.conv0.Backward(c, eluBackwardSpan(c, "gat.elu", m.h, d))
-}
-
-// ginModel is two GIN layers: GIN(in → hidden → hidden) → ReLU → dropout → GIN(hidden → hidden →
-// classes).
-type ginModel struct {
-	cfg          ModelConfig
-	drop0, drop1 *Dropout
-	conv0, conv1 *GINConv
-	h            *Mat
-}
-
-func newGINModel(cfg ModelConfig, rng *rand.Rand) *ginModel {
-	m := &ginModel{cfg: cfg,
-		drop0: NewDropout("gin.input", cfg.Dropout), drop1: NewDropout("gin.hidden", cfg.Dropout),
-		conv0: NewGINConv("conv0", cfg.In, cfg.Hidden, cfg.Hidden, rng),
-		conv1: NewGINConv("conv1", cfg.Hidden, cfg.Hidden, cfg.Out, rng)}
-	m.conv0.NoInputGrad = true
-	return m
-}
-
-func (m *ginModel) AdjKind() AdjKind { return AdjSum }
-
-func (m *ginModel) ParamGroups() []ParamGroup {
-	return []ParamGroup{{Params: append(m.conv0.Params(), m.conv1.Params()...), WeightDecay: m.cfg.WeightDecay}}
-}
-
-func (m *ginModel) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
-	h := m.conv0.Forward(c, adj, inputDropout(c, m.drop0, x))
-	m.h = reluSpan(c, "gin.relu", h, m.h)
-	return m.conv1.Forward(c, adj, DenseInput(m.drop1.Forward(c, m.h)))
-}
-
-func (m *ginModel) Backward(c *Ctx, dy *Mat) {
-	d := m.drop1.Backward(c, m.conv1.Backward(c, dy))
-	m.conv0.Backward(c, reluBackwardSpan(c, "gin.relu", m.h, d))
-}
-
-// appnpModel is APPNP: dropout → Linear → ReLU → dropout → Linear, then K propagation steps;
-// weight decay on the first layer only.
-type appnpModel struct {
-	cfg          ModelConfig
-	drop0, drop1 *Dropout
-	lin0, lin1   *Linear
-	prop         APPNPProp
-	h            *Mat
-}
-
-func newAPPNPModel(cfg ModelConfig, rng *rand.Rand) *appnpModel {
-	m := &appnpModel{cfg: cfg,
-		drop0: NewDropout("appnp.input", cfg.Dropout), drop1: NewDropout("appnp.hidden", cfg.Dropout),
-		lin0: NewLinear("lin0", cfg.In, cfg.Hidden, true, rng), lin1: NewLinear("lin1", cfg.Hidden, cfg.Out, true, rng),
-		prop: APPNPProp{K: cfg.K, Alpha: cfg.Alpha}}
-	m.lin0.NoInputGrad = true
-	m.lin0.span, m.lin1.span = "appnp.linear", "appnp.linear"
-	return m
-}
-
-func (m *appnpModel) AdjKind() AdjKind { return AdjGCN }
-
-func (m *appnpModel) ParamGroups() []ParamGroup {
-	return []ParamGroup{{Params: m.lin0.Params(), WeightDecay: m.cfg.WeightDecay}, {Params: m.lin1.Params()}}
-}
-
-func (m *appnpModel) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
-	h := m.lin0.Forward(c, inputDropout(c, m.drop0, x))
-	m.h = reluSpan(c, "appnp.relu", h, m.h)
-	z := m.lin1.Forward(c, DenseInput(m.drop1.Forward(c, m.h)))
-	return m.prop.Forward(c, adj, z)
-}
-
-func (m *appnpModel) Backward(c *Ctx, dy *Mat) {
-	dz := m.prop.Backward(c, dy)
-	d := m.drop1.Backward(c, m.lin1.Backward(c, dz))
-	m.lin0.Backward(c, reluBackwardSpan(c, "appnp.relu", m.h, d))
 }

@@ -25,27 +25,24 @@ func AddScaled(y *Mat, a float32, x *Mat) {
 
 // AddBias adds bias (len Cols) to every row of m.
 func AddBias(m *Mat, bias []float32) {
-	if len(bias) != m.Cols {
-		panic(fmt.Sprintf("nn: AddBias: %d biases for %d columns", len(bias), m.Cols))
-	}
+	checkCols("AddBias", "biases", len(bias), m)
 	for i := 0; i < m.Rows; i++ {
-		row := m.Row(i)
-		for j, b := range bias {
-			row[j] += b
-		}
+		axpy(1, bias, m.Row(i))
 	}
 }
 
 // AddColSums adds the column sums of m to acc (the bias gradient).
 func AddColSums(acc []float32, m *Mat) {
-	if len(acc) != m.Cols {
-		panic(fmt.Sprintf("nn: AddColSums: %d sums for %d columns", len(acc), m.Cols))
-	}
+	checkCols("AddColSums", "sums", len(acc), m)
 	for i := 0; i < m.Rows; i++ {
-		row := m.Row(i)
-		for j, v := range row {
-			acc[j] += v
-		}
+		axpy(1, m.Row(i), acc)
+	}
+}
+
+// checkCols panics unless a per-column vector has m.Cols elements (a programming error).
+func checkCols(op, what string, n int, m *Mat) {
+	if n != m.Cols {
+		panic(fmt.Sprintf("nn: %s: %d %s for %d columns", op, n, what, m.Cols))
 	}
 }
 

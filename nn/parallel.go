@@ -12,59 +12,46 @@ const minParallelWork = 1 << 15
 // parallelFor splits [0, n) into contiguous chunks, one per available core, and calls fn on each
 // concurrently; work estimates the total scalar operations so small jobs stay serial.
 func parallelFor(n int, work int64, fn func(lo, hi int)) {
-	p := runtime.GOMAXPROCS(0)
-	if p == 1 || n < 2 || work < minParallelWork {
-		fn(0, n)
-		return
-	}
-	p = min(p, n)
-	var wg sync.WaitGroup
-	wg.Add(p - 1)
-	for w := 1; w < p; w++ {
-		go func(lo, hi int) {
-			defer wg.Done()
-			fn(lo, hi)
-		}(n*w/p, n*(w+1)/p)
-	}
-	fn(0, n/p)
-	wg.Wait()
+	parallelSplit(n, work, func(w, p int) int { return n * w / p }, fn)
 }
 
 // parallelRows is parallelFor over the rows of a CSR matrix, splitting by stored entries so each
 // core gets about the same number of edges (plus one unit per row); work is as for parallelFor.
 func parallelRows(indptr []int64, work int64, fn func(lo, hi int)) {
 	n := len(indptr) - 1
+	r := 0
+	parallelSplit(n, work, func(w, p int) int {
+		// Balance entries plus one unit per row (rows cost something even when empty).
+		target := (indptr[n] + int64(n)) * int64(w) / int64(p)
+		for r < n && indptr[r]+int64(r) < target {
+			r++
+		}
+		return r
+	}, fn)
+}
+
+// parallelSplit runs fn on p chunks of [0, n) concurrently, one per available core (or serially
+// when the job is small, as parallelFor says). Chunk w starts at bound(w, p), asked for in
+// increasing w from 1 to p−1; the first chunk runs on the calling goroutine.
+func parallelSplit(n int, work int64, bound func(w, p int) int, fn func(lo, hi int)) {
 	p := runtime.GOMAXPROCS(0)
 	if p == 1 || n < 2 || work < minParallelWork {
 		fn(0, n)
 		return
 	}
 	p = min(p, n)
-	nnz := indptr[n]
-	bounds := make([]int, 0, 17)
-	if p+1 > cap(bounds) {
-		bounds = make([]int, 0, p+1)
-	}
-	bounds = append(bounds, 0)
-	// Balance entries plus one unit per row (rows cost something even when empty).
-	total := nnz + int64(n)
-	r := 0
-	for w := 1; w < p; w++ {
-		target := total * int64(w) / int64(p)
-		for r < n && indptr[r]+int64(r) < target {
-			r++
-		}
-		bounds = append(bounds, r)
-	}
-	bounds = append(bounds, n)
 	var wg sync.WaitGroup
-	wg.Add(p - 1)
+	first := bound(1, p)
+	lo := first
 	for w := 1; w < p; w++ {
-		go func(lo, hi int) {
-			defer wg.Done()
-			fn(lo, hi)
-		}(bounds[w], bounds[w+1])
+		hi := n
+		if w+1 < p {
+			hi = bound(w+1, p)
+		}
+		start := lo
+		wg.Go(func() { fn(start, hi) })
+		lo = hi
 	}
-	fn(bounds[0], bounds[1])
+	fn(0, first)
 	wg.Wait()
 }

@@ -2,7 +2,8 @@ package nn
 
 import (
 	"fmt"
-	"slices"
+
+	"github.com/gnnprof/gnnprof/internal/csr"
 )
 
 // Sparse is a CSR matrix with float32 values: row i holds Val[e] at column Indices[e] for e in
@@ -69,30 +70,13 @@ func (s *Sparse) Transpose() (*Sparse, []int32) {
 	if s.t != nil {
 		return s.t, s.tEdge
 	}
-	indptr := make([]int64, s.Cols+1)
-	for _, j := range s.Indices {
-		indptr[j+1]++
-	}
-	for j := 0; j < s.Cols; j++ {
-		indptr[j+1] += indptr[j]
-	}
-	next := slices.Clone(indptr[:s.Cols])
-	indices := make([]int32, len(s.Indices))
 	edge := make([]int32, len(s.Indices))
+	indptr, indices := csr.Transpose(s.Cols, s.Indptr, s.Indices, edge)
 	var val []float32
 	if s.Val != nil {
 		val = make([]float32, len(s.Val))
-	}
-	for i := 0; i < s.Rows; i++ {
-		for e := s.Indptr[i]; e < s.Indptr[i+1]; e++ {
-			j := s.Indices[e]
-			p := next[j]
-			next[j]++
-			indices[p] = int32(i)
-			edge[p] = int32(e)
-			if val != nil {
-				val[p] = s.Val[e]
-			}
+		for p, e := range edge {
+			val[p] = s.Val[e]
 		}
 	}
 	s.t = &Sparse{Rows: s.Cols, Cols: s.Rows, Indptr: indptr, Indices: indices, Val: val}

@@ -1,3 +1,3 @@
-// Package openblas links gonum's netlib BLAS wrapper against OpenBLAS when built with the
-// openblas tag (and is empty otherwise).
+// Package openblas owns nn's optional link to OpenBLAS: built with the openblas tag it provides
+// gonum's netlib BLAS wrapper linked against OpenBLAS through cgo, and otherwise it is empty.
 package openblas

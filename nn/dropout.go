@@ -1,0 +1,106 @@
+package nn
+
+import "github.com/gnnprof/gnnprof/trace"
+
+// Dropout zeroes each element with probability P during training and scales the rest by
+// 1/(1−P). Masks come from a counter-based hash of a per-call seed, so they take no memory.
+type Dropout struct {
+	P float32
+
+	name   string
+	seed   uint64
+	active bool
+	out    *Mat
+	sOut   Sparse
+	sT     Sparse // sOut's transpose
+	dx     *Mat
+}
+
+// NewDropout returns a dropout layer; name labels its spans.
+func NewDropout(name string, p float32) *Dropout { return &Dropout{P: p, name: name + ".dropout"} }
+
+// begin decides whether this forward call drops (a training pass with P > 0) and, if so,
+// draws its mask seed and opens its span.
+func (d *Dropout) begin(c *Ctx) (trace.Span, bool) {
+	d.active = c.train() && d.P > 0
+	if !d.active {
+		return trace.Span{}, false
+	}
+	sp := c.begin(d.name, trace.RoleForward)
+	d.seed = c.seed()
+	return sp, true
+}
+
+// Forward returns x itself outside training (or with P = 0), else a masked copy.
+func (d *Dropout) Forward(c *Ctx, x *Mat) *Mat {
+	sp, ok := d.begin(c)
+	if !ok {
+		return x
+	}
+	d.out = Resize(d.out, x.Rows, x.Cols)
+	dropMask(d.seed, d.P, x.Data[:x.Len()], d.out.Data)
+	sp.EndWork(int64(x.Len()), 2*x.Bytes())
+	return d.out
+}
+
+// ForwardSparse drops stored entries of a sparse input (the zeros of a dense input stay zero
+// under dropout, so this equals dense dropout). The result shares x's structure.
+func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
+	sp, ok := d.begin(c)
+	if !ok {
+		return x
+	}
+	vals := growF32(d.sOut.Val, x.NNZ())
+	src := x.Val
+	if src == nil {
+		for i := range vals {
+			vals[i] = 1
+		}
+		src = vals
+	}
+	dropMask(d.seed, d.P, src, vals)
+	// The dropped copy has x's structure, so its transpose is x's with permuted values: build
+	// that here rather than let a backward pass transpose from scratch every step.
+	xt, tEdge := x.Transpose()
+	tVals := growF32(d.sT.Val, len(vals))
+	for i, e := range tEdge {
+		tVals[i] = vals[e]
+	}
+	d.sT = Sparse{Rows: xt.Rows, Cols: xt.Cols, Indptr: xt.Indptr, Indices: xt.Indices, Val: tVals}
+	d.sOut = Sparse{Rows: x.Rows, Cols: x.Cols, Indptr: x.Indptr, Indices: x.Indices, Val: vals, t: &d.sT, tEdge: tEdge}
+	sp.EndWork(int64(len(vals)), 12*int64(len(vals)))
+	return &d.sOut
+}
+
+// Backward masks dy the same way (no-op outside training).
+func (d *Dropout) Backward(c *Ctx, dy *Mat) *Mat {
+	if !d.active {
+		return dy
+	}
+	sp := c.begin(d.name, trace.RoleBackward)
+	d.dx = Resize(d.dx, dy.Rows, dy.Cols)
+	dropMask(d.seed, d.P, dy.Data[:dy.Len()], d.dx.Data)
+	sp.EndWork(int64(dy.Len()), 2*dy.Bytes())
+	return d.dx
+}
+
+// dropMask writes out[i] = in[i]/(1−p) or 0, by the hash mask of seed.
+func dropMask(seed uint64, p float32, in, out []float32) {
+	thr := dropThreshold(p)
+	scale := 1 / (1 - p)
+	words := (len(in) + 3) / 4
+	parallelFor(words, int64(len(in))*4, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			z := maskWord(seed, w)
+			end := min(4*w+4, len(in))
+			for i := 4 * w; i < end; i++ {
+				if uint16(z) >= thr {
+					out[i] = in[i] * scale
+				} else {
+					out[i] = 0
+				}
+				z >>= 16
+			}
+		}
+	})
+}

@@ -1,0 +1,101 @@
+package nn
+
+import "github.com/gnnprof/gnnprof/trace"
+
+// forwardReorganized is GATReorganized's forward: an edge softmax over the projected scores,
+// kept (before and after dropout) for backward, then a weighted SpMM per head.
+func (l *GATConv) forwardReorganized(c *Ctx) {
+	adj, H, C := l.adj, l.Heads, l.Ch
+	E := l.nnz
+	HC := H * C
+	l.alpha = growF32(l.alpha, E*H)
+	l.alphaD = growF32(l.alphaD, E*H)
+	sp := c.begin("gat.edge_softmax", trace.RoleForward)
+	parallelRows(adj.Indptr, int64(E*H)*8, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
+			if e0 == e1 {
+				continue
+			}
+			idx := adj.Indices[e0:e1]
+			for h := 0; h < H; h++ {
+				a := l.alpha[h*E+e0 : h*E+e1]
+				expNormalize(a, l.scoreRow(i, h, idx, a))
+				l.dropRun(h*E+e0, a, l.alphaD[h*E+e0:h*E+e1])
+			}
+		}
+	})
+	sp.EndWork(10*int64(E*H), int64(E*H)*16+adj.Bytes())
+	sp = c.begin("gat.spmm", trace.RoleForward)
+	parallelRows(adj.Indptr, int64(E*HC), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
+			out := l.agg.Row(i)
+			clear(out)
+			for h := 0; h < H; h++ {
+				gatherAccumulate(out[h*C:(h+1)*C], l.h.Data[h*C:], HC, adj.Indices[e0:e1], l.alphaD[h*E+e0:h*E+e1], gatherVals)
+			}
+		}
+	})
+	sp.EndWork(2*int64(E*HC), adj.Bytes()+int64(E*H)*4+int64(E*HC)*4+l.agg.Bytes())
+}
+
+// backwardReorganized turns dO into score gradients per target row from the kept attention,
+// then sums the sources' shares over the transposed adjacency.
+func (l *GATConv) backwardReorganized(c *Ctx) {
+	adj, H, C := l.adj, l.Heads, l.Ch
+	E := l.nnz
+	HC := H * C
+	l.ds = growF32(l.ds, E*H)
+	l.alphaT = growF32(l.alphaT, E*H)
+	sp := c.begin("gat.edge_softmax", trace.RoleBackward)
+	parallelRows(adj.Indptr, int64(E*HC)*2, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
+			idx := adj.Indices[e0:e1]
+			dO := l.dO.Row(i)
+			for h := 0; h < H; h++ {
+				// dα' = ⟨dO_i, h_j⟩, dα = mask·dα', softmax and LeakyReLU backward.
+				d := l.ds[h*E+e0 : h*E+e1]
+				clear(d)
+				gatherDot(dO[h*C:(h+1)*C], l.h.Data[h*C:], HC, idx, d)
+				l.dropRun(h*E+e0, d, d)
+				a := l.alpha[h*E+e0 : h*E+e1]
+				var rowDot float32
+				for k, v := range d {
+					rowDot += a[k] * v
+				}
+				var sum float32
+				for k, j := range idx {
+					g := a[k] * (d[k] - rowDot) * l.leakyGradAt(i, int(j), h)
+					d[k] = g
+					sum += g
+				}
+				l.daDst[i*H+h] = sum
+			}
+		}
+	})
+	sp.EndWork(2*int64(E*HC)+10*int64(E*H), adj.Bytes()+int64(E*HC)*4+int64(E*H)*16)
+
+	sp = c.begin("gat.spmm", trace.RoleBackward)
+	t, tEdge := adj.Transpose()
+	parallelRows(t.Indptr, int64(E*HC)*2, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			p0, p1 := int(t.Indptr[j]), int(t.Indptr[j+1])
+			edges := tEdge[p0:p1]
+			dh := l.dh.Row(j)
+			for h := 0; h < H; h++ {
+				at := l.alphaT[h*E+p0 : h*E+p1]
+				aD, ds := l.alphaD[h*E:(h+1)*E], l.ds[h*E:(h+1)*E]
+				var sum float32
+				for k, e := range edges {
+					at[k] = aD[e]
+					sum += ds[e]
+				}
+				l.daSrc[j*H+h] = sum
+				gatherAccumulate(dh[h*C:(h+1)*C], l.dO.Data[h*C:], HC, t.Indices[p0:p1], at, gatherVals)
+			}
+		}
+	})
+	sp.EndWork(2*int64(E*HC)+int64(E*H), t.Bytes()+int64(len(tEdge))*4+int64(E*HC)*4+int64(E*H)*12+l.dh.Bytes())
+}
