@@ -96,10 +96,6 @@ func AppendEvent(b []byte, e *Event) []byte {
 
 // appendHead writes the fields every event has: phase, category, name, ids and times.
 func appendHead(b []byte, e *Event) []byte {
-	cat := e.Cat
-	if cat == "" {
-		cat = Category(e.Kind, e.Role, e.OnDevice)
-	}
 	switch e.Kind {
 	case Span, Copy:
 		b = append(b, `{"ph":"X","cat":`...)
@@ -108,7 +104,11 @@ func appendHead(b []byte, e *Event) []byte {
 	default:
 		b = append(b, `{"ph":"i","cat":`...)
 	}
-	b = AppendString(b, cat)
+	if e.Cat != "" {
+		b = AppendString(b, e.Cat)
+	} else { // one of Category's names: nothing to escape
+		b = append(append(append(b, '"'), Category(e.Kind, e.Role, e.OnDevice)...), '"')
+	}
 	if e.Kind == Instant || e.Kind == Memory {
 		b = append(b, `,"s":"t"`...)
 	}
@@ -316,6 +316,14 @@ func AppendFloat(b []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainASCII marks the ASCII bytes a JSON string holds as they are.
+var plainASCII = func() (plain [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		plain[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return plain
+}()
+
 // AppendString writes s as a JSON string: control characters escaped (Perfetto rejects raw ones),
 // invalid UTF-8 as U+FFFD, and <, > and & as \u escapes so the text is also safe inside an HTML
 // <script> element.
@@ -325,7 +333,7 @@ func AppendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plainASCII[c] {
 				i++
 				continue
 			}
