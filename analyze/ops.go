@@ -38,11 +38,6 @@ func (a *analysis) isOp(i int) bool {
 		t.Role[i] != trace.RoleStep && t.Role[i] != trace.RoleRuntime
 }
 
-// isHostSpan reports whether event i is a span on a host lane: what operators nest in.
-func (a *analysis) isHostSpan(i int32) bool {
-	return a.t.Kind[i] == trace.KindSpan && a.lane[a.t.Lane[i]] != laneDevice
-}
-
 // extEntry indexes an operator by torch's External id.
 type extEntry struct {
 	ext int64
@@ -56,13 +51,13 @@ func (a *analysis) extIndex() []extEntry {
 	}
 	t := a.t
 	count := 0 // counted first: a large trace has millions
-	for _, i := range a.order {
+	for _, i := range a.hostSpans {
 		if t.ExtID[i] != 0 && a.isOp(int(i)) {
 			count++
 		}
 	}
 	index := make([]extEntry, 0, count)
-	for _, i := range a.order {
+	for _, i := range a.hostSpans {
 		if t.ExtID[i] != 0 && a.isOp(int(i)) {
 			index = append(index, extEntry{t.ExtID[i], i})
 		}
@@ -87,10 +82,7 @@ func (a *analysis) joinRuntimeOps() {
 		return
 	}
 	t := a.t
-	t.Nest(a.order, func(i, parent int32, _ int) bool {
-		if !a.isHostSpan(i) {
-			return false
-		}
+	t.Nest(a.hostSpans, func(i, parent int32, _ int) bool {
 		if t.Corr[i] != 0 && (t.Role[i] == trace.RoleRuntime || t.Role[i] == trace.RoleSync) {
 			if k := a.runtimeIndex(t.Corr[i]); k >= 0 && parent >= 0 && a.runtimes[k].event == i {
 				a.runtimes[k].op = parent // only operators open, so the parent is the innermost one
@@ -166,10 +158,7 @@ func (a *analysis) opGroups(devSelf []int64) (byName map[int32]*opAgg, byShape m
 	t := a.t
 	byName, byShape = map[int32]*opAgg{}, map[[2]int32]*opAgg{}
 	var devChild []int64 // per open span: its children's device total
-	t.Nest(a.order, func(i, _ int32, _ int) bool {
-		if !a.isHostSpan(i) {
-			return false
-		}
+	t.Nest(a.hostSpans, func(i, _ int32, _ int) bool {
 		devChild = append(devChild, 0)
 		return true
 	}, func(i int32, dur, childNs int64) {

@@ -112,10 +112,7 @@ func (a *analysis) findRepeating() bool {
 	}
 	cands := map[[2]int32]*cand{}
 	laneEnd := map[int32]int64{}
-	t.Nest(a.order, func(i, parent int32, depth int) bool {
-		if !a.isHostSpan(i) {
-			return false
-		}
+	t.Nest(a.hostSpans, func(i, parent int32, depth int) bool {
 		l := t.Lane[i]
 		s, e := t.Start[i], t.Start[i]+t.Dur[i]
 		laneEnd[l] = max(laneEnd[l], e)

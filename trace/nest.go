@@ -12,46 +12,54 @@ package trace
 //
 // Each span costs constant amortised time whatever the nesting depth.
 func (t *Table) Nest(idx []int32, enter func(i, parent int32, depth int) bool, leave func(i int32, dur, childNs int64)) {
-	type frame struct {
-		i          int32
-		end, child int64
-	}
-	var stack []frame
-	pop := func() {
-		f := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if leave != nil {
-			leave(f.i, f.end-t.Start[f.i], f.child)
-		}
-	}
+	n := nesting{t: t, leave: leave}
 	lane := int32(-1)
 	for _, i := range idx {
 		if t.Lane[i] != lane {
-			for len(stack) > 0 {
-				pop()
-			}
+			n.closeTo(maxTime)
 			lane = t.Lane[i]
 		}
 		start := t.Start[i]
-		for len(stack) > 0 && stack[len(stack)-1].end <= start {
-			pop()
-		}
+		n.closeTo(start)
 		parent := int32(-1)
-		if n := len(stack); n > 0 {
-			parent = stack[n-1].i
+		if len(n.stack) > 0 {
+			parent = n.stack[len(n.stack)-1].i
 		}
-		if !enter(i, parent, len(stack)) {
+		if !enter(i, parent, len(n.stack)) {
 			continue
 		}
 		end := start + max(t.Dur[i], 0)
-		if n := len(stack); n > 0 {
-			p := &stack[n-1]
+		if k := len(n.stack) - 1; k >= 0 {
+			p := &n.stack[k]
 			end = min(end, p.end)
 			p.child += end - start
 		}
-		stack = append(stack, frame{i: i, end: end})
+		n.stack = append(n.stack, openFrame{i: i, end: end})
 	}
-	for len(stack) > 0 {
-		pop()
+	n.closeTo(maxTime)
+}
+
+const maxTime = 1<<63 - 1
+
+// nesting is Nest's stack of open spans.
+type nesting struct {
+	t     *Table
+	stack []openFrame
+	leave func(i int32, dur, childNs int64)
+}
+
+type openFrame struct {
+	i          int32
+	end, child int64 // end as cut to the parent's; the time children cover
+}
+
+// closeTo closes the open spans that end at or before ts, innermost first.
+func (n *nesting) closeTo(ts int64) {
+	for k := len(n.stack) - 1; k >= 0 && n.stack[k].end <= ts; k-- {
+		f := n.stack[k]
+		n.stack = n.stack[:k]
+		if n.leave != nil {
+			n.leave(f.i, f.end-n.t.Start[f.i], f.child)
+		}
 	}
 }
