@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gnnprof/gnnprof/internal/jsonscan"
 )
 
 // readerSeeds are small traces of every kind the reader takes, and damaged ones.
@@ -97,38 +99,58 @@ func checkTable(t *testing.T, tab *Table) {
 	}
 }
 
-// TestReadBadInput: each kind of damage gives warnings or an error that says where, never a panic.
+// TestReadBadInput: each kind of damage gives warnings or an error that says where, never a panic,
+// and keeps the events around it.
 func TestReadBadInput(t *testing.T) {
+	const a = `{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}`
+	const b = `{"ph":"X","name":"b","pid":1,"tid":1,"ts":5,"dur":2}`
 	cases := []struct {
 		name, in string
-		err      string // substring of the error, "" for none
-		warn     string // substring of a warning
+		err      error  // the error wraps it (nil: no error)
+		errText  string // and says this
+		warn     string // a warning says this
 		events   int
 	}{
-		{"negative dur", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":-5},{"ph":"X","name":"b","pid":1,"tid":1,"ts":1,"dur":5}]}`, "", `"dur" is negative`, 1},
-		{"huge dur", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1e15}]}`, "", "implausibly large", 0},
-		{"missing ts", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":5}]}`, "", `no "ts"`, 0},
-		{"missing ph", `{"traceEvents":[{"name":"a","pid":1,"tid":1,"ts":1}]}`, "", `no "ph"`, 0},
-		{"unknown category", `{"traceEvents":[{"ph":"X","cat":"brand_new","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`, "", `unknown category "brand_new"`, 1},
-		{"invalid json", `{"traceEvents":[{"ph":"X","name":"a" "pid":1}]}`, "", "skipped", 0},
-		{"garbage between events", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2} x]}`, "byte 69", "", 1},
-		{"truncated", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},{"ph":"X","na`, "byte 69", "", 1},
-		{"not a trace", `hello`, "byte 0", "", 0},
+		{"negative dur", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":-5},` + b + `]}`, nil, "", `event 1 at byte 16: skipped: "dur" is negative`, 1},
+		{"huge dur", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1e15},` + b + `]}`, nil, "", "implausibly large", 1},
+		{"missing ts", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":5},` + b + `]}`, nil, "", `no "ts"`, 1},
+		{"missing ph", `{"traceEvents":[{"name":"a","pid":1,"tid":1,"ts":1},` + b + `]}`, nil, "", `no "ph"`, 1},
+		{"ts not a number", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":"soon","dur":5},` + b + `]}`, nil, "", `"ts" is not a time`, 1},
+		{"unknown category", `{"traceEvents":[{"ph":"X","cat":"brand_new","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`, nil, "", `unknown category "brand_new"`, 1},
+		// A corrupt event in the middle is skipped and reading resumes at the next one: not a truncation.
+		{"corrupt event mid-file", `{"traceEvents":[` + a + `,{"ph":"X","name":"x" "pid":1},` + "\n" + b + `]}`, nil, "",
+			"corrupt at byte 69, 1 event skipped (reading resumed at byte 98)", 2},
+		{"corrupt run of events", `{"traceEvents":[` + a + `,{"ph":"X","na` + "\n" + `,{"ph":"X",,"ts":1}` + "\n" + `,` + b + `]}`, nil, "",
+			"corrupt at byte 69, 2 events skipped (reading resumed at byte 103)", 2},
+		{"garbage between events", `{"traceEvents":[` + a + ` x,` + b + `]}`, nil, "", "corrupt at byte 69, 0 events skipped (reading resumed at byte 70)", 2},
+		{"corrupt to the end", `{"traceEvents":[` + a + `,{"ph":"X","name":"x" "pid":1}]}`, nil, "", "corrupt at byte 69, 1 event skipped (nothing readable follows it)", 1},
+		// Times that do not fit int64 nanoseconds (about 292 years) are rejected, not wrapped.
+		{"ts overflows", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":9300000000000000,"dur":5},` + b + `]}`, nil, "",
+			`"ts" is 9.3e+15 µs, which overflows int64 nanoseconds`, 1},
+		{"ts+dur overflows", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":9223372036854775,"dur":5000},` + b + `]}`, nil, "",
+			`"ts" + "dur" overflows int64 nanoseconds`, 1},
+		{"truncated", `{"traceEvents":[` + a + `,{"ph":"X","na`, ErrTruncated, "byte 69", "", 1},
+		{"truncated between events", `{"traceEvents":[` + a + `,`, ErrTruncated, "after event 1", "", 1},
+		{"cut in the header", `{"schemaVersion":1,"traceEv`, ErrTruncated, "header", "", 0},
+		{"not a trace", `hello`, jsonscan.ErrSyntax, "byte 0", "", 0},
+		{"empty file", ``, nil, "empty file", "", 0},
+		{"no events", `{"traceEvents":[]}`, ErrNoEvents, "0 elements", "", 0},
+		{"only metadata", `{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"x"}}]}`, ErrNoEvents, "1 elements", "", 0},
+		{"only bad events", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":5}]}`, ErrNoEvents, "", `no "ts"`, 0},
+		{"not an object", `{"traceEvents":[1,2,3]}`, ErrNoEvents, "", "corrupt at byte 16", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tab, err := Read(strings.NewReader(c.in), "bad.json", ReadOptions{})
-			if c.err == "" && err != nil {
+			switch {
+			case c.err == nil && c.errText == "" && err != nil:
 				t.Fatalf("error %v", err)
-			}
-			if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "bad.json")) {
-				t.Fatalf("error %v, want one containing %q and the file name", err, c.err)
-			}
-			if tab == nil {
-				if c.events > 0 {
-					t.Fatal("no table")
-				}
-				return
+			case c.err != nil && !errors.Is(err, c.err):
+				t.Fatalf("error %v, want %v", err, c.err)
+			case err != nil && (!strings.Contains(err.Error(), c.errText) || !strings.Contains(err.Error(), "bad.json")):
+				t.Fatalf("error %v, want one containing %q and the file name", err, c.errText)
+			case err == nil && c.errText != "":
+				t.Fatalf("no error, want one containing %q", c.errText)
 			}
 			if tab.Len() != c.events {
 				t.Fatalf("%d events, want %d", tab.Len(), c.events)
@@ -136,6 +158,7 @@ func TestReadBadInput(t *testing.T) {
 			if c.warn != "" && !strings.Contains(strings.Join(tab.Warnings, "\n"), c.warn) {
 				t.Fatalf("warnings %q lack %q", tab.Warnings, c.warn)
 			}
+			checkTable(t, tab)
 		})
 	}
 }

@@ -62,14 +62,6 @@ func (t *Table) intern(s string) int32 {
 	return t.internNew(s)
 }
 
-// internBytes is intern for a byte slice; it allocates only for a string not seen before.
-func (t *Table) internBytes(b []byte) int32 {
-	if id, ok := t.index[string(b)]; ok {
-		return id
-	}
-	return t.internNew(string(b))
-}
-
 func (t *Table) internNew(s string) int32 {
 	if t.index == nil {
 		t.index = make(map[string]int32, len(t.Strings))

@@ -4,160 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// maxValueBytes bounds one JSON value the scanner holds at once: a larger value is an error.
-const maxValueBytes = 256 << 20
-
-// Scanner reads a JSON stream one complete value at a time, without building a document: the
-// trace reader asks it for each event object's bytes and parses those in place with a Parser.
-type Scanner struct {
-	r    io.Reader
-	buf  []byte
-	pos  int   // next unread byte
-	n    int   // bytes of buf holding data
-	off  int64 // stream offset of buf[0]
-	rerr error // the reader's error once it has returned one (io.EOF at the end)
-}
-
-// NewScanner returns a scanner reading r.
-func NewScanner(r io.Reader) *Scanner {
-	return &Scanner{r: r, buf: make([]byte, 1<<20)}
-}
-
-// Offset returns the stream offset of the next unread byte.
-func (s *Scanner) Offset() int64 { return s.off + int64(s.pos) }
-
-// more reads more input, keeping bytes from pos on. It reports whether any arrived.
-func (s *Scanner) more() bool {
-	if s.pos > 0 {
-		copy(s.buf, s.buf[s.pos:s.n])
-		s.off += int64(s.pos)
-		s.n -= s.pos
-		s.pos = 0
-	}
-	if s.n == len(s.buf) {
-		if len(s.buf) >= maxValueBytes {
-			return false
-		}
-		s.buf = append(s.buf, make([]byte, len(s.buf))...)
-	}
-	for s.rerr == nil {
-		m, err := s.r.Read(s.buf[s.n:])
-		s.n += m
-		if err != nil {
-			s.rerr = err
-		}
-		if m > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// Advance consumes the byte Peek returned.
-func (s *Scanner) Advance() { s.pos++ }
-
 // ErrEOF says the input ended before the value did.
 var ErrEOF = errors.New("unexpected end of input")
-
-// endErr explains why more input could not be had.
-func (s *Scanner) endErr() error {
-	switch {
-	case s.rerr != nil && s.rerr != io.EOF && s.rerr != io.ErrUnexpectedEOF:
-		return s.rerr
-	case s.n-s.pos >= maxValueBytes:
-		return fmt.Errorf("a value longer than %d MiB", maxValueBytes>>20)
-	}
-	return ErrEOF
-}
-
-// Peek skips white space and returns the next byte without consuming it.
-func (s *Scanner) Peek() (byte, error) {
-	for {
-		for s.pos < s.n {
-			c := s.buf[s.pos]
-			if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
-				return c, nil
-			}
-			s.pos++
-		}
-		if !s.more() {
-			return 0, s.endErr()
-		}
-	}
-}
-
-// Value returns the bytes of the next complete JSON value and consumes them. The slice is valid
-// until the next call. Only the value's extent is checked here; a Parser reads its contents.
-func (s *Scanner) Value() ([]byte, error) {
-	c, err := s.Peek()
-	if err != nil {
-		return nil, err
-	}
-	j := 0 // bytes of the value seen so far, from pos
-	switch c {
-	case '{', '[':
-		var st nestState
-		for {
-			var done bool
-			if j, done = st.scan(s.buf[s.pos:s.n], j); done {
-				v := s.buf[s.pos : s.pos+j]
-				s.pos += j
-				return v, nil
-			}
-			if !s.more() {
-				return nil, s.endErr()
-			}
-		}
-	case '"':
-		j = 1
-		esc := false
-		for {
-			for s.pos+j < s.n {
-				c := s.buf[s.pos+j]
-				j++
-				if esc {
-					esc = false
-				} else if c == '\\' {
-					esc = true
-				} else if c == '"' {
-					v := s.buf[s.pos : s.pos+j]
-					s.pos += j
-					return v, nil
-				}
-			}
-			if !s.more() {
-				return nil, s.endErr()
-			}
-		}
-	default: // number, true, false, null: up to a delimiter
-		for {
-			for s.pos+j < s.n {
-				switch s.buf[s.pos+j] {
-				case ',', '}', ']', ' ', '\n', '\r', '\t':
-					v := s.buf[s.pos : s.pos+j]
-					s.pos += j
-					return v, nil
-				}
-				j++
-			}
-			if !s.more() {
-				if j > 0 && (s.rerr == io.EOF || s.rerr == io.ErrUnexpectedEOF) {
-					v := s.buf[s.pos : s.pos+j]
-					s.pos += j
-					return v, nil
-				}
-				return nil, s.endErr()
-			}
-		}
-	}
-}
 
 // structural marks the bytes that matter between strings when finding where a value ends.
 var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}
@@ -220,7 +74,8 @@ func (st *nestState) scan(b []byte, j int) (int, bool) {
 	return len(b), false
 }
 
-// Parser walks one complete JSON value held in memory (Reset gives it one).
+// Parser walks JSON held in memory (Reset gives it the bytes). When the bytes end before the value
+// does, its error wraps ErrEOF, so a caller holding part of a stream can fetch more and retry.
 type Parser struct {
 	b   []byte
 	i   int
@@ -230,17 +85,29 @@ type Parser struct {
 // Reset makes the parser walk b from its start.
 func (p *Parser) Reset(b []byte) { p.b, p.i = b, 0 }
 
+// Offset returns how many bytes of its input the parser has consumed.
+func (p *Parser) Offset() int { return p.i }
+
 // ErrSyntax is wrapped by the errors of malformed JSON.
 var ErrSyntax = errors.New("invalid JSON")
 
+// space marks JSON's white space.
+var space = [256]bool{' ': true, '\n': true, '\r': true, '\t': true}
+
+// strStop marks the bytes that end a run of plain string content: the closing quote, an escape,
+// and the control characters JSON forbids in strings (which also stop a string whose closing
+// quote was lost at the end of its line, where every trace writer puts a newline).
+var strStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 func (p *Parser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\n', '\r', '\t':
-			p.i++
-		default:
-			return
-		}
+	for p.i < len(p.b) && space[p.b[p.i]] {
+		p.i++
 	}
 }
 
@@ -253,9 +120,20 @@ func (p *Parser) Next() byte {
 	return 0
 }
 
+// fail returns a syntax error at the parser's position, or ErrEOF when the input ran out there.
+func (p *Parser) fail(format string, args ...any) error {
+	if p.i >= len(p.b) {
+		return fmt.Errorf("%w: %s", ErrEOF, fmt.Sprintf(format, args...))
+	}
+	return fmt.Errorf("%w: %s at %d", ErrSyntax, fmt.Sprintf(format, args...), p.i)
+}
+
+// Expect consumes the byte c, after white space; anything else is an error (ErrEOF at the end).
+func (p *Parser) Expect(c byte) error { return p.expect(c) }
+
 func (p *Parser) expect(c byte) error {
 	if p.Next() != c {
-		return fmt.Errorf("%w: expected %q at %d", ErrSyntax, c, p.i)
+		return p.fail("expected %q", c)
 	}
 	p.i++
 	return nil
@@ -265,25 +143,25 @@ func (p *Parser) expect(c byte) error {
 // call when there were escapes).
 func (p *Parser) Str() ([]byte, error) {
 	if p.Next() != '"' {
-		return nil, fmt.Errorf("%w: expected a string at %d", ErrSyntax, p.i)
+		return nil, p.fail("expected a string")
 	}
 	p.i++
-	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		if c == '"' {
-			p.i++
-			return p.b[start : p.i-1], nil
-		}
-		if c == '\\' {
-			return p.unescape(start)
-		}
-		if c < 0x20 {
-			return nil, fmt.Errorf("%w: control character in string at %d", ErrSyntax, p.i)
-		}
-		p.i++
+	start, b := p.i, p.b
+	i := start
+	for i < len(b) && !strStop[b[i]] {
+		i++
 	}
-	return nil, fmt.Errorf("%w: unterminated string", ErrSyntax)
+	p.i = i
+	switch {
+	case i == len(b):
+		return nil, p.fail("unterminated string")
+	case b[i] == '"':
+		p.i++
+		return b[start:i], nil
+	case b[i] == '\\':
+		return p.unescape(start)
+	}
+	return nil, p.fail("control character in string")
 }
 
 func (p *Parser) unescape(start int) ([]byte, error) {
@@ -296,7 +174,7 @@ func (p *Parser) unescape(start int) ([]byte, error) {
 			p.tmp = out
 			return out, nil
 		case c < 0x20:
-			return nil, fmt.Errorf("%w: control character in string at %d", ErrSyntax, p.i)
+			return nil, p.fail("control character in string")
 		case c != '\\':
 			out = append(out, c)
 			p.i++
@@ -323,6 +201,10 @@ func (p *Parser) unescape(start int) ([]byte, error) {
 		case 'u':
 			r, ok := p.hex4()
 			if !ok {
+				if p.i+4 > len(p.b) {
+					p.i = len(p.b)
+					return nil, p.fail("unterminated string")
+				}
 				return nil, fmt.Errorf("%w: bad \\u escape at %d", ErrSyntax, p.i)
 			}
 			if utf16.IsSurrogate(r) {
@@ -340,7 +222,8 @@ func (p *Parser) unescape(start int) ([]byte, error) {
 			return nil, fmt.Errorf("%w: bad escape \\%c at %d", ErrSyntax, e, p.i-1)
 		}
 	}
-	return nil, fmt.Errorf("%w: unterminated string", ErrSyntax)
+	p.i = len(p.b)
+	return nil, p.fail("unterminated string")
 }
 
 func (p *Parser) hex4() (rune, bool) {
@@ -364,12 +247,15 @@ func (p *Parser) hex4() (rune, bool) {
 	return r, true
 }
 
+// delimiter marks the bytes that end a number or literal.
+var delimiter = [256]bool{',': true, '}': true, ']': true, ' ': true, '\n': true, '\r': true, '\t': true}
+
 // Skip passes over one value of any type and returns its raw bytes.
 func (p *Parser) Skip() ([]byte, error) {
 	p.ws()
 	start := p.i
 	if p.i >= len(p.b) {
-		return nil, fmt.Errorf("%w: expected a value at %d", ErrSyntax, p.i)
+		return nil, p.fail("expected a value")
 	}
 	switch p.b[p.i] {
 	case '"':
@@ -377,40 +263,26 @@ func (p *Parser) Skip() ([]byte, error) {
 			return nil, err
 		}
 	case '{', '[':
-		depth, inStr, esc := 0, false, false
-		for p.i < len(p.b) {
-			c := p.b[p.i]
-			p.i++
-			switch {
-			case esc:
-				esc = false
-			case inStr:
-				if c == '\\' {
-					esc = true
-				} else if c == '"' {
-					inStr = false
-				}
-			case c == '"':
-				inStr = true
-			case c == '{' || c == '[':
-				depth++
-			case c == '}' || c == ']':
-				depth--
-				if depth == 0 {
-					return p.b[start:p.i], nil
-				}
-			}
+		var st nestState
+		end, done := st.scan(p.b[p.i:], 0)
+		p.i += end
+		if !done {
+			return nil, p.fail("unterminated value")
 		}
-		return nil, fmt.Errorf("%w: unterminated value", ErrSyntax)
 	default:
-		for p.i < len(p.b) {
-			switch p.b[p.i] {
-			case ',', '}', ']', ' ', '\n', '\r', '\t':
-				return p.b[start:p.i], p.checkScalar(p.b[start:p.i])
-			}
-			p.i++
+		i := p.i
+		for i < len(p.b) && !delimiter[p.b[i]] {
+			i++
 		}
-		return p.b[start:p.i], p.checkScalar(p.b[start:p.i])
+		p.i = i
+		err := p.checkScalar(p.b[start:i])
+		if err != nil && i == len(p.b) {
+			// It may be the start of a value that goes on in the bytes that follow ("-", "tru").
+			return nil, p.fail("unterminated value")
+		}
+		// A valid scalar that runs to the end of the input is taken whole: inside an object or
+		// array the missing close then reports ErrEOF.
+		return p.b[start:i], err
 	}
 	return p.b[start:p.i], nil
 }
@@ -489,7 +361,7 @@ func (p *Parser) Object(fn func(key []byte) error) error {
 			p.i++
 			return nil
 		default:
-			return fmt.Errorf("%w: expected ',' or '}' at %d", ErrSyntax, p.i)
+			return p.fail("expected ',' or '}'")
 		}
 	}
 }
@@ -510,19 +382,58 @@ func (p *Parser) Int() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if n, ok := ParseInt(v); ok {
+	if n, ok := Int(v); ok {
 		return n, nil
 	}
-	if f, ok := ParseFloat(v); ok && math.Abs(f) < 9e18 {
-		return int64(math.Round(f)), nil
-	}
-	if string(v) == "true" {
-		return 1, nil
-	}
-	if string(v) == "false" || string(v) == "null" {
-		return 0, nil
-	}
 	return 0, fmt.Errorf("%q is not a number", v)
+}
+
+// Int reads a scalar's bytes (as Scalar returns them) as an integer: a float is rounded, true is
+// 1, false and null are 0.
+func Int(v []byte) (int64, bool) {
+	if n, ok := ParseInt(v); ok {
+		return n, true
+	}
+	if f, ok := ParseFloat(v); ok && math.Abs(f) < 9e18 {
+		return int64(math.Round(f)), true
+	}
+	switch string(v) {
+	case "true":
+		return 1, true
+	case "false", "null":
+		return 0, true
+	}
+	return 0, false
+}
+
+// NextElement returns the offset in b, at or after from, of the next comma that looks like the
+// separator before an object in an array: a ',' then, after white space, '{' and '"'. It is how a
+// reader starting in the middle of a stream, or skipping damage, finds the next element; -1 if
+// there is none in b. Inside a JSON string that pattern cannot occur (a string's quotes are
+// escaped), except where the string's own closing quote completes it, which a parse then rejects.
+func NextElement(b []byte, from int) int {
+	for from < len(b) {
+		k := bytes.IndexByte(b[from:], ',')
+		if k < 0 {
+			return -1
+		}
+		c := from + k
+		j := c + 1
+		for j < len(b) && space[b[j]] {
+			j++
+		}
+		if j < len(b) && b[j] == '{' {
+			j++
+			for j < len(b) && space[b[j]] {
+				j++
+			}
+			if j < len(b) && b[j] == '"' {
+				return c
+			}
+		}
+		from = c + 1
+	}
+	return -1
 }
 
 // ParseInt parses a decimal integer of at most 19 digits, without allocating.
@@ -565,13 +476,14 @@ func Micros(v []byte) (int64, bool) {
 		d = d[1:]
 	}
 	var whole, frac int64
-	i, digits := 0, 0
+	i := 0
 	for ; i < len(d) && '0' <= d[i] && d[i] <= '9'; i++ {
-		// Today's epoch microseconds have 16 digits; beyond math.MaxInt64/1000 ns would overflow.
-		if digits++; digits > 16 || whole > (math.MaxInt64/1000-9)/10 {
+		// Today's epoch microseconds have 16 digits; past math.MaxInt64/1000 ns overflow.
+		digit := int64(d[i] - '0')
+		if whole > (math.MaxInt64/1000-digit)/10 {
 			return microsFloat(v)
 		}
-		whole = whole*10 + int64(d[i]-'0')
+		whole = whole*10 + digit
 	}
 	if i == 0 {
 		return microsFloat(v)
@@ -595,6 +507,9 @@ func Micros(v []byte) (int64, bool) {
 	if i != len(d) {
 		return microsFloat(v)
 	}
+	if whole > (math.MaxInt64-frac)/1000 {
+		return 0, false
+	}
 	ns := whole*1000 + frac
 	if neg {
 		ns = -ns
@@ -604,7 +519,7 @@ func Micros(v []byte) (int64, bool) {
 
 func microsFloat(v []byte) (int64, bool) {
 	f, ok := ParseFloat(v)
-	if !ok || math.IsNaN(f) || math.Abs(f*1000) > 9e18 {
+	if !ok || math.IsNaN(f) || math.Abs(f*1000) >= 0x1p63 { // past int64 nanoseconds
 		return 0, false
 	}
 	return int64(math.Round(f * 1000)), true

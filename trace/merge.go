@@ -1,0 +1,814 @@
+package trace
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gnnprof/gnnprof/internal/jsonscan"
+)
+
+// The merger reads the input in order. It parses the top level itself and, in the events array,
+// takes a block's chunk when the block's reader started exactly where the stretch before it
+// stopped (the usual case). Where it did not (a reader resynchronised on a separator that was not
+// one, or found none), and for events that straddle blocks, it parses the bytes itself. Either way
+// the table is the one a sequential read gives.
+type merger struct {
+	name       string
+	size       int64 // the input's size if known, to size the columns once
+	compressed bool
+	pl         *pipeline
+	t          *Table
+
+	// Blocks are fetched in order: ends[k] is block k's end offset; held has the fetched blocks
+	// not yet released, early those that arrived before their turn.
+	ends  []int64
+	held  map[int]*chunk
+	early map[int]*chunk
+	ended bool  // the last block has been fetched
+	inErr error // why the input ended there, if not at its end
+
+	// carry holds the input's bytes from carryOff on, copied from consecutive blocks, for what the
+	// merger parses itself; carryNext is the next block to append.
+	carry     []byte
+	carryOff  int64
+	carryNext int
+	p         jsonscan.Parser
+
+	own       *reader   // the merger's own reader
+	strRemap  [][]int32 // per reader: its string ids → the table's
+	laneRemap [][]int32 // per reader: its lane ids → the table's
+	lanes     []laneState
+	laneIndex map[laneKey]int32
+	open      map[int32][]int32 // B rows waiting for their E, per lane
+	laneDev   []int32           // rows of copies whose device is their lane's
+
+	warnings     []string
+	moreWarnings int
+	seen         map[string]bool // warnings not about one element, kept once each
+	damage       []damage
+	elements     int64 // events array elements merged so far
+	reserved     bool
+}
+
+// laneState is what the events and metadata say about a lane.
+type laneState struct {
+	laneKey
+	work      bool // device work ran on it
+	name      string
+	meta      bool // a thread_name event gave its device and stream
+	device    int64
+	stream    int64
+	laneID    int64
+	hasLaneID bool
+}
+
+func newMerger(name string, opt ReadOptions, size int64, pl *pipeline, compressed bool) *merger {
+	m := &merger{name: name, size: size, compressed: compressed, pl: pl, t: NewTable(),
+		held: map[int]*chunk{}, early: map[int]*chunk{}, laneIndex: map[laneKey]int32{},
+		open: map[int32][]int32{}, seen: map[string]bool{}}
+	m.own = newReader(len(pl.readers), opt)
+	m.strRemap = make([][]int32, len(pl.readers)+1)
+	for r := range m.strRemap {
+		m.strRemap[r] = []int32{0} // every reader's string 0 is ""
+	}
+	m.laneRemap = make([][]int32, len(pl.readers)+1)
+	return m
+}
+
+// fetchNext fetches the next block; false when there is none.
+func (m *merger) fetchNext() bool {
+	if m.ended {
+		return false
+	}
+	k := len(m.ends)
+	c, ok := m.early[k]
+	for !ok {
+		r, more := <-m.pl.results
+		if !more {
+			m.ended = true
+			return false
+		}
+		m.mapIDs(r) // each reader's chunks arrive in the order it made them
+		if r.b.k == k {
+			c, ok = r, true
+		} else {
+			m.early[r.b.k] = r
+		}
+	}
+	delete(m.early, k)
+	m.held[k] = c
+	m.ends = append(m.ends, c.b.end())
+	if c.b.last {
+		m.ended, m.inErr = true, c.b.err
+	}
+	return true
+}
+
+// mapIDs gives the chunk's new strings and lanes their table ids.
+func (m *merger) mapIDs(c *chunk) {
+	r := c.reader
+	for _, s := range c.strings {
+		m.strRemap[r] = append(m.strRemap[r], m.t.intern(s))
+	}
+	for _, k := range c.lanes {
+		id, ok := m.laneIndex[k]
+		if !ok {
+			id = int32(len(m.lanes))
+			m.lanes = append(m.lanes, laneState{laneKey: k})
+			m.laneIndex[k] = id
+		}
+		m.laneRemap[r] = append(m.laneRemap[r], id)
+	}
+}
+
+// blockOf returns the index of the block that holds stream offset pos (the last block when pos is
+// the input's end), fetching blocks as needed; -1 past the input's end.
+func (m *merger) blockOf(pos int64) int {
+	for {
+		if k, _ := slices.BinarySearch(m.ends, pos+1); k < len(m.ends) {
+			return k
+		}
+		if !m.fetchNext() {
+			if n := len(m.ends); n > 0 && m.ends[n-1] == pos {
+				return n - 1
+			}
+			return -1
+		}
+	}
+}
+
+// release gives back the held blocks that end at or before pos, and those before block k.
+func (m *merger) release(pos int64, k int) {
+	for j, c := range m.held {
+		if m.ends[j] <= pos || j < k {
+			delete(m.held, j)
+			m.pl.release(c)
+		}
+	}
+}
+
+// carryFrom makes the carry start at pos, copying from the block that holds it when the carry
+// does not reach there.
+func (m *merger) carryFrom(pos int64) {
+	if end := m.carryOff + int64(len(m.carry)); m.carryNext > 0 && pos >= m.carryOff && pos <= end {
+		m.carry = m.carry[:copy(m.carry, m.carry[pos-m.carryOff:])]
+		m.carryOff = pos
+		return
+	}
+	m.carry, m.carryOff = m.carry[:0], pos
+	k := m.blockOf(pos)
+	if k < 0 {
+		m.carryNext = len(m.ends)
+		return
+	}
+	if c := m.held[k]; c != nil {
+		m.carry = append(m.carry, c.b.data[pos-c.b.off:c.b.n]...)
+	}
+	m.carryNext = k + 1
+}
+
+// errTooLong stops a value the merger cannot hold.
+var errTooLong = fmt.Errorf("a value longer than %d MiB", maxCarry>>20)
+
+// maxCarry bounds what the merger holds at once.
+const maxCarry = 256 << 20
+
+// more appends the next block's bytes to the carry; false at the end of the input or past
+// maxCarry. The blocks before it are released: what needs more input goes on past them.
+func (m *merger) more() bool {
+	k := m.carryNext
+	if k >= len(m.ends) && !m.fetchNext() {
+		return false
+	}
+	c := m.held[k]
+	if len(m.carry)+c.b.n > maxCarry {
+		return false
+	}
+	m.carry = append(m.carry, c.b.data[:c.b.n]...)
+	m.carryNext = k + 1
+	m.release(-1, k)
+	return true
+}
+
+// carryFinal reports whether the carry reaches the end of the input.
+func (m *merger) carryFinal() bool { return m.ended && m.carryNext >= len(m.ends) }
+
+// topLevel runs fn on the input at stream offset pos, giving it more input while it reports
+// ErrEOF; it returns the offset after what fn consumed.
+func (m *merger) topLevel(pos int64, fn func(p *jsonscan.Parser) error) (int64, error) {
+	m.carryFrom(pos)
+	for {
+		m.p.Reset(m.carry)
+		err := fn(&m.p)
+		if err == nil || !errors.Is(err, jsonscan.ErrEOF) {
+			return pos + int64(m.p.Offset()), err
+		}
+		if !m.more() {
+			if !m.carryFinal() {
+				err = errTooLong
+			}
+			return pos + int64(m.p.Offset()), err
+		}
+	}
+}
+
+// run reads the whole input into m.t.
+func (m *merger) run() error {
+	err := m.read()
+	m.finish()
+	if err == nil && m.t.Len() == 0 {
+		err = fmt.Errorf("%w: %d elements in traceEvents, none of them an event the analyzer uses", ErrNoEvents, m.elements)
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", m.name, err)
+	}
+	return nil
+}
+
+func (m *merger) read() error {
+	var start byte
+	pos, err := m.topLevel(0, func(p *jsonscan.Parser) error {
+		if start = p.Next(); start == 0 {
+			_, err := p.Skip() // white space only: ErrEOF
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, jsonscan.ErrEOF) {
+			return m.inputError(pos, errors.New("empty file"))
+		}
+		return fmt.Errorf("byte %d: %w", pos, err)
+	}
+	switch start {
+	case '[':
+		m.t.Source = SourceLegacy
+		end, done, err := m.array(pos + 1)
+		if err != nil || done {
+			return err
+		}
+		if _, err := m.topLevel(end, func(p *jsonscan.Parser) error {
+			if p.Next() != 0 {
+				return fmt.Errorf("%w: data after the events array", jsonscan.ErrSyntax)
+			}
+			return nil
+		}); err != nil && !errors.Is(err, jsonscan.ErrEOF) {
+			m.warn(fmt.Sprintf("byte %d: %v", end, err))
+		}
+		return nil
+	case '{':
+		return m.object(pos + 1)
+	}
+	return fmt.Errorf("byte %d: %w: a trace starts with '{' or '[', not %q", pos, jsonscan.ErrSyntax, start)
+}
+
+// inputError is err at pos, or, when the input failed there (a read error, corrupt gzip), that.
+func (m *merger) inputError(pos int64, err error) error {
+	if m.inErr != nil && m.carryFinal() {
+		return fmt.Errorf("byte %d%s: %w: the rest cannot be read: %w", pos, m.uncompressed(), ErrTruncated, m.inErr)
+	}
+	return fmt.Errorf("byte %d%s: %w", pos, m.uncompressed(), err)
+}
+
+func (m *merger) uncompressed() string {
+	if m.compressed {
+		return " of the uncompressed stream"
+	}
+	return ""
+}
+
+// object reads the top-level object's members from pos, just after its '{'.
+func (m *merger) object(pos int64) error {
+	sawEvents := false
+	for first := true; ; first = false {
+		var key string
+		var value []byte
+		var closed bool
+		next, err := m.topLevel(pos, func(p *jsonscan.Parser) error {
+			if p.Next() == '}' {
+				closed = true
+				return p.Expect('}')
+			}
+			if !first {
+				if err := p.Expect(','); err != nil {
+					return err
+				}
+			}
+			k, err := p.Str()
+			if err != nil {
+				return err
+			}
+			key = string(k)
+			if err := p.Expect(':'); err != nil {
+				return err
+			}
+			if key == "traceEvents" {
+				if c := p.Next(); c != '[' && c != 0 {
+					return fmt.Errorf(`%w: "traceEvents" is not an array`, jsonscan.ErrSyntax)
+				}
+				return p.Expect('[')
+			}
+			value, err = p.Skip()
+			return err
+		})
+		switch {
+		case err != nil && sawEvents && errors.Is(err, jsonscan.ErrEOF):
+			m.warn("the file ends before its closing brace (every event was read)")
+			return nil
+		case err != nil && sawEvents:
+			m.warn(fmt.Sprintf("after the events, byte %d: %v", next, err))
+			return nil
+		case err != nil && errors.Is(err, jsonscan.ErrEOF):
+			return m.inputError(next, fmt.Errorf("%w: the file ends in its header", ErrTruncated))
+		case err != nil:
+			return fmt.Errorf("byte %d: %w", next, err)
+		case closed && !sawEvents:
+			return fmt.Errorf(`byte %d: no "traceEvents" array`, next)
+		case closed:
+			return nil
+		}
+		pos = next
+		if key != "traceEvents" {
+			if err := m.topValue(key, value); err != nil {
+				m.warn(fmt.Sprintf("top-level %q: %v", key, err))
+			}
+			continue
+		}
+		if sawEvents {
+			m.warn("a second traceEvents array: its events are read too")
+		}
+		sawEvents = true
+		end, done, err := m.array(pos)
+		if err != nil || done {
+			return err
+		}
+		pos = end
+	}
+}
+
+func (m *merger) topValue(key string, v []byte) error {
+	t := m.t
+	switch key {
+	case "gnnprof":
+		t.Source = SourceGnnprof
+		var g struct {
+			Format int            `json:"format"`
+			Meta   map[string]any `json:"meta"`
+		}
+		if err := json.Unmarshal(v, &g); err != nil {
+			return err
+		}
+		if g.Format > formatVersion {
+			m.warn(fmt.Sprintf("gnnprof trace format %d is newer than this reader's %d", g.Format, formatVersion))
+		}
+		for k, v := range t.Meta { // keys read before the gnnprof header
+			if g.Meta == nil {
+				g.Meta = map[string]any{}
+			}
+			if _, ok := g.Meta[k]; !ok {
+				g.Meta[k] = v
+			}
+		}
+		t.Meta = g.Meta
+	case "schemaVersion":
+		if t.Source == "" {
+			t.Source = SourceKineto
+		}
+	case "baseTimeNanoseconds":
+		n, ok := jsonscan.ParseInt(v)
+		if !ok {
+			return fmt.Errorf("not an integer: %.40q", v)
+		}
+		t.BaseTimeNs = n
+	case "deviceProperties":
+		return json.Unmarshal(v, &t.DeviceProperties)
+	case "distributedInfo", "traceName":
+		// torch's rank and trace name: kept in Meta (under their own keys) for the analyzer.
+		var x any
+		if err := json.Unmarshal(v, &x); err != nil {
+			return err
+		}
+		if t.Meta == nil {
+			t.Meta = map[string]any{}
+		}
+		t.Meta[key] = x
+	}
+	return nil
+}
+
+// array merges the events array whose elements start at pos, just after its '['. It returns the
+// offset just past its ']', or done when the input ends before that.
+func (m *merger) array(pos int64) (end int64, done bool, err error) {
+	first := true
+	for {
+		k := m.blockOf(pos)
+		m.release(pos, k)
+		var why stopReason
+		var stop, cutAt int64
+		if c := m.held[k]; k >= 0 && c != nil && !first && c.from == pos {
+			m.merge(c)
+			why, stop, first, cutAt = c.why, c.stop, c.first, c.cutAt
+		} else if why, stop, cutAt, err = m.parseHere(pos, k, first); err != nil {
+			return stop, true, err
+		} else {
+			first = false
+		}
+		switch why {
+		case stopLimit, stopShort: // stopShort: parseHere goes on with more input
+			pos = stop
+		case stopArrayEnd:
+			return stop + 1, false, nil
+		case stopCut:
+			return stop, true, m.cutError(stop, cutAt)
+		case stopDamaged:
+			return stop, true, nil
+		}
+	}
+}
+
+// parseHere parses from pos itself, in block k, to the first separator at or past that block's
+// end, the array's end or the input's end.
+func (m *merger) parseHere(pos int64, k int, first bool) (why stopReason, stop, cutAt int64, err error) {
+	limit := pos
+	if k >= 0 {
+		limit = m.ends[k]
+	}
+	m.carryFrom(pos)
+	for {
+		c := m.pl.chunk()
+		m.own.begin(c)
+		m.own.parse(m.carry, m.carryOff, 0, int(limit-m.carryOff), first, m.carryFinal())
+		m.own.end()
+		m.mapIDs(c)
+		m.merge(c)
+		why, stop, cutAt = c.why, c.stop, c.cutAt
+		first = c.first
+		m.pl.recycle(c)
+		if why != stopShort {
+			return why, stop, cutAt, nil
+		}
+		m.carryFrom(stop)
+		if !m.more() && !m.carryFinal() {
+			return why, stop, -1, m.inputError(stop, errTooLong)
+		}
+	}
+}
+
+// cutError says where the input ended inside the events array (inside the element at cutAt, or
+// after the separator at stop when cutAt < 0), and how much of the run was read.
+func (m *merger) cutError(stop, cutAt int64) error {
+	what := fmt.Sprintf("the file ends after event %d, before the events array closes", m.elements)
+	if cutAt >= 0 {
+		stop, what = cutAt, fmt.Sprintf("the file ends inside event %d", m.elements+1)
+	}
+	if m.inErr != nil {
+		return fmt.Errorf("byte %d%s: %w: the rest cannot be read (%w)%s", stop, m.uncompressed(), ErrTruncated, m.inErr, m.progress())
+	}
+	return fmt.Errorf("byte %d%s: %w: %s%s", stop, m.uncompressed(), ErrTruncated, what, m.progress())
+}
+
+// progress says how much of the run the events read cover: the complete steps and, when the trace's
+// metadata says it (gnnprof run records "epochs"), the epochs the run planned.
+func (m *merger) progress() string {
+	t := m.t
+	last, n := -1, 0
+	for i := range t.Len() {
+		if t.Role[i] == RoleStep && t.Kind[i] == KindSpan && t.Dur[i] >= 0 {
+			if s, ok := ParseStepName(t.NameOf(i)); ok {
+				n++
+				last = max(last, s)
+			}
+		}
+	}
+	var b strings.Builder
+	if last < 0 {
+		b.WriteString("; no step is complete")
+	} else {
+		fmt.Fprintf(&b, "; %d complete steps were read, the last is step %d", n, last)
+	}
+	if planned, ok := t.Meta["epochs"].(float64); ok && planned > 0 {
+		fmt.Fprintf(&b, "; the run planned %d epochs", int64(planned))
+	}
+	return b.String()
+}
+
+// merge adds a chunk's events to the table.
+func (m *merger) merge(c *chunk) {
+	strs, lanes := m.strRemap[c.reader], m.laneRemap[c.reader]
+	t := m.t
+	base := int32(t.Len())
+	if n := c.rows.Len(); n > 0 {
+		m.reserveFor(n, c.stop)
+		appendRows(t, &c.rows, strs, lanes)
+	}
+	for _, l := range c.devices {
+		m.lanes[lanes[l]].work = true
+	}
+	for _, n := range c.names {
+		l := &m.lanes[lanes[n.lane]]
+		if n.name != "" {
+			l.name = n.name
+		}
+		if n.isDevice {
+			l.meta, l.device, l.stream = true, n.device, n.stream
+		}
+		if n.hasLaneID {
+			l.laneID, l.hasLaneID = n.laneID, true
+		}
+	}
+	for _, e := range c.ends { // before the chunk's open spans: an E without a B closes an earlier one
+		m.endSpan(lanes[e.lane], e)
+	}
+	for _, o := range c.opens {
+		l := lanes[o.lane]
+		m.open[l] = append(m.open[l], base+o.row)
+	}
+	for _, row := range c.laneDev {
+		m.laneDev = append(m.laneDev, base+row)
+	}
+	for _, w := range c.warnings {
+		if w.element == 0 {
+			m.warn(w.msg)
+		} else {
+			m.elementWarning(m.elements+w.element, w.offset, w.msg)
+		}
+	}
+	m.moreWarnings += c.moreWarnings
+	for _, d := range c.damage {
+		if n := len(m.damage); n > 0 && m.damage[n-1].resume == d.after {
+			m.damage[n-1].skipped += d.skipped
+			m.damage[n-1].resume = d.resume
+			continue
+		}
+		m.damage = append(m.damage, d)
+	}
+	m.elements += int64(c.elements)
+}
+
+// endSpan closes the innermost open B span on lane l with E event e.
+func (m *merger) endSpan(l int32, e endEvent) {
+	stack := m.open[l]
+	if len(stack) == 0 {
+		m.elementWarning(m.elements+e.element, e.byte, "skipped: end (E) event without a begin (B) event")
+		return
+	}
+	row := stack[len(stack)-1]
+	m.open[l] = stack[:len(stack)-1]
+	if e.ts < m.t.Start[row] {
+		m.elementWarning(m.elements+e.element, e.byte, "skipped: end (E) event before its begin (B) event")
+		return
+	}
+	m.t.Dur[row] = e.ts - m.t.Start[row]
+}
+
+func (m *merger) elementWarning(element, offset int64, msg string) {
+	if len(m.warnings) >= maxWarnings {
+		m.moreWarnings++
+		return
+	}
+	m.warnings = append(m.warnings, fmt.Sprintf("event %d at byte %d%s: %s", element, offset, m.uncompressed(), msg))
+}
+
+// warn adds a warning not about one event, once.
+func (m *merger) warn(msg string) {
+	if m.seen[msg] {
+		return
+	}
+	m.seen[msg] = true
+	if len(m.warnings) >= maxWarnings {
+		m.moreWarnings++
+		return
+	}
+	m.warnings = append(m.warnings, msg)
+}
+
+// sampleEvents is how many events the merger sees before it sizes the table's columns for the
+// whole input, from their average length; reserveSlack is the headroom it adds. Columns sized
+// once never grow, and growing (copying every column) is what dominates peak memory.
+const (
+	sampleEvents = 4096
+	reserveSlack = 1.15
+)
+
+// reserveFor makes room for n more rows; at sampleEvents rows, for the whole input.
+func (m *merger) reserveFor(n int, read int64) {
+	t := m.t
+	if m.reserved || m.size <= 0 || t.Len()+n < sampleEvents || read <= 0 {
+		return
+	}
+	m.reserved = true
+	rows := float64(m.size) / (float64(read) / float64(t.Len()+n)) * reserveSlack
+	if rows < 1<<31 {
+		reserve(t, int(rows))
+	}
+}
+
+// reserve gives the table's columns room for n events in all.
+func reserve(t *Table, n int) {
+	t.Kind, t.Role, t.Dir, t.Flags = resized(t.Kind, n), resized(t.Role, n), resized(t.Dir, n), resized(t.Flags, n)
+	t.Device, t.Step, t.Lane = resized(t.Device, n), resized(t.Step, n), resized(t.Lane, n)
+	t.Name, t.Cat, t.Shape = resized(t.Name, n), resized(t.Cat, n), resized(t.Shape, n)
+	t.Start, t.Dur, t.Bytes = resized(t.Start, n), resized(t.Dur, n), resized(t.Bytes, n)
+	t.FLOPs, t.Total, t.Value = resized(t.FLOPs, n), resized(t.Total, n), resized(t.Value, n)
+	t.ExtID, t.Corr = resized(t.ExtID, n), resized(t.Corr, n)
+}
+
+func resized[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s
+	}
+	return append(make([]T, 0, n), s...)
+}
+
+// appendRows appends r's rows to t, mapping string and lane ids.
+func appendRows(t, r *Table, strs, lanes []int32) {
+	n0 := t.Len()
+	t.Kind, t.Role, t.Dir, t.Flags = extend(t.Kind, r.Kind), extend(t.Role, r.Role), extend(t.Dir, r.Dir), extend(t.Flags, r.Flags)
+	t.Device, t.Step, t.Lane = extend(t.Device, r.Device), extend(t.Step, r.Step), extend(t.Lane, r.Lane)
+	t.Name, t.Cat, t.Shape = extend(t.Name, r.Name), extend(t.Cat, r.Cat), extend(t.Shape, r.Shape)
+	t.Start, t.Dur, t.Bytes = extend(t.Start, r.Start), extend(t.Dur, r.Dur), extend(t.Bytes, r.Bytes)
+	t.FLOPs, t.Total, t.Value = extend(t.FLOPs, r.FLOPs), extend(t.Total, r.Total), extend(t.Value, r.Value)
+	t.ExtID, t.Corr = extend(t.ExtID, r.ExtID), extend(t.Corr, r.Corr)
+	remapStrings(t.Name[n0:], strs)
+	remapStrings(t.Cat[n0:], strs)
+	remapStrings(t.Shape[n0:], strs)
+	remapAll(t.Lane[n0:], lanes)
+}
+
+// extend appends src to dst. Zeros are not written where dst has room (room a column was made with
+// is zero): columns that are mostly zero, such as memory totals and counter values, then leave
+// their pages untouched, and untouched pages take no memory.
+func extend[T comparable](dst, src []T) []T {
+	if len(src) <= cap(dst)-len(dst) && allZero(src) {
+		return dst[:len(dst)+len(src)]
+	}
+	return append(dst, src...)
+}
+
+func allZero[T comparable](s []T) bool {
+	var zero T
+	for _, v := range s {
+		if v != zero {
+			return false
+		}
+	}
+	return true
+}
+
+// remapStrings replaces each string id in s by ids[id]; "" (0) stays, unwritten.
+func remapStrings(s, ids []int32) {
+	for i, v := range s {
+		if v != 0 {
+			s[i] = ids[v]
+		}
+	}
+}
+
+// finish settles what needs every event: lane kinds and order, copies' devices, open spans, and
+// the warnings.
+func (m *merger) finish() {
+	t := m.t
+	order := make([]int32, len(m.lanes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return compareLanes(&m.lanes[a], &m.lanes[b]) })
+	newID := make([]int32, len(m.lanes))
+	t.Lanes = make([]LaneInfo, len(m.lanes))
+	moved := false
+	for i, old := range order {
+		newID[old] = int32(i)
+		moved = moved || old != int32(i)
+		t.Lanes[i] = m.lanes[old].info()
+	}
+	if moved {
+		remapAll(t.Lane, newID)
+	}
+	for i, old := range order {
+		if l := &m.lanes[old]; l.hasLaneID && l.laneID != int64(i) {
+			m.warn(fmt.Sprintf("thread_name for lane %d read as lane %d", l.laneID, i))
+		}
+	}
+	for _, row := range m.laneDev {
+		t.Device[row] = max(t.Lanes[t.Lane[row]].Device, 0)
+	}
+	lanes := make([]int32, 0, len(m.open))
+	for l, stack := range m.open {
+		if len(stack) > 0 {
+			lanes = append(lanes, l)
+		}
+	}
+	slices.Sort(lanes)
+	for _, l := range lanes {
+		m.warn(fmt.Sprintf("lane %q: %d B events without E", t.Lanes[newID[l]].Name, len(m.open[l])))
+	}
+	var warnings []string
+	for _, d := range m.damage {
+		resume := fmt.Sprintf("reading resumed at byte %d", d.resume)
+		if d.resume < 0 {
+			resume = "nothing readable follows it"
+		}
+		warnings = append(warnings, fmt.Sprintf("corrupt at byte %d%s, %d event%s skipped (%s)", d.at, m.uncompressed(), d.skipped, plural(d.skipped), resume))
+	}
+	t.Warnings = append(warnings, m.warnings...)
+	if m.moreWarnings > 0 {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("… and %d more warnings", m.moreWarnings))
+	}
+	if t.Source == "" {
+		t.Source = SourceChrome
+	}
+}
+
+// remapAll replaces each id in s by ids[id].
+func remapAll(s, ids []int32) {
+	for i, v := range s {
+		s[i] = ids[v]
+	}
+}
+
+// info is the lane as the table describes it. Device work on a lane, not metadata, makes it a
+// device stream (Kineto names streams with thread_name events that carry no device), except in
+// gnnprof's own traces, whose thread_name events say what each lane is.
+func (l *laneState) info() LaneInfo {
+	info := LaneInfo{Pid: l.pid, Tid: l.tid, Device: NoDevice, Name: l.pid + "/" + l.tid}
+	switch {
+	case l.meta:
+		info.Device, info.Stream = int16(l.device), int32(l.stream)
+		info.Name = "stream " + l.tid
+	case l.isDevice():
+		info.Device = 0
+		if d, ok := jsonscan.ParseInt([]byte(l.pid)); ok && d >= 0 && d < 1<<15 {
+			info.Device = int16(d)
+		}
+		s, _ := jsonscan.ParseInt([]byte(l.tid))
+		info.Stream = int32(s)
+		info.Name = "stream " + l.tid
+	}
+	if l.name != "" {
+		info.Name = l.name
+	}
+	return info
+}
+
+// isDevice reports whether the lane is a device stream: device work ran on it, unless gnnprof's
+// own metadata (which numbers its lanes and says which are streams) says otherwise.
+func (l *laneState) isDevice() bool {
+	if l.hasLaneID {
+		return l.meta
+	}
+	return l.work || l.meta
+}
+
+// compareLanes orders lanes whatever order their events came in: lanes numbered by their
+// metadata (gnnprof's) by that number, then host threads before device streams, each by process
+// and thread id (numerically where both are numbers).
+func compareLanes(a, b *laneState) int {
+	if a.hasLaneID != b.hasLaneID {
+		if a.hasLaneID {
+			return -1
+		}
+		return 1
+	}
+	if a.hasLaneID {
+		if c := cmp.Compare(a.laneID, b.laneID); c != 0 {
+			return c
+		}
+	}
+	da, db := a.isDevice(), b.isDevice()
+	if da != db {
+		if db {
+			return -1
+		}
+		return 1
+	}
+	if c := compareIDs(a.pid, b.pid); c != 0 {
+		return c
+	}
+	return compareIDs(a.tid, b.tid)
+}
+
+// compareIDs compares process or thread ids: numbers numerically, before names.
+func compareIDs(a, b string) int {
+	na, aok := jsonscan.ParseInt([]byte(a))
+	nb, bok := jsonscan.ParseInt([]byte(b))
+	switch {
+	case aok && bok:
+		return cmp.Compare(na, nb)
+	case aok:
+		return -1
+	case bok:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
