@@ -371,9 +371,13 @@ func (e *rawEvent) invalid(err error) {
 	}
 }
 
-// keep copies b into the event's arena: parsed strings may sit in scratch space that the next
-// string reuses. Growing the arena leaves earlier slices intact in the old array.
+// keep returns b, the string the parser just returned, for use until the event is stored: b
+// itself when it lies in the input, else a copy in the event's arena (an unescaped string sits in
+// scratch space that the next one reuses). Growing the arena leaves earlier slices intact.
 func (rd *reader) keep(b []byte) []byte {
+	if !rd.p.Escaped() {
+		return b
+	}
 	start := len(rd.arena)
 	rd.arena = append(rd.arena, b...)
 	return rd.arena[start:len(rd.arena):len(rd.arena)]
@@ -398,7 +402,7 @@ func (rd *reader) event() error {
 				e.ph = s[0]
 			}
 		case "name":
-			s, _, err := p.Scalar()
+			s, err := p.Token()
 			e.name = rd.keep(s)
 			return err
 		case "cat":
@@ -406,11 +410,11 @@ func (rd *reader) event() error {
 			e.cat = rd.keep(s)
 			return rd.notA(err, "cat", "a string")
 		case "pid":
-			s, _, err := p.Scalar()
+			s, err := p.Token()
 			e.pid = rd.keep(s)
 			return err
 		case "tid":
-			s, _, err := p.Scalar()
+			s, err := p.Token()
 			e.tid = rd.keep(s)
 			return err
 		case "s":
@@ -467,11 +471,10 @@ func (rd *reader) notA(err error, key, what string) error {
 const int64Micros = math.MaxInt64 / 1000
 
 func (rd *reader) timeField(dst *int64, has *bool, key string) error {
-	v, _, err := rd.p.Scalar()
+	ns, v, ok, err := rd.p.Micros()
 	if err != nil {
 		return err
 	}
-	ns, ok := jsonscan.Micros(v)
 	if !ok {
 		if f, isNum := jsonscan.ParseFloat(v); isNum && !math.IsNaN(f) && math.Abs(f) > int64Micros {
 			rd.ev.invalid(fmt.Errorf("%q is %.6g µs, which overflows int64 nanoseconds", key, f))
@@ -486,11 +489,10 @@ func (rd *reader) timeField(dst *int64, has *bool, key string) error {
 
 // intField parses an integer field; has (if not nil) records that it was there.
 func (rd *reader) intField(dst *int64, has *bool, key string) error {
-	v, _, err := rd.p.Scalar()
+	n, v, ok, err := rd.p.Int64()
 	if err != nil {
 		return err
 	}
-	n, ok := jsonscan.Int(v)
 	if !ok {
 		rd.ev.invalid(fmt.Errorf("%q is not a number: %.30q", key, v))
 		return nil
@@ -507,7 +509,7 @@ func (rd *reader) args() error {
 	return p.Object(func(key []byte) error {
 		switch string(key) {
 		case "role":
-			s, _, err := p.Scalar()
+			s, err := p.Token()
 			e.role = rd.keep(s)
 			return err
 		case "step":
@@ -542,13 +544,13 @@ func (rd *reader) args() error {
 			e.shape = rd.keep(raw)
 			return err
 		case "name":
-			s, _, err := p.Scalar()
+			s, err := p.Token()
 			e.argName = rd.keep(s)
 			return err
 		case "lane":
 			return rd.intField(&e.laneID, &e.hasLaneID, "args.lane")
 		case "value":
-			v, _, err := p.Scalar()
+			v, err := p.Token()
 			if f, ok := jsonscan.ParseFloat(v); ok {
 				e.value, e.hasValue = f, true
 			}

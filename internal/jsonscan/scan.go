@@ -2,9 +2,11 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -77,9 +79,10 @@ func (st *nestState) scan(b []byte, j int) (int, bool) {
 // Parser walks JSON held in memory (Reset gives it the bytes). When the bytes end before the value
 // does, its error wraps ErrEOF, so a caller holding part of a stream can fetch more and retry.
 type Parser struct {
-	b   []byte
-	i   int
-	tmp []byte // scratch for unescaped strings
+	b       []byte
+	i       int
+	tmp     []byte // scratch for unescaped strings
+	escaped bool   // the last string returned is in tmp
 }
 
 // Reset makes the parser walk b from its start.
@@ -113,6 +116,9 @@ func (p *Parser) ws() {
 
 // Next skips white space and returns the next byte, or 0 at the end.
 func (p *Parser) Next() byte {
+	if p.i < len(p.b) && !space[p.b[p.i]] { // compact JSON has no white space
+		return p.b[p.i]
+	}
 	p.ws()
 	if p.i < len(p.b) {
 		return p.b[p.i]
@@ -140,18 +146,16 @@ func (p *Parser) expect(c byte) error {
 }
 
 // Str parses a string and returns its contents, unescaped (into scratch space valid until the next
-// call when there were escapes).
+// call when there were escapes: Escaped says so).
 func (p *Parser) Str() ([]byte, error) {
 	if p.Next() != '"' {
 		return nil, p.fail("expected a string")
 	}
 	p.i++
 	start, b := p.i, p.b
-	i := start
-	for i < len(b) && !strStop[b[i]] {
-		i++
-	}
+	i := plainRun(b, start)
 	p.i = i
+	p.escaped = false
 	switch {
 	case i == len(b):
 		return nil, p.fail("unterminated string")
@@ -159,14 +163,53 @@ func (p *Parser) Str() ([]byte, error) {
 		p.i++
 		return b[start:i], nil
 	case b[i] == '\\':
+		p.escaped = true
 		return p.unescape(start)
 	}
 	return nil, p.fail("control character in string")
 }
 
+// Escaped reports whether the string the last Str (or Scalar) returned had escapes: it then sits
+// in scratch space that the next string reuses, and a caller keeping it must copy it.
+func (p *Parser) Escaped() bool { return p.escaped }
+
+// plainRun returns the offset of the first byte at or after i in b that ends a run of plain string
+// content (strStop), or len(b). It tests eight bytes at a time: most of a trace is strings.
+func plainRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := stopMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(b) && !strStop[b[i]] {
+		i++
+	}
+	return i
+}
+
+const (
+	lsbs = 0x0101010101010101
+	msbs = 0x8080808080808080
+)
+
+// stopMask sets the high bit of the bytes of x that are '"', '\\' or below 0x20. Only its lowest set
+// bit is exact (a borrow can flag a byte above a true one), which is all plainRun needs.
+func stopMask(x uint64) uint64 {
+	q, bs := x^(lsbs*'"'), x^(lsbs*'\\')
+	zeroQ := (q - lsbs) &^ q
+	zeroBS := (bs - lsbs) &^ bs
+	ctl := (x - lsbs*0x20) &^ x
+	return (zeroQ | zeroBS | ctl) & msbs
+}
+
 func (p *Parser) unescape(start int) ([]byte, error) {
 	out := append(p.tmp[:0], p.b[start:p.i]...)
 	for p.i < len(p.b) {
+		if j := plainRun(p.b, p.i); j > p.i {
+			out = append(out, p.b[p.i:j]...)
+			p.i = j
+			continue
+		}
 		c := p.b[p.i]
 		switch {
 		case c == '"':
@@ -175,10 +218,6 @@ func (p *Parser) unescape(start int) ([]byte, error) {
 			return out, nil
 		case c < 0x20:
 			return nil, p.fail("control character in string")
-		case c != '\\':
-			out = append(out, c)
-			p.i++
-			continue
 		}
 		if p.i+1 >= len(p.b) {
 			break
@@ -257,11 +296,13 @@ func (p *Parser) Skip() ([]byte, error) {
 	if p.i >= len(p.b) {
 		return nil, p.fail("expected a value")
 	}
+	p.escaped = false
 	switch p.b[p.i] {
 	case '"':
 		if _, err := p.Str(); err != nil {
 			return nil, err
 		}
+		p.escaped = false // the raw bytes are returned, not the contents
 	case '{', '[':
 		var st nestState
 		end, done := st.scan(p.b[p.i:], 0)
@@ -302,6 +343,17 @@ func (p *Parser) checkScalar(v []byte) error {
 // values are numbers). Like strconv it also takes NaN and ±Inf, which torch has been seen to write.
 func isNumber(v []byte) bool {
 	i := 0
+	if len(v) > 0 && v[0] == '-' {
+		i = 1
+	}
+	j := i
+	for j < len(v) && v[j]-'0' <= 9 {
+		j++
+	}
+	if j == len(v) && j > i { // an integer: the usual case
+		return true
+	}
+	i = 0
 	if i < len(v) && (v[i] == '-' || v[i] == '+') {
 		i++
 	}
@@ -344,15 +396,22 @@ func (p *Parser) Object(fn func(key []byte) error) error {
 		return nil
 	}
 	for {
-		key, err := p.Str()
+		key, err := p.key()
 		if err != nil {
-			return err
-		}
-		if err := p.expect(':'); err != nil {
 			return err
 		}
 		if err := fn(key); err != nil {
 			return err
+		}
+		if p.i < len(p.b) { // compact JSON: the separator comes right after the value
+			switch p.b[p.i] {
+			case ',':
+				p.i++
+				continue
+			case '}':
+				p.i++
+				return nil
+			}
 		}
 		switch p.Next() {
 		case ',':
@@ -366,6 +425,23 @@ func (p *Parser) Object(fn func(key []byte) error) error {
 	}
 }
 
+// key reads an object's key and the ':' after it. An escaped key sits in scratch space until the
+// next string is read.
+func (p *Parser) key() ([]byte, error) {
+	b, i := p.b, p.i
+	if i < len(b) && b[i] == '"' { // the usual key: no white space before it, no escapes in it
+		if j := plainRun(b, i+1); j+1 < len(b) && b[j] == '"' && b[j+1] == ':' {
+			p.i = j + 2
+			return b[i+1 : j], nil
+		}
+	}
+	key, err := p.Str()
+	if err != nil {
+		return nil, err
+	}
+	return key, p.expect(':')
+}
+
 // Scalar returns the raw bytes of a number or literal, or the contents of a string.
 func (p *Parser) Scalar() ([]byte, bool, error) {
 	if p.Next() == '"' {
@@ -374,6 +450,29 @@ func (p *Parser) Scalar() ([]byte, bool, error) {
 	}
 	v, err := p.Skip()
 	return v, false, err
+}
+
+// Token returns a scalar's bytes for a caller that parses them itself (and so checks them): a
+// string's contents, or a number's or literal's raw bytes, unchecked. An object or array is
+// skipped and returned whole.
+func (p *Parser) Token() ([]byte, error) {
+	switch p.Next() {
+	case '"':
+		return p.Str()
+	case '{', '[':
+		return p.Skip()
+	}
+	p.escaped = false
+	start := p.i
+	i := start
+	for i < len(p.b) && !delimiter[p.b[i]] {
+		i++
+	}
+	p.i = i
+	if i == start {
+		return nil, p.fail("expected a value")
+	}
+	return p.b[start:i], nil
 }
 
 // Int parses an integer value (a float is rounded; a quoted number is accepted).
@@ -470,51 +569,115 @@ func ParseFloat(v []byte) (float64, bool) {
 // Micros parses a time in microseconds, as Chrome traces write them, into integer nanoseconds.
 // Decimal digits are read exactly: a float64 cannot hold today's epoch microseconds to the ns.
 func Micros(v []byte) (int64, bool) {
-	neg := len(v) > 0 && v[0] == '-'
-	d := v
-	if neg {
-		d = d[1:]
+	if ns, n, ok := microsPrefix(v); ok && n == len(v) {
+		return ns, true
 	}
-	var whole, frac int64
+	if i := bytes.IndexByte(v, '.'); i >= 0 && (i+1 == len(v) || v[i+1]-'0' > 9) {
+		return 0, false // JSON wants a digit after the point; strconv does not
+	}
+	return microsFloat(v) // exponents, NaN, and what overflows (which it rejects too)
+}
+
+// microsPrefix reads the decimal number (-?[0-9]+(\.[0-9]+)?) that b starts with, as microseconds,
+// into nanoseconds rounded at the fourth decimal; n is its length. ok is false when b does not
+// start with one, or it does not fit int64 nanoseconds.
+func microsPrefix(b []byte) (ns int64, n int, ok bool) {
 	i := 0
-	for ; i < len(d) && '0' <= d[i] && d[i] <= '9'; i++ {
-		// Today's epoch microseconds have 16 digits; past math.MaxInt64/1000 ns overflow.
-		digit := int64(d[i] - '0')
-		if whole > (math.MaxInt64/1000-digit)/10 {
-			return microsFloat(v)
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		i = 1
+	}
+	start := i
+	var whole int64
+	for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		digit := int64(b[i] - '0')
+		// Today's epoch microseconds have 16 digits; 15 cannot overflow.
+		if i-start >= 15 && whole > (math.MaxInt64/1000-digit)/10 {
+			return 0, 0, false
 		}
 		whole = whole*10 + digit
 	}
-	if i == 0 {
-		return microsFloat(v)
+	if i == start {
+		return 0, 0, false
 	}
-	if i < len(d) && d[i] == '.' {
+	var frac int64
+	if i < len(b) && b[i] == '.' {
 		i++
-		scale := int64(100)
-		start := i
-		for ; i < len(d) && '0' <= d[i] && d[i] <= '9'; i++ {
-			if scale > 0 {
-				frac += int64(d[i]-'0') * scale
-				scale /= 10
-			} else if i == start+3 && d[i] >= '5' {
-				frac++ // round at the fourth decimal
+		fs, round := i, int64(0)
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+			switch k := i - fs; {
+			case k < 3:
+				frac = frac*10 + int64(b[i]-'0')
+			case k == 3 && b[i] >= '5':
+				round = 1
 			}
 		}
-		if i == start {
-			return 0, false
+		switch i - fs {
+		case 0:
+			return 0, 0, false
+		case 1:
+			frac *= 100
+		case 2:
+			frac *= 10
 		}
-	}
-	if i != len(d) {
-		return microsFloat(v)
+		frac += round
 	}
 	if whole > (math.MaxInt64-frac)/1000 {
-		return 0, false
+		return 0, 0, false
 	}
-	ns := whole*1000 + frac
+	ns = whole*1000 + frac
 	if neg {
 		ns = -ns
 	}
-	return ns, true
+	return ns, i, true
+}
+
+// Micros reads the value at the parser's position as a time in microseconds (the function Micros);
+// raw is its bytes, ok false when it is not a time that fits int64 nanoseconds. The value is
+// consumed either way; err is only for malformed or missing input.
+func (p *Parser) Micros() (ns int64, raw []byte, ok bool, err error) {
+	if c := p.Next(); c == '-' || c-'0' <= 9 {
+		start := p.i
+		if ns, n, ok := microsPrefix(p.b[start:]); ok && start+n < len(p.b) && delimiter[p.b[start+n]] {
+			p.i += n
+			p.escaped = false
+			return ns, p.b[start:p.i], true, nil
+		}
+	}
+	if raw, err = p.Token(); err != nil {
+		return 0, nil, false, err
+	}
+	ns, ok = Micros(raw)
+	return ns, raw, ok, nil
+}
+
+// Int64 reads the value at the parser's position as an integer (the function Int); raw is its
+// bytes, ok false when it is not one. The value is consumed either way; err is only for malformed
+// or missing input.
+func (p *Parser) Int64() (n int64, raw []byte, ok bool, err error) {
+	if c := p.Next(); c == '-' || c-'0' <= 9 {
+		i := p.i
+		neg := c == '-'
+		if neg {
+			i++
+		}
+		start := i
+		for ; i < len(p.b) && p.b[i]-'0' <= 9 && i-start < 18; i++ {
+			n = n*10 + int64(p.b[i]-'0')
+		}
+		if i > start && i < len(p.b) && delimiter[p.b[i]] {
+			raw, p.i, p.escaped = p.b[p.i:i], i, false
+			if neg {
+				n = -n
+			}
+			return n, raw, true, nil
+		}
+	}
+	if raw, err = p.Token(); err != nil {
+		return 0, nil, false, err
+	}
+	n, ok = Int(raw)
+	return n, raw, ok, nil
 }
 
 func microsFloat(v []byte) (int64, bool) {

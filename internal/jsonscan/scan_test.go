@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -148,6 +149,21 @@ func FuzzMicros(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		ns, ok := Micros([]byte(s))
+		// The in-place readers agree with the functions on a value followed by a delimiter.
+		var p Parser
+		if !strings.ContainsAny(s, ",}] \t\r\n\"{[") && s != "" {
+			p.Reset([]byte(s + ","))
+			pns, raw, pok, err := p.Micros()
+			if err != nil || pok != ok || pok && pns != ns || string(raw) != s || p.Offset() != len(s) {
+				t.Fatalf("Parser.Micros(%q) = %d, %q, %v, %v; Micros says %d, %v", s, pns, raw, pok, err, ns, ok)
+			}
+			n, iok := Int([]byte(s))
+			p.Reset([]byte(s + "}"))
+			pn, raw, pok, err := p.Int64()
+			if err != nil || pok != iok || pok && pn != n || string(raw) != s {
+				t.Fatalf("Parser.Int64(%q) = %d, %q, %v, %v; Int says %d, %v", s, pn, raw, pok, err, n, iok)
+			}
+		}
 		v, err := strconv.ParseFloat(s, 64)
 		if !ok {
 			return

@@ -76,7 +76,7 @@ func run(in, out string, size int64) error {
 	for _, e := range events {
 		ph, _ := e["ph"].(string)
 		if ph == "M" || e["cat"] == "Trace" || ph == "i" {
-			b, _ := json.Marshal(e)
+			b, _ := marshal(e)
 			meta = append(meta, b)
 			continue
 		}
@@ -171,7 +171,7 @@ func makeTemplate(e map[string]any) (template, error) {
 		t.id = int64(v)
 		e["id"] = phID
 	}
-	b, err := json.Marshal(e)
+	b, err := marshal(e)
 	if err != nil {
 		return t, err
 	}
@@ -194,6 +194,18 @@ func makeTemplate(e map[string]any) (template, error) {
 		t.holes = append(t.holes, hole)
 		s = s[at+len(q):]
 	}
+}
+
+// marshal encodes v as torch.profiler writes it: without json.Marshal's HTML escaping of <, > and &
+// (kernel names are full of template brackets, which Kineto writes as they are).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func orNull(b json.RawMessage) string {
