@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -33,13 +35,18 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 	a.findSteps()
 	a.assignSteps()
 	p.Steps = a.steps()
-	p.Breakdown = a.sweep(&p.Steps)
-	p.Ops, p.Kernels = a.ops()
-	p.Copies = a.copies(&p.Steps)
-	p.Memory = a.memory(&p.Steps)
-	p.Devices = a.devices()
-	p.Lanes = a.lanes()
-	a.stepExtras(&p.Steps)
+	a.computeIntervals() // computed once here: several sections below share it
+	// The sections only read what the steps established, and each writes its own parts of the
+	// profile (its own fields of the steps, too), so they run at once.
+	parallel(
+		func() { p.Breakdown = a.sweep(&p.Steps) },
+		func() { p.Ops, p.Kernels = a.ops() },
+		func() { p.Copies = a.copies(&p.Steps) },
+		func() { p.Memory = a.memory(&p.Steps) },
+		func() { p.Devices = a.devices() },
+		func() { p.Lanes = a.lanes() },
+		func() { a.stepExtras(&p.Steps) },
+	)
 	p.Findings = a.findings(p)
 	p.Warnings = append(a.warnings, t.Warnings...)
 	if p.Warnings == nil {
@@ -87,6 +94,7 @@ const (
 type analysis struct {
 	t        *trace.Table
 	opt      Options
+	mu       sync.Mutex // guards warnings: sections that run at once may warn
 	warnings []string
 
 	origin, end int64
@@ -122,7 +130,65 @@ type analysis struct {
 }
 
 func (a *analysis) warnf(format string, args ...any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
+}
+
+// sortParallel sorts s by cmp, which must be a total order: GOMAXPROCS pieces at once, then
+// merged.
+func sortParallel(s []int32, cmp func(x, y int32) int) {
+	pieces := runtime.GOMAXPROCS(0)
+	if pieces < 2 || len(s) < 1<<16 {
+		slices.SortFunc(s, cmp)
+		return
+	}
+	bounds := make([]int, pieces+1)
+	for k := range bounds {
+		bounds[k] = len(s) * k / pieces
+	}
+	fns := make([]func(), pieces)
+	for k := range fns {
+		fns[k] = func() { slices.SortFunc(s[bounds[k]:bounds[k+1]], cmp) }
+	}
+	parallel(fns...)
+	// Merge neighbouring runs, doubling their length each round.
+	src, dst := s, make([]int32, len(s))
+	for width := 1; width < pieces; width *= 2 {
+		var merges []func()
+		for k := 0; k < pieces; k += 2 * width {
+			lo, mid, hi := bounds[k], bounds[min(k+width, pieces)], bounds[min(k+2*width, pieces)]
+			merges = append(merges, func() { mergeRuns(dst[lo:hi], src[lo:mid], src[mid:hi], cmp) })
+		}
+		parallel(merges...)
+		src, dst = dst, src
+	}
+	if &src[0] != &s[0] {
+		copy(s, src)
+	}
+}
+
+// mergeRuns merges the sorted runs x and y into dst.
+func mergeRuns(dst, x, y []int32, cmp func(x, y int32) int) {
+	i, j := 0, 0
+	for k := range dst {
+		if j == len(y) || i < len(x) && cmp(x[i], y[j]) <= 0 {
+			dst[k] = x[i]
+			i++
+		} else {
+			dst[k] = y[j]
+			j++
+		}
+	}
+}
+
+// parallel runs fns at once and returns when all are done.
+func parallel(fns ...func()) {
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		wg.Go(fn)
+	}
+	wg.Wait()
 }
 
 func newAnalysis(t *trace.Table, opt Options) *analysis {
@@ -154,14 +220,17 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 			a.order = append(a.order, int32(i))
 		}
 	}
-	slices.SortFunc(a.order, func(x, y int32) int {
+	sortParallel(a.order, func(x, y int32) int {
 		if c := cmp.Compare(t.Lane[x], t.Lane[y]); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(t.Start[x], t.Start[y]); c != 0 {
 			return c
 		}
-		return cmp.Compare(t.Dur[y], t.Dur[x])
+		if c := cmp.Compare(t.Dur[y], t.Dur[x]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y) // a total order: the same whatever the sort's pieces
 	})
 	count := 0
 	for _, i := range a.order {
