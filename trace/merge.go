@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/klauspost/compress/gzip"
+
 	"github.com/gnnprof/gnnprof/internal/jsonscan"
 )
 
@@ -30,6 +32,7 @@ type merger struct {
 	early map[int]*chunk
 	ended bool  // the last block has been fetched
 	inErr error // why the input ended there, if not at its end
+	inEnd int64 // where the input ended, once the last block is fetched
 
 	// carry holds the input's bytes from carryOff on, copied from consecutive blocks, for what the
 	// merger parses itself; carryNext is the next block to append.
@@ -103,7 +106,7 @@ func (m *merger) fetchNext() bool {
 	m.held[k] = c
 	m.ends = append(m.ends, c.b.end())
 	if c.b.last {
-		m.ended, m.inErr = true, c.b.err
+		m.ended, m.inErr, m.inEnd = true, c.b.err, c.b.end()
 	}
 	return true
 }
@@ -219,6 +222,11 @@ func (m *merger) topLevel(pos int64, fn func(p *jsonscan.Parser) error) (int64, 
 // run reads the whole input into m.t.
 func (m *merger) run() error {
 	err := m.read()
+	if err == nil && m.inErr != nil {
+		// The events parsed, but the input failed where they end or, for a gzip checksum, at
+		// the end of data that was corrupt somewhere before.
+		err = fmt.Errorf("%w: %s", ErrTruncated, m.inputFailure())
+	}
 	m.finish()
 	if err == nil && m.t.Len() == 0 {
 		err = fmt.Errorf("%w: %d elements in traceEvents, none of them an event the analyzer uses", ErrNoEvents, m.elements)
@@ -269,9 +277,17 @@ func (m *merger) read() error {
 // inputError is err at pos, or, when the input failed there (a read error, corrupt gzip), that.
 func (m *merger) inputError(pos int64, err error) error {
 	if m.inErr != nil && m.carryFinal() {
-		return fmt.Errorf("byte %d%s: %w: the rest cannot be read: %w", pos, m.uncompressed(), ErrTruncated, m.inErr)
+		return fmt.Errorf("%w: %s", ErrTruncated, m.inputFailure())
 	}
 	return fmt.Errorf("byte %d%s: %w", pos, m.uncompressed(), err)
+}
+
+// inputFailure says how the input failed, and what that means for the events read.
+func (m *merger) inputFailure() string {
+	if errors.Is(m.inErr, gzip.ErrChecksum) {
+		return fmt.Sprintf("%v: the compressed data is corrupt somewhere in its %d bytes, so events read from it may be wrong", m.inErr, m.inEnd)
+	}
+	return fmt.Sprintf("the input cannot be read past byte %d%s (%v); the events before it were read", m.inEnd, m.uncompressed(), m.inErr)
 }
 
 func (m *merger) uncompressed() string {
@@ -466,7 +482,7 @@ func (m *merger) cutError(stop, cutAt int64) error {
 		stop, what = cutAt, fmt.Sprintf("the file ends inside event %d", m.elements+1)
 	}
 	if m.inErr != nil {
-		return fmt.Errorf("byte %d%s: %w: the rest cannot be read (%w)%s", stop, m.uncompressed(), ErrTruncated, m.inErr, m.progress())
+		return fmt.Errorf("%w: %s%s", ErrTruncated, m.inputFailure(), m.progress())
 	}
 	return fmt.Errorf("byte %d%s: %w: %s%s", stop, m.uncompressed(), ErrTruncated, what, m.progress())
 }
