@@ -255,7 +255,7 @@ func (m *merger) read() error {
 	switch start {
 	case '[':
 		m.t.Source = SourceLegacy
-		end, done, err := m.array(pos + 1)
+		end, done, err := m.events(pos+1, true)
 		if err != nil || done {
 			return err
 		}
@@ -358,7 +358,7 @@ func (m *merger) object(pos int64) error {
 			m.warn("a second traceEvents array: its events are read too")
 		}
 		sawEvents = true
-		end, done, err := m.array(pos)
+		end, done, err := m.events(pos, false)
 		if err != nil || done {
 			return err
 		}
@@ -416,16 +416,80 @@ func (m *merger) topValue(key string, v []byte) error {
 	return nil
 }
 
-// array merges the events array whose elements start at pos, just after its '['. It returns the
-// offset just past its ']', or done when the input ends before that.
-func (m *merger) array(pos int64) (end int64, done bool, err error) {
+// events merges the events array whose elements start at pos, just after its '['. It returns the
+// offset just past its ']', or done when the input ends before that. A ']' that is not followed by
+// what may follow the array (the top-level object's next key or its end, or for a bare array the
+// end of the input) but by more events is damage, and reading goes on at the next event.
+func (m *merger) events(pos int64, bare bool) (end int64, done bool, err error) {
 	first := true
+	for {
+		if end, done, err = m.array(pos, first); err != nil || done || m.arrayEnds(end, bare) {
+			return end, done, err
+		}
+		q, ok := m.nextElement(end)
+		if !ok {
+			return end, false, nil
+		}
+		m.damage = append(m.damage, damage{after: end - 1, at: end - 1, resume: q})
+		pos, first = q, false
+	}
+}
+
+// arrayEnds reports whether what follows the ']' before pos may follow the events array.
+func (m *merger) arrayEnds(pos int64, bare bool) bool {
+	ok := false
+	_, err := m.topLevel(pos, func(p *jsonscan.Parser) error {
+		switch p.Next() {
+		case 0:
+			_, err := p.Skip() // ErrEOF: more input may follow
+			ok = errors.Is(err, jsonscan.ErrEOF) && m.carryFinal()
+			return err
+		case '}': // the end of the top-level object, and of the input
+			if err := p.Expect('}'); err != nil || bare {
+				return err
+			}
+			if p.Next() != 0 {
+				return nil
+			}
+			_, err := p.Skip() // ErrEOF: more input may follow
+			ok = errors.Is(err, jsonscan.ErrEOF) && m.carryFinal()
+			return err
+		case ',':
+			p.Expect(',')
+			_, err := p.Str()
+			ok = err == nil && !bare
+			return err
+		}
+		return nil
+	})
+	return ok || err != nil && !errors.Is(err, jsonscan.ErrSyntax)
+}
+
+// nextElement returns the offset of the next separator at or after pos that starts an object
+// (jsonscan.NextElement).
+func (m *merger) nextElement(pos int64) (int64, bool) {
+	m.carryFrom(pos)
+	for from := 0; ; {
+		if k := jsonscan.NextElement(m.carry, from); k >= 0 {
+			return m.carryOff + int64(k), true
+		}
+		from = max(0, len(m.carry)-64) // a separator may straddle what is loaded and what is not
+		if !m.more() {
+			return 0, false
+		}
+	}
+}
+
+// array merges the events array from pos (first: just after its '['). It returns the offset just
+// past the ']' that ends it, or done when the input ends before that.
+func (m *merger) array(pos int64, first bool) (end int64, done bool, err error) {
 	for {
 		k := m.blockOf(pos)
 		m.release(pos, k)
 		var why stopReason
 		var stop, cutAt int64
 		if c := m.held[k]; k >= 0 && c != nil && !first && c.from == pos {
+			c.from = -1 // taken: a chunk that stops short where it started is not taken again
 			m.merge(c)
 			why, stop, first, cutAt = c.why, c.stop, c.first, c.cutAt
 		} else if why, stop, cutAt, err = m.parseHere(pos, k, first); err != nil {

@@ -137,6 +137,7 @@ type reader struct {
 func newReader(id int, opt ReadOptions) *reader {
 	rd := &reader{id: id, opt: opt, strings: []string{""}, index: map[string]int32{"": 0},
 		lanes: map[string]int32{}, unknownCats: map[string]bool{}, open: map[int32][]int32{}}
+	rd.p.Mark = []byte("ph")
 	rd.lastLane.id = -1
 	return rd
 }
@@ -294,7 +295,7 @@ func (rd *reader) parse(buf []byte, base int64, pos, limit int, first, final boo
 				c.first = wasFirst
 				return
 			}
-			if jsonscan.NextElement(buf, pos+1) < 0 {
+			if jsonscan.NextElement(buf, pos) < 0 {
 				c.elements--
 				stop(sep, stopCut)
 				c.cutAt = base + int64(pos)
@@ -302,7 +303,9 @@ func (rd *reader) parse(buf []byte, base int64, pos, limit int, first, final boo
 			}
 			// The input ends inside this element but events follow it: it is damaged.
 		}
-		if pos = rd.damaged(&dmg, buf, sep, pos, pos+1, 1, final); pos < 0 {
+		// Resume at the next separator from the element's start: an element that is empty or a
+		// bare separator leaves the next element's own separator there.
+		if pos = rd.damaged(&dmg, buf, sep, pos, pos, 1, final); pos < 0 {
 			return
 		}
 		if pos >= limit {
@@ -443,6 +446,11 @@ func (rd *reader) event() error {
 	})
 	if err != nil {
 		return err
+	}
+	if p.Marked() {
+		// Damage that opened a bracket can make the events after it parse as its values; an
+		// event's values never hold an object with a "ph" of its own.
+		return fmt.Errorf(`%w: an object with "ph" inside the event: events run together`, jsonscan.ErrSyntax)
 	}
 	if e.err == nil {
 		e.err = rd.store()

@@ -111,13 +111,10 @@ func read(r io.Reader, name string, opt ReadOptions, size int64) (*Table, error)
 }
 
 // The input is cut into blocks that readers parse at the same time. Blocks start small, so a
-// small trace still spreads over the readers, and grow to maxBlock. Each block carries a copy
-// of the first blockOverlap bytes after it, so the event that straddles its end parses in place.
-const (
-	firstBlock   = 64 << 10
-	maxBlock     = 2 << 20
-	blockOverlap = 64 << 10
-)
+// small trace still spreads over the readers, and grow to max bytes. Each block carries a copy of
+// the first overlap bytes after it, so the event that straddles its end parses in place. (Tests
+// make them tiny, to put block boundaries everywhere.)
+var blockSizes = struct{ first, max, overlap int }{64 << 10, 2 << 20, 64 << 10}
 
 // block is a stretch of the input: data[:n] are the bytes at stream offsets [off, off+n), and
 // data[n:] the overlap.
@@ -139,7 +136,7 @@ type pipeline struct {
 	results chan *chunk
 	tokens  chan struct{}
 	done    chan struct{}
-	free    chan []byte // block buffers of maxBlock for reuse
+	free    chan []byte // block buffers of the largest size, for reuse
 	chunks  chan *chunk // chunks for reuse
 	readers []*reader
 	wg      sync.WaitGroup
@@ -193,19 +190,19 @@ func (pl *pipeline) stop() {
 // produce reads the input into blocks, in order.
 func (pl *pipeline) produce(in io.Reader) {
 	defer close(pl.blocks)
-	size := firstBlock
+	size := blockSizes.first
 	cur := pl.fill(in, 0, 0, size)
 	for cur != nil {
 		if cur.last {
 			pl.send(cur)
 			return
 		}
-		size = min(2*size, maxBlock)
+		size = min(2*size, blockSizes.max)
 		next := pl.fill(in, cur.k+1, cur.end(), size)
 		if next == nil {
 			return
 		}
-		cur.data = append(cur.data[:cur.n], next.data[:min(blockOverlap, next.n)]...)
+		cur.data = append(cur.data[:cur.n], next.data[:min(blockSizes.overlap, next.n)]...)
 		if !pl.send(cur) {
 			return
 		}
@@ -221,14 +218,14 @@ func (pl *pipeline) fill(in io.Reader, k int, off int64, size int) *block {
 		return nil
 	}
 	var buf []byte
-	if size == maxBlock {
+	if size == blockSizes.max {
 		select {
 		case buf = <-pl.free:
 		default:
 		}
 	}
 	if buf == nil {
-		buf = make([]byte, size, size+blockOverlap)
+		buf = make([]byte, size, size+blockSizes.overlap)
 	}
 	n, err := io.ReadFull(in, buf[:size])
 	b := &block{k: k, off: off, n: n, data: buf[:n]}
@@ -282,7 +279,7 @@ func (pl *pipeline) chunk() *chunk {
 
 // release gives back a block (and its chunk) the merger is done with.
 func (pl *pipeline) release(c *chunk) {
-	if cap(c.b.data) >= maxBlock+blockOverlap {
+	if cap(c.b.data) >= blockSizes.max+blockSizes.overlap {
 		select {
 		case pl.free <- c.b.data[:0]:
 		default:

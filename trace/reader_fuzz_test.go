@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,5 +163,119 @@ func TestReadBadInput(t *testing.T) {
 			}
 			checkTable(t, tab)
 		})
+	}
+}
+
+// damageEvents are the elements of a small trace, one event per line.
+func damageEvents(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(`{"ph":"X","cat":"cpu_op","name":"op%d","pid":1,"tid":1,"ts":%d.5,"dur":%d,"args":{"External id":%d,"Input Dims":[[%d,2],[]]}}`,
+			i, 1000+10*i, 5+i%3, i, i)
+	}
+	return out
+}
+
+// withBlocks reads with tiny blocks, so that block boundaries (where the parallel readers start
+// and stop) fall everywhere.
+func withBlocks(t testing.TB, first, max, overlap int) {
+	old := blockSizes
+	blockSizes.first, blockSizes.max, blockSizes.overlap = first, max, overlap
+	t.Cleanup(func() { blockSizes = old })
+}
+
+// eventKey is what identifies an event, whatever lane number it got.
+func eventKey(t *Table, i int) string {
+	e := t.Event(i)
+	return fmt.Sprintf("%s %s %s %d %d", e.Kind, e.Role, e.Name, e.Start, e.Dur)
+}
+
+// FuzzReadDamage puts arbitrary bytes in place of one event of a valid trace and reads it in tiny
+// blocks: whatever the bytes, the events before them and the events after them come back exactly
+// (the reader resynchronises at the next event), and nothing is called an error.
+func FuzzReadDamage(f *testing.F) {
+	for _, s := range []string{
+		`{"ph":"X","name":"x" "pid":1}`, `]`, `{"ph":"X","x":[1`, ``, `{"ph":"i","ts":1}]`, `{"ph":"i","ts":1}]}`,
+		`{"ph":"X","name":"a` + "\n", `,,,`, `{"args":{"a":[{"ph":"X"`, `"`, `{"ph":"X","name":"\`, `{}`, `[`, `{"ph":"B","pid":1,"tid":1,"ts":3}`,
+		`{"ph":"E","pid":1,"tid":1,"ts":1}`, `{"ph":"X","pid":0,"tid":7,"cat":"kernel","ts":1,"dur":1}`, "\x00\xff{\"", `]} ,{"`,
+	} {
+		f.Add(uint8(len(s)), []byte(s), uint8(len(s)*7))
+	}
+	f.Fuzz(func(t *testing.T, at uint8, garbage []byte, block uint8) {
+		const n = 24
+		k := 1 + int(at)%(n-2) // an event in the middle
+		events := damageEvents(n)
+		doc := func(els []string) []byte {
+			return []byte(`{"traceEvents":[` + strings.Join(els, ",\n") + "]}\n")
+		}
+		before, err := Read(bytes.NewReader(doc(events[:k])), "before", ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := Read(bytes.NewReader(doc(events[k+1:])), "after", ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		damaged := doc(slices.Concat(events[:k], []string{string(garbage)}, events[k+1:]))
+		withBlocks(t, 16+int(block), 48+3*int(block), 8+int(block)/3)
+		got, err := Read(bytes.NewReader(damaged), "damaged", ReadOptions{Workers: 1 + int(block)%3})
+		if err != nil {
+			t.Fatalf("error %v (damage %q)", err, garbage)
+		}
+		checkTable(t, got)
+		if got.Len() < before.Len()+after.Len() {
+			t.Fatalf("%d events, want at least %d before the damage and %d after (damage %q, warnings %q)",
+				got.Len(), before.Len(), after.Len(), garbage, got.Warnings)
+		}
+		for i := range before.Len() {
+			if g, w := eventKey(got, i), eventKey(before, i); g != w {
+				t.Fatalf("event %d before the damage %q: got %s, want %s", i, garbage, g, w)
+			}
+		}
+		for i := range after.Len() {
+			if g, w := eventKey(got, got.Len()-after.Len()+i), eventKey(after, i); g != w {
+				t.Fatalf("event %d after the damage %q: got %s, want %s (warnings %q)", i, garbage, g, w, got.Warnings)
+			}
+		}
+	})
+}
+
+// Reading in tiny blocks, however many readers, gives the table reading in one piece gives: the
+// merge of chunks is exact, across boundaries inside events, strings and separators.
+func TestReadAcrossBlockBoundaries(t *testing.T) {
+	inputs := map[string][]byte{"kineto": kinetoTrace(300)}
+	var own bytes.Buffer
+	w, _ := newWriter(&own, Header{Meta: map[string]any{"epochs": 3}})
+	rec := NewRecorder(w)
+	recordRandom(t, rec, 3, 4, 9)
+	rec.Close()
+	inputs["gnnprof"] = own.Bytes()
+	b := []string{"[" + strings.Join(damageEvents(200), ",") + "]"}
+	inputs["legacy array, one line"] = []byte(b[0])
+	for name, data := range inputs {
+		want, err := Read(bytes.NewReader(data), name, ReadOptions{KeepFlows: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sizes := range [][3]int{{16, 64, 8}, {100, 300, 50}, {1000, 4000, 4000}, {7, 7, 1}} {
+			for workers := 1; workers <= 3; workers++ {
+				t.Run(fmt.Sprintf("%s/%v/%d", name, sizes, workers), func(t *testing.T) {
+					withBlocks(t, sizes[0], sizes[1], sizes[2])
+					got, err := Read(bytes.NewReader(data), name, ReadOptions{KeepFlows: true, Workers: workers})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.Len() != want.Len() || !reflect.DeepEqual(got.Lanes, want.Lanes) || !slices.Equal(got.Warnings, want.Warnings) {
+						t.Fatalf("%d events, lanes %v, warnings %q; want %d, %v, %q", got.Len(), got.Lanes, got.Warnings, want.Len(), want.Lanes, want.Warnings)
+					}
+					for i := range want.Len() {
+						if got.Event(i) != want.Event(i) || got.ExtID[i] != want.ExtID[i] || got.Corr[i] != want.Corr[i] ||
+							got.Strings[got.Shape[i]] != want.Strings[want.Shape[i]] || got.Strings[got.Cat[i]] != want.Strings[want.Cat[i]] {
+							t.Fatalf("event %d: got %+v, want %+v", i, got.Event(i), want.Event(i))
+						}
+					}
+				})
+			}
+		}
 	}
 }

@@ -15,78 +15,20 @@ import (
 // ErrEOF says the input ended before the value did.
 var ErrEOF = errors.New("unexpected end of input")
 
-// structural marks the bytes that matter between strings when finding where a value ends.
-var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}
-
-// nestState follows brackets and strings across the chunks of a value being delimited.
-type nestState struct {
-	depth      int
-	inStr, esc bool
-}
-
-// scan advances over b from j (b starts at the value's first byte and may end mid-value). It returns
-// the offset just past the value and true when the value closes in b, else len(b) and false.
-// Strings are skipped with IndexByte, which is vectorised: most of an event's bytes are strings.
-func (st *nestState) scan(b []byte, j int) (int, bool) {
-	for j < len(b) {
-		if st.esc {
-			st.esc = false
-			j++
-			continue
-		}
-		if st.inStr {
-			rest := b[j:]
-			q := bytes.IndexByte(rest, '"')
-			upto := rest
-			if q >= 0 {
-				upto = rest[:q]
-			}
-			if bs := bytes.IndexByte(upto, '\\'); bs >= 0 {
-				j += bs + 1
-				st.esc = true
-				continue
-			}
-			if q < 0 {
-				return len(b), false
-			}
-			j += q + 1
-			st.inStr = false
-			continue
-		}
-		for j < len(b) && !structural[b[j]] {
-			j++
-		}
-		if j == len(b) {
-			break
-		}
-		c := b[j]
-		j++
-		switch c {
-		case '"':
-			st.inStr = true
-		case '{', '[':
-			st.depth++
-		default: // '}', ']'
-			st.depth--
-			if st.depth == 0 {
-				return j, true
-			}
-		}
-	}
-	return len(b), false
-}
-
 // Parser walks JSON held in memory (Reset gives it the bytes). When the bytes end before the value
 // does, its error wraps ErrEOF, so a caller holding part of a stream can fetch more and retry.
 type Parser struct {
+	Mark []byte // see Marked
+
 	b       []byte
 	i       int
 	tmp     []byte // scratch for unescaped strings
 	escaped bool   // the last string returned is in tmp
+	marked  bool
 }
 
 // Reset makes the parser walk b from its start.
-func (p *Parser) Reset(b []byte) { p.b, p.i = b, 0 }
+func (p *Parser) Reset(b []byte) { p.b, p.i, p.marked = b, 0, false }
 
 // Offset returns how many bytes of its input the parser has consumed.
 func (p *Parser) Offset() int { return p.i }
@@ -289,43 +231,98 @@ func (p *Parser) hex4() (rune, bool) {
 // delimiter marks the bytes that end a number or literal.
 var delimiter = [256]bool{',': true, '}': true, ']': true, ' ': true, '\n': true, '\r': true, '\t': true}
 
-// Skip passes over one value of any type and returns its raw bytes.
+// maxDepth bounds the nesting Skip follows: deeper is an error, not a deep recursion.
+const maxDepth = 1000
+
+// Skip passes over one value of any type, checking that it is valid JSON, and returns its raw
+// bytes. A number or literal must have a delimiter after it: at the end of the input it may go
+// on, so it is ErrEOF. Skip notes whether an object inside the value has the key Mark (Marked).
 func (p *Parser) Skip() ([]byte, error) {
 	p.ws()
 	start := p.i
-	if p.i >= len(p.b) {
-		return nil, p.fail("expected a value")
-	}
 	p.escaped = false
-	switch p.b[p.i] {
-	case '"':
-		if _, err := p.Str(); err != nil {
-			return nil, err
-		}
-		p.escaped = false // the raw bytes are returned, not the contents
-	case '{', '[':
-		var st nestState
-		end, done := st.scan(p.b[p.i:], 0)
-		p.i += end
-		if !done {
-			return nil, p.fail("unterminated value")
-		}
-	default:
-		i := p.i
-		for i < len(p.b) && !delimiter[p.b[i]] {
-			i++
-		}
-		p.i = i
-		err := p.checkScalar(p.b[start:i])
-		if err != nil && i == len(p.b) {
-			// It may be the start of a value that goes on in the bytes that follow ("-", "tru").
-			return nil, p.fail("unterminated value")
-		}
-		// A valid scalar that runs to the end of the input is taken whole: inside an object or
-		// array the missing close then reports ErrEOF.
-		return p.b[start:i], err
+	if err := p.skip(0); err != nil {
+		return nil, err
 	}
+	p.escaped = false // the raw bytes are returned, not a string's contents
 	return p.b[start:p.i], nil
+}
+
+// Mark, when not empty, is a key that Skip watches for in the objects it passes over: a trace
+// reader marks "ph", which an event's own arguments never hold, to notice events run together.
+// Marked reports whether Skip has seen it since the last Reset.
+func (p *Parser) Marked() bool { return p.marked }
+
+func (p *Parser) skip(depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("%w: values nested more than %d deep at %d", ErrSyntax, maxDepth, p.i)
+	}
+	switch p.Next() {
+	case '"':
+		_, err := p.Str()
+		return err
+	case '{':
+		p.i++
+		if p.Next() == '}' {
+			p.i++
+			return nil
+		}
+		for {
+			key, err := p.key()
+			if err != nil {
+				return err
+			}
+			if len(p.Mark) > 0 && string(key) == string(p.Mark) {
+				p.marked = true
+			}
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+			switch p.Next() {
+			case ',':
+				p.i++
+			case '}':
+				p.i++
+				return nil
+			default:
+				return p.fail("expected ',' or '}'")
+			}
+		}
+	case '[':
+		p.i++
+		if p.Next() == ']' {
+			p.i++
+			return nil
+		}
+		for {
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+			switch p.Next() {
+			case ',':
+				p.i++
+			case ']':
+				p.i++
+				return nil
+			default:
+				return p.fail("expected ',' or ']'")
+			}
+		}
+	case 0:
+		return p.fail("expected a value")
+	}
+	start := p.i
+	i := start
+	for i < len(p.b) && !delimiter[p.b[i]] {
+		i++
+	}
+	p.i = i
+	if i == len(p.b) {
+		// It may go on in the bytes that follow ("-", "12" of "1234"): the value needs a
+		// delimiter after it, as it has inside an object or array.
+		return p.fail("unterminated value")
+	}
+	return p.checkScalar(p.b[start:i])
 }
 
 func (p *Parser) checkScalar(v []byte) error {
@@ -469,7 +466,7 @@ func (p *Parser) Token() ([]byte, error) {
 		i++
 	}
 	p.i = i
-	if i == start {
+	if i == start || i == len(p.b) { // nothing, or what may go on in the bytes that follow
 		return nil, p.fail("expected a value")
 	}
 	return p.b[start:i], nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,12 +107,9 @@ func FuzzParser(f *testing.F) {
 		if !json.Valid(data) || len(doc) == 0 {
 			return
 		}
-		p.Reset(doc)
+		p.Reset(append(slices.Clip(doc), ' ')) // a number needs a delimiter after it
 		if raw, err := p.Skip(); err != nil || string(raw) != string(doc) {
 			t.Fatalf("valid document %q skipped as %q, %v", doc, raw, err)
-		}
-		if doc[0] != '{' && doc[0] != '[' && doc[0] != '"' {
-			return // a number's prefix is a number
 		}
 		for cut := 1; cut < len(doc); cut++ {
 			p.Reset(doc[:cut])
