@@ -3,6 +3,8 @@
 //
 //	go run ./analyze/internal/bigtrace -in kineto_gpu_benchmark.pt.trace.json.gz -out /tmp/big.pt.trace.json -size 1100
 //
+// scripts/readbench makes its 100 MiB, 500 MiB and 1 GiB inputs with it.
+//
 // Each replica of the source's events is shifted in time past the previous one, its External ids and
 // correlation ids (and flow ids) are shifted past the previous replica's, and it is wrapped in a
 // ProfilerStep#N annotation on the main thread, so the result has one step per replica and every
@@ -45,12 +47,16 @@ func main() {
 	in := flag.String("in", "", "source Kineto trace (.json or .json.gz)")
 	out := flag.String("out", "", "output trace (.json)")
 	sizeMB := flag.Int64("size", 1100, "stop after this many MB (10^6 bytes) of output")
+	size := flag.Int64("bytes", 0, "stop after this many bytes of output (instead of -size)")
 	flag.Parse()
 	if *in == "" || *out == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*in, *out, *sizeMB*1e6); err != nil {
+	if *size <= 0 {
+		*size = *sizeMB * 1e6
+	}
+	if err := run(*in, *out, *size); err != nil {
 		log.Fatal(err)
 	}
 }
