@@ -30,7 +30,7 @@ type Run struct {
 type OTLPExport struct {
 	Endpoint     string `json:"endpoint"`
 	SpansSent    int64  `json:"spans_sent"`
-	SpansDropped int64  `json:"spans_dropped"` // queue full, or the collector failed or did not answer in time
+	SpansDropped int64  `json:"spans_dropped"`   // queue full, or the collector failed or did not answer in time
 	Error        string `json:"error,omitempty"` // the first export failure
 }
 
