@@ -60,6 +60,12 @@ type Resource struct {
 // Headers, timeouts, compression, certificates and, without an Endpoint, the endpoint and its
 // security are left to the exporters, which read the OTEL_EXPORTER_OTLP_* variables themselves.
 
+// Validate checks the endpoint and protocol, so that a command can refuse them before it works.
+func (c *Config) Validate() error {
+	_, err := c.target()
+	return err
+}
+
 // target is a parsed Config: the protocol and, when Config names one, the endpoint.
 type target struct {
 	protocol string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/trace/otlp/otlptest"
 )
 
 func TestTarget(t *testing.T) {
@@ -71,11 +72,11 @@ func FuzzTarget(f *testing.F) {
 // TestExportGRPC sends over OTLP/gRPC: the same spans arrive as over HTTP.
 func TestExportGRPC(t *testing.T) {
 	tbl := recordRun(t, filepath.Join(t.TempDir(), "trace.json.gz"), nil, nil)
-	rcv := newGRPCReceiver(t)
+	rcv := otlptest.NewGRPCReceiver(t)
 	if _, err := Export(context.Background(), tbl, testOrigin, Config{Endpoint: rcv.URL}); err != nil {
 		t.Fatal(err)
 	}
-	spans, _, metrics := rcv.received()
+	spans, _, metrics := rcv.Received()
 	checkSpans(t, tbl, testOrigin, spans, false)
 	checkMetrics(t, tbl, testOrigin, metrics)
 }
@@ -89,10 +90,10 @@ func TestEnvironment(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "gnn-training")
 	for _, protocol := range []string{ProtocolHTTP, ProtocolGRPC} {
 		t.Run(protocol, func(t *testing.T) {
-			rcv := newReceiver(t)
+			rcv := otlptest.NewReceiver(t)
 			endpoint := rcv.URL
 			if protocol == ProtocolGRPC {
-				rcv = newGRPCReceiver(t)
+				rcv = otlptest.NewGRPCReceiver(t)
 				endpoint = "http://" + strings.TrimPrefix(rcv.URL, "grpc://")
 			}
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
@@ -100,15 +101,12 @@ func TestEnvironment(t *testing.T) {
 			if _, err := Export(context.Background(), tbl, testOrigin, Config{Resource: testResource}); err != nil {
 				t.Fatal(err)
 			}
-			spans, resources, _ := rcv.received()
+			spans, resources, _ := rcv.Received()
 			if len(spans) != len(spanEvents(tbl)) {
 				t.Fatalf("%d spans arrived, want %d", len(spans), len(spanEvents(tbl)))
 			}
-			rcv.mu.Lock()
-			h := rcv.headers
-			rcv.mu.Unlock()
-			if first(h, "x-team") != "gnn" || first(h, "authorization") != "Bearer t0k3n" {
-				t.Errorf("headers %v lack OTEL_EXPORTER_OTLP_HEADERS", h)
+			if rcv.Header("x-team") != "gnn" || rcv.Header("authorization") != "Bearer t0k3n" {
+				t.Errorf("headers x-team %q, authorization %q: want OTEL_EXPORTER_OTLP_HEADERS's", rcv.Header("x-team"), rcv.Header("authorization"))
 			}
 			a := resourceAttrs(resources[0])
 			if a["service.name"] != "gnn-training" || a["deployment.environment"] != "ci" || a["gnnprof.rank"] != "5" || a["gnnprof.run.id"] != "run-42" {
@@ -118,21 +116,11 @@ func TestEnvironment(t *testing.T) {
 	}
 }
 
-// first is a header's first value, looked up as HTTP (canonical) or gRPC metadata (lower case).
-func first(h map[string][]string, name string) string {
-	for k, v := range h {
-		if strings.EqualFold(k, name) && len(v) > 0 {
-			return v[0]
-		}
-	}
-	return ""
-}
-
 // TestEnvironmentTimeout: OTEL_EXPORTER_OTLP_TIMEOUT bounds each request to a collector that
 // never answers: the live sink's export fails (and says so) well before the default 10 s.
 func TestEnvironmentTimeout(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "200") // ms
-	sink, err := NewSink(context.Background(), testOrigin, Config{Endpoint: hangingEndpoint(t), DrainTimeout: time.Minute})
+	sink, err := NewSink(context.Background(), testOrigin, Config{Endpoint: otlptest.HangingEndpoint(t), DrainTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

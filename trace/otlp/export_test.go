@@ -17,6 +17,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/internal/shareddata"
 	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/trace/otlp/otlptest"
 )
 
 // testOrigin is the wall-clock time zero of the traces recorded here.
@@ -288,7 +289,7 @@ var testResource = Resource{RunID: "run-42", Host: "trainer-3", Rank: 2, Version
 
 func TestExportDeliversEveryEvent(t *testing.T) {
 	tbl := recordRun(t, filepath.Join(t.TempDir(), "trace.json.gz"), nil, nil)
-	rcv := newReceiver(t)
+	rcv := otlptest.NewReceiver(t)
 	origin, how := Origin(tbl, time.Time{})
 	if !origin.Equal(testOrigin) {
 		t.Fatalf("origin %v (%s), want the header's %v", origin, how, testOrigin)
@@ -297,7 +298,7 @@ func TestExportDeliversEveryEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans, resources, metrics := rcv.received()
+	spans, resources, metrics := rcv.Received()
 	if st.Spans != int64(len(spans)) || st.Dropped != 0 {
 		t.Errorf("stats %+v for %d spans received", st, len(spans))
 	}
@@ -440,11 +441,11 @@ func TestExportTorchTrace(t *testing.T) {
 	if origin.UnixNano() != 0 {
 		t.Errorf("origin %v (%s): this trace's timestamps are Unix times", origin, how)
 	}
-	rcv := newReceiver(t)
+	rcv := otlptest.NewReceiver(t)
 	if _, err := Export(context.Background(), tbl, origin, Config{Endpoint: rcv.URL}); err != nil {
 		t.Fatal(err)
 	}
-	spans, _, _ := rcv.received()
+	spans, _, _ := rcv.Received()
 	got := checkSpans(t, tbl, origin, spans, true)
 	kernels, nested := 0, 0
 	for i, s := range got {

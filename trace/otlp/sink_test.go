@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/trace/otlp/otlptest"
 )
 
 // TestSinkStreamsStepByStep records a run with the Sink teed beside the trace file: each
 // step's spans arrive while the run goes on, and in the end the spans received live are the
 // trace file's events, one for one, with the file's timestamps and the same nesting as Export.
 func TestSinkStreamsStepByStep(t *testing.T) {
-	rcv := newReceiver(t)
+	rcv := otlptest.NewReceiver(t)
 	sink, err := NewSink(context.Background(), testOrigin, Config{Endpoint: rcv.URL, Resource: testResource})
 	if err != nil {
 		t.Fatal(err)
@@ -23,12 +24,12 @@ func TestSinkStreamsStepByStep(t *testing.T) {
 		if n == 1 {
 			// Step 0 ended a step ago: the setup before it and its own spans (the late copy
 			// included, once step 1 ended) are sent without waiting for the end of the run.
-			spans := rcv.waitSpans(t, 1)
+			spans := rcv.WaitSpans(t, 1)
 			streamed = append(streamed, len(spans))
 		}
 	})
 	st := sink.Stats()
-	spans, resources, metrics := rcv.received()
+	spans, resources, metrics := rcv.Received()
 	if st.Dropped != 0 || st.Spans != int64(len(spans)) || st.Err != nil {
 		t.Errorf("stats %+v for %d spans received", st, len(spans))
 	}
@@ -46,7 +47,7 @@ func TestSinkStreamsStepByStep(t *testing.T) {
 // never answers, recording goes on at full speed, the spans are dropped and counted, and Close
 // gives up within its drain timeout.
 func TestSinkNeverStalls(t *testing.T) {
-	for name, endpoint := range map[string]string{"refused": refusingEndpoint(t), "hanging": hangingEndpoint(t)} {
+	for name, endpoint := range map[string]string{"refused": otlptest.RefusingEndpoint(t), "hanging": otlptest.HangingEndpoint(t)} {
 		t.Run(name, func(t *testing.T) {
 			const drain = 500 * time.Millisecond
 			sink, err := NewSink(context.Background(), testOrigin, Config{Endpoint: endpoint, DrainTimeout: drain, QueueSpans: 64})

@@ -1,4 +1,7 @@
-package otlp
+// Package otlptest provides OpenTelemetry collectors for tests: in-process OTLP receivers over
+// HTTP and gRPC that decode every request with the official protobuf types, and endpoints that
+// refuse connections or accept them and never answer.
+package otlptest
 
 import (
 	"compress/gzip"
@@ -7,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,10 +25,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// receiver is an in-process OTLP collector, over HTTP (newReceiver) or gRPC (newGRPCReceiver):
+// Receiver is an in-process OTLP collector, over HTTP (NewReceiver) or gRPC (NewGRPCReceiver):
 // it decodes every request with the official protobuf types and keeps what arrived.
-type receiver struct {
-	URL string
+type Receiver struct {
+	URL string // http://host:port, or grpc://host:port
 
 	mu        sync.Mutex
 	spans     []*tracepb.Span
@@ -33,7 +37,7 @@ type receiver struct {
 	headers   map[string][]string // of the last trace request (gRPC: its metadata)
 }
 
-func (r *receiver) addTraces(msg *coltracepb.ExportTraceServiceRequest, headers map[string][]string) {
+func (r *Receiver) addTraces(msg *coltracepb.ExportTraceServiceRequest, headers map[string][]string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.headers = headers
@@ -47,7 +51,7 @@ func (r *receiver) addTraces(msg *coltracepb.ExportTraceServiceRequest, headers 
 	}
 }
 
-func (r *receiver) addMetrics(msg *colmetricspb.ExportMetricsServiceRequest) {
+func (r *Receiver) addMetrics(msg *colmetricspb.ExportMetricsServiceRequest) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, rm := range msg.ResourceMetrics {
@@ -57,8 +61,9 @@ func (r *receiver) addMetrics(msg *colmetricspb.ExportMetricsServiceRequest) {
 	}
 }
 
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
+// NewReceiver starts an OTLP/HTTP receiver, stopped when the test ends.
+func NewReceiver(t testing.TB) *Receiver {
+	r := &Receiver{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
 		var msg coltracepb.ExportTraceServiceRequest
@@ -80,13 +85,13 @@ func newReceiver(t *testing.T) *receiver {
 	return r
 }
 
-// newGRPCReceiver is the receiver over OTLP/gRPC; its URL is grpc://host:port.
-func newGRPCReceiver(t *testing.T) *receiver {
+// NewGRPCReceiver starts an OTLP/gRPC receiver, stopped when the test ends.
+func NewGRPCReceiver(t testing.TB) *Receiver {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &receiver{URL: "grpc://" + l.Addr().String()}
+	r := &Receiver{URL: "grpc://" + l.Addr().String()}
 	srv := grpc.NewServer()
 	coltracepb.RegisterTraceServiceServer(srv, grpcTraces{r: r})
 	colmetricspb.RegisterMetricsServiceServer(srv, grpcMetrics{r: r})
@@ -97,7 +102,7 @@ func newGRPCReceiver(t *testing.T) *receiver {
 
 type grpcTraces struct {
 	coltracepb.UnimplementedTraceServiceServer
-	r *receiver
+	r *Receiver
 }
 
 func (g grpcTraces) Export(ctx context.Context, msg *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
@@ -108,7 +113,7 @@ func (g grpcTraces) Export(ctx context.Context, msg *coltracepb.ExportTraceServi
 
 type grpcMetrics struct {
 	colmetricspb.UnimplementedMetricsServiceServer
-	r *receiver
+	r *Receiver
 }
 
 func (g grpcMetrics) Export(_ context.Context, msg *colmetricspb.ExportMetricsServiceRequest) (*colmetricspb.ExportMetricsServiceResponse, error) {
@@ -116,7 +121,7 @@ func (g grpcMetrics) Export(_ context.Context, msg *colmetricspb.ExportMetricsSe
 	return &colmetricspb.ExportMetricsServiceResponse{}, nil
 }
 
-func decode(t *testing.T, w http.ResponseWriter, req *http.Request, msg proto.Message) bool {
+func decode(t testing.TB, w http.ResponseWriter, req *http.Request, msg proto.Message) bool {
 	var body io.Reader = req.Body
 	if req.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(req.Body)
@@ -145,21 +150,33 @@ func answer(w http.ResponseWriter, msg proto.Message) {
 	_, _ = w.Write(data)
 }
 
-// received returns copies of what has arrived so far.
-func (r *receiver) received() ([]*tracepb.Span, []*resourcepb.Resource, []*metricspb.Metric) {
+// Received returns copies of what has arrived so far.
+func (r *Receiver) Received() ([]*tracepb.Span, []*resourcepb.Resource, []*metricspb.Metric) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*tracepb.Span(nil), r.spans...), append([]*resourcepb.Resource(nil), r.resources...),
 		append([]*metricspb.Metric(nil), r.metrics...)
 }
 
-// waitSpans waits until at least n spans have arrived, or fails the test after a generous
+// Header returns the first value of a header (gRPC: metadata) of the last trace request.
+func (r *Receiver) Header(name string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, v := range r.headers {
+		if strings.EqualFold(k, name) && len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+// WaitSpans waits until at least n spans have arrived, or fails the test after a generous
 // time (the condition, not the time, is what is tested).
-func (r *receiver) waitSpans(t *testing.T, n int) []*tracepb.Span {
+func (r *Receiver) WaitSpans(t testing.TB, n int) []*tracepb.Span {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		spans, _, _ := r.received()
+		spans, _, _ := r.Received()
 		if len(spans) >= n {
 			return spans
 		}
@@ -170,8 +187,8 @@ func (r *receiver) waitSpans(t *testing.T, n int) []*tracepb.Span {
 	}
 }
 
-// refusingEndpoint returns the URL of a port nothing listens on.
-func refusingEndpoint(t *testing.T) string {
+// RefusingEndpoint returns the URL of a port nothing listens on.
+func RefusingEndpoint(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -181,8 +198,8 @@ func refusingEndpoint(t *testing.T) string {
 	return "http://" + addr
 }
 
-// hangingEndpoint returns the URL of a server that accepts connections and never answers.
-func hangingEndpoint(t *testing.T) string {
+// HangingEndpoint returns the URL of a server that accepts connections and never answers.
+func HangingEndpoint(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
