@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -140,5 +141,42 @@ func TestRunStreamsOTLP(t *testing.T) {
 
 	if code, _, _ := runOutputs(t, append(args, "--out", t.TempDir(), "--otlp-endpoint", "udp://collector:4317")...); code != 2 {
 		t.Errorf("--otlp-endpoint udp://: exit %d, want 2", code)
+	}
+}
+
+// BenchmarkRunOTLP trains with the live export off, to a collector, to an endpoint that refuses
+// connections and to one that never answers, and reports the training time run.json records
+// (train-s/op, the epochs' wall time, without loading or the export's final drain): a collector
+// that is down or hangs must not slow training (compare the sub-benchmarks).
+func BenchmarkRunOTLP(b *testing.B) {
+	endpoints := map[string]string{"off": "", "collector": otlptest.NewReceiver(b).URL,
+		"refused": otlptest.RefusingEndpoint(b), "hanging": otlptest.HangingEndpoint(b)}
+	for _, name := range []string{"off", "collector", "refused", "hanging"} {
+		b.Run(name, func(b *testing.B) {
+			var train float64
+			for b.Loop() {
+				dir := filepath.Join(b.TempDir(), "run")
+				args := []string{"run", "full", "--data", "sbm:nodes=20000,classes=4,degree=10,features=64", "--epochs", "30", "--no-report", "--out", dir}
+				if endpoints[name] != "" {
+					args = append(args, "--otlp-endpoint", endpoints[name])
+				}
+				root := newRootCmd()
+				root.SetOut(io.Discard)
+				root.SetErr(io.Discard)
+				root.SetArgs(args)
+				if err := root.Execute(); err != nil {
+					b.Fatal(err)
+				}
+				run, err := rundir.Read(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if name != "off" && (run.OTLP == nil || (name != "collector") != (run.OTLP.SpansDropped > 0)) {
+					b.Fatalf("run.json otlp %+v", run.OTLP)
+				}
+				train += run.Final.Seconds
+			}
+			b.ReportMetric(train/float64(b.N), "train-s/op")
+		})
 	}
 }

@@ -41,8 +41,9 @@ type Config struct {
 	Resource Resource
 
 	// The live Sink's limits (Export ignores them). QueueSpans bounds the spans waiting to be
-	// sent (default 65536): more are dropped and counted. DrainTimeout bounds how long Close
-	// waits for the queue to empty (default 3 s); what is left then is dropped and counted.
+	// sent (default DefaultQueueSpans): more are dropped and counted. DrainTimeout bounds how
+	// long Close waits for the queue to empty (default DefaultDrainTimeout), less what a request
+	// in flight has already waited; what is left then is dropped and counted.
 	QueueSpans   int
 	DrainTimeout time.Duration
 }

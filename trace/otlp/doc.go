@@ -61,6 +61,7 @@
 // step) and hands them to a bounded queue (Config.QueueSpans); one goroutine sends it. Spans
 // that do not fit are dropped, as are those the collector refuses or does not acknowledge in
 // time (the exporter retries for at most a second), and those still queued when Close has
-// waited Config.DrainTimeout. Stats counts them; `gnnprof run --otlp-endpoint` prints the count
+// waited Config.DrainTimeout (less what a request in flight had already waited: a collector
+// that hangs is not waited for twice). Stats counts them; `gnnprof run --otlp-endpoint` prints the count
 // and stores it in run.json ("otlp": {"spans_sent", "spans_dropped", …}).
 package otlp

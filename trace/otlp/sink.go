@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -47,6 +48,7 @@ type Sink struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	drain  time.Duration
+	busy   atomic.Int64 // Unix ns when the request in flight began; 0 when none is
 
 	mu    sync.Mutex // guards stats against the sender
 	stats Stats
@@ -148,13 +150,19 @@ func (s *Sink) convert(cut int64) {
 }
 
 // Close converts and queues every remaining event, then waits at most the drain timeout for
-// the queue to be sent; what is left is dropped. It returns nil: failures are in Stats.
+// the queue to be sent, less the time a request in flight has already waited (a collector that
+// has not answered for that long is not waited for again); what is left is dropped. It
+// returns nil: failures are in Stats.
 func (s *Sink) Close() error {
 	s.convert(math.MaxInt64)
 	s.q.close()
+	wait := s.drain
+	if since := s.busy.Load(); since != 0 {
+		wait -= time.Since(time.Unix(0, since))
+	}
 	select {
 	case <-s.done:
-	case <-time.After(s.drain):
+	case <-time.After(max(wait, 0)):
 		s.cancel() // aborts the request in flight; the sender counts the rest as dropped
 		<-s.done
 	}
@@ -182,6 +190,7 @@ func (s *Sink) send() {
 		if !ok {
 			return
 		}
+		s.busy.Store(time.Now().UnixNano())
 		var err error
 		if s.ctx.Err() != nil {
 			err = s.ctx.Err()
@@ -191,6 +200,7 @@ func (s *Sink) send() {
 		if rm != nil && err == nil {
 			_ = s.exp.metrics.Export(s.ctx, rm) // a lost metric point is superseded by the next
 		}
+		s.busy.Store(0)
 		s.mu.Lock()
 		if err != nil {
 			s.stats.Dropped += int64(len(spans))

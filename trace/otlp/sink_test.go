@@ -57,6 +57,7 @@ func TestSinkNeverStalls(t *testing.T) {
 			rec := trace.NewRecorder(trace.Tee{trace.NewMemorySink(), sink})
 			lane := rec.Lane("main")
 			const steps, perStep = 50, 20
+			recording := time.Now()
 			for n := range steps {
 				s := lane.BeginStep(n)
 				for range perStep - 1 {
@@ -67,11 +68,15 @@ func TestSinkNeverStalls(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// Bounds on stalls, not speeds: a Flush that waited for the collector would take the
+			// exporter's 10 s timeout; Close must not wait that long either.
+			if took := time.Since(recording); took > 5*time.Second {
+				t.Errorf("recording %d steps took %v: the recorder waited for the collector", steps, took)
+			}
 			closing := time.Now()
 			if err := rec.Close(); err != nil {
 				t.Fatal(err)
 			}
-			// A bound on a timeout, not a speed: Close must not wait for the exporter's own 10 s.
 			if waited := time.Since(closing); waited > drain+5*time.Second {
 				t.Errorf("Close took %v with a drain timeout of %v", waited, drain)
 			}
