@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/gnnprof/gnnprof/trace"
@@ -197,8 +196,8 @@ func (c *converter) newSpanContext(tid oteltrace.TraceID) oteltrace.SpanContext 
 
 // span builds event i's span.
 func (c *converter) span(t *trace.Table, i int32, sc, parent oteltrace.SpanContext) sdktrace.ReadOnlySpan {
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs, AttrLane.String(t.Lanes[t.Lane[i]].Name), AttrRole.String(t.Role[i].String()))
+	var buf [12]attribute.KeyValue
+	attrs := append(buf[:0], AttrLane.String(t.Lanes[t.Lane[i]].Name), AttrRole.String(t.Role[i].String()))
 	if s := t.Step[i]; s >= 0 {
 		attrs = append(attrs, AttrStep.Int(int(s)))
 	}
@@ -225,15 +224,5 @@ func (c *converter) span(t *trace.Table, i int32, sc, parent oteltrace.SpanConte
 		}
 	}
 	start := c.origin + t.Start[i]
-	return tracetest.SpanStub{
-		Name:                 t.Strings[t.Name[i]],
-		SpanContext:          sc,
-		Parent:               parent,
-		SpanKind:             oteltrace.SpanKindInternal,
-		StartTime:            time.Unix(0, start),
-		EndTime:              time.Unix(0, start+t.Dur[i]),
-		Attributes:           attrs,
-		Resource:             c.res,
-		InstrumentationScope: scope,
-	}.Snapshot()
+	return &span{name: t.Strings[t.Name[i]], sc: sc, parent: parent, start: start, end: start + t.Dur[i], attrs: slices.Clone(attrs), res: c.res}
 }
