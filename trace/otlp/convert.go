@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"cmp"
 	crand "crypto/rand"
 	"encoding/binary"
 	"math/rand/v2"
@@ -93,13 +94,13 @@ func (c *converter) convert(t *trace.Table, idx []int32, emit func(sdktrace.Read
 	slices.SortFunc(idx, func(a, b int32) int {
 		switch {
 		case t.Lane[a] != t.Lane[b]:
-			return int(t.Lane[a] - t.Lane[b])
+			return cmp.Compare(t.Lane[a], t.Lane[b])
 		case t.Start[a] != t.Start[b]:
-			return cmpInt64(t.Start[a], t.Start[b])
+			return cmp.Compare(t.Start[a], t.Start[b])
 		case t.Dur[a] != t.Dur[b]:
-			return cmpInt64(t.Dur[b], t.Dur[a])
+			return cmp.Compare(t.Dur[b], t.Dur[a])
 		}
-		return int(a - b)
+		return cmp.Compare(a, b)
 	})
 	// Steps first: an event on another lane may find its step whatever the lane order.
 	clear(c.stepSC)
@@ -146,16 +147,6 @@ func (c *converter) convert(t *trace.Table, idx []int32, emit func(sdktrace.Read
 	c.stack = stack
 }
 
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // addStep remembers a step, keeping the list ordered by start and bounded.
 func (c *converter) addStep(s stepRef) {
 	at := len(c.steps)
@@ -170,7 +161,7 @@ func (c *converter) addStep(s stepRef) {
 
 // stepAt returns the latest-starting step whose interval holds time ns.
 func (c *converter) stepAt(ns int64) (stepRef, bool) {
-	j, _ := slices.BinarySearchFunc(c.steps, ns+1, func(s stepRef, t int64) int { return cmpInt64(s.start, t) })
+	j, _ := slices.BinarySearchFunc(c.steps, ns+1, func(s stepRef, t int64) int { return cmp.Compare(s.start, t) })
 	if j > 0 && ns < c.steps[j-1].end {
 		return c.steps[j-1], true
 	}

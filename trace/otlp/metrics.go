@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -42,7 +43,7 @@ func (m *meter) time(ns int64) time.Time { return time.Unix(0, m.origin+ns) }
 
 // sortByEnd orders events idx of t by end time, the order a meter reads them in.
 func sortByEnd(t *trace.Table, idx []int32) {
-	slices.SortStableFunc(idx, func(a, b int32) int { return cmpInt64(t.Start[a]+t.Dur[a], t.Start[b]+t.Dur[b]) })
+	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(t.Start[a]+t.Dur[a], t.Start[b]+t.Dur[b]) })
 }
 
 // collect returns the data points of events idx of t (nil if there are none). idx is reordered.
