@@ -140,10 +140,12 @@ func (t target) String() string {
 	return scheme + "://" + t.hostPort + t.basePath
 }
 
-// exporters are the OTLP exporters of one target.
+// exporters are the OTLP exporters of a Config, with the resource they describe.
 type exporters struct {
-	spans   sdktrace.SpanExporter
-	metrics sdkmetric.Exporter
+	endpoint string // where they send, for messages
+	res      *resource.Resource
+	spans    sdktrace.SpanExporter
+	metrics  sdkmetric.Exporter
 }
 
 // retry is how long an export keeps retrying a collector that fails or is unreachable.
@@ -151,11 +153,17 @@ type retry struct {
 	initial, max, total time.Duration
 }
 
-// newExporters builds the trace and metric exporters of t. They connect lazily: nothing is
-// sent, and no connection is made, before the first export.
-func newExporters(ctx context.Context, t target, r retry) (*exporters, error) {
-	var e exporters
-	var err error
+// newExporters builds the trace and metric exporters of c and its resource. They connect
+// lazily: nothing is sent, and no connection is made, before the first export.
+func newExporters(ctx context.Context, c *Config, r retry) (*exporters, error) {
+	t, err := c.target()
+	if err != nil {
+		return nil, err
+	}
+	e := exporters{endpoint: t.String()}
+	if e.res, err = c.Resource.resource(ctx); err != nil {
+		return nil, err
+	}
 	switch t.protocol {
 	case ProtocolGRPC:
 		topts := []otlptracegrpc.Option{otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{

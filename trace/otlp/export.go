@@ -32,20 +32,12 @@ var fileRetry = retry{initial: 5 * time.Second, max: 30 * time.Second, total: ti
 // with its exact start and end (origin plus the trace's times), and the metrics the package
 // documentation lists, a point per step. It stops at the first request the collector refuses.
 func Export(ctx context.Context, t *trace.Table, origin time.Time, cfg Config) (Stats, error) {
-	tg, err := cfg.target()
+	exp, err := newExporters(ctx, &cfg, fileRetry)
 	if err != nil {
 		return Stats{}, err
 	}
-	st := Stats{Endpoint: tg.String()}
-	res, err := cfg.Resource.resource(ctx)
-	if err != nil {
-		return st, err
-	}
-	exp, err := newExporters(ctx, tg, fileRetry)
-	if err != nil {
-		return st, err
-	}
 	defer exp.shutdown(context.Background())
+	st := Stats{Endpoint: exp.endpoint}
 
 	var spans, all []int32
 	for i := range t.Len() {
@@ -63,7 +55,7 @@ func Export(ctx context.Context, t *trace.Table, origin time.Time, cfg Config) (
 		}
 		batch = batch[:0]
 	}
-	newConverter(origin, res, t.Source != trace.SourceGnnprof).convert(t, spans, func(s sdktrace.ReadOnlySpan) {
+	newConverter(origin, exp.res, t.Source != trace.SourceGnnprof).convert(t, spans, func(s sdktrace.ReadOnlySpan) {
 		if batch = append(batch, s); len(batch) == exportBatch {
 			send()
 		}
@@ -75,7 +67,7 @@ func Export(ctx context.Context, t *trace.Table, origin time.Time, cfg Config) (
 	}
 
 	// Metrics in requests of a bounded number of steps, in time order.
-	m := newMeter(origin, res)
+	m := newMeter(origin, exp.res)
 	sortByEnd(t, all)
 	from, steps := 0, 0
 	for k, i := range all {

@@ -58,27 +58,19 @@ type Sink struct {
 // the trace's time zero (the trace file's header start). Nothing is sent before the first
 // step ends, and no connection is made before then.
 func NewSink(ctx context.Context, origin time.Time, cfg Config) (*Sink, error) {
-	tg, err := cfg.target()
-	if err != nil {
-		return nil, err
-	}
-	res, err := cfg.Resource.resource(ctx)
-	if err != nil {
-		return nil, err
-	}
-	exp, err := newExporters(ctx, tg, liveRetry)
+	exp, err := newExporters(ctx, &cfg, liveRetry)
 	if err != nil {
 		return nil, err
 	}
 	s := &Sink{
-		conv:    newConverter(origin, res, false),
-		meter:   newMeter(origin, res),
+		conv:    newConverter(origin, exp.res, false),
+		meter:   newMeter(origin, exp.res),
 		pending: trace.NewTable(),
 		stepEnd: math.MinInt64,
 		exp:     exp,
 		done:    make(chan struct{}),
 		drain:   cfg.DrainTimeout,
-		stats:   Stats{Endpoint: tg.String()},
+		stats:   Stats{Endpoint: exp.endpoint},
 	}
 	s.q.init(cfg.QueueSpans)
 	s.limit = s.q.max
