@@ -16,7 +16,7 @@ import (
 	"github.com/gnnprof/gnnprof/trace/otlp"
 )
 
-const otlpEndpointHelp = "an OpenTelemetry collector: http://host:4318 (OTLP/HTTP) or grpc://host:4317 (OTLP/gRPC); " +
+const otlpEndpointHelp = "http://host:4318 (OTLP/HTTP) or grpc://host:4317 (OTLP/gRPC); " +
 	"the OTEL_EXPORTER_OTLP_* variables apply (headers, timeout, TLS)"
 
 func newExportOTLPCmd() *cobra.Command {
@@ -75,7 +75,7 @@ time the file was last written taken as the trace's end (said on stderr); --base
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Endpoint, "endpoint", "", "where to send: "+otlpEndpointHelp)
+	f.StringVar(&cfg.Endpoint, "endpoint", "", "the OpenTelemetry collector to send to: "+otlpEndpointHelp)
 	f.StringVar(&cfg.Protocol, "protocol", "", "grpc or http/protobuf (default: from the endpoint's scheme, else OTEL_EXPORTER_OTLP_PROTOCOL)")
 	f.StringVar(&cfg.Resource.RunID, "run-id", "", "gnnprof.run.id of the resource (default: the run directory's name, else the trace file's)")
 	f.StringVar(&cfg.Resource.Host, "host", "", "host.name of the resource: the machine that recorded the trace (default: none)")

@@ -168,7 +168,7 @@ func (r *recordFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&r.out, "out", "", "run directory (default runs/<timestamp>)")
 	f.BoolVar(&r.quiet, "quiet", false, "no per-epoch progress on stderr (shown only on a terminal anyway)")
 	f.BoolVar(&r.noReport, "no-report", false, "write only trace.json.gz and run.json: no report.html, profile.pb.gz, cpu.pprof or summary")
-	f.StringVar(&r.otlpEndpoint, "otlp-endpoint", "", "stream spans and metrics live, step by step, to "+otlpEndpointHelp)
+	f.StringVar(&r.otlpEndpoint, "otlp-endpoint", "", "stream spans and metrics live, step by step, to this OpenTelemetry collector: "+otlpEndpointHelp)
 }
 
 // record trains into a run directory: it creates the directory with config as the trace's run
