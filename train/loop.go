@@ -106,11 +106,14 @@ func (l *Loop) Run() (*Result, error) {
 		var sc Scores
 		phase(trace.RoleEval, func() { sc, err = l.Eval(epoch) })
 		sp.End()
+		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
+		if err == nil {
+			rundir.RecordEpoch(l.Lane, e) // in the trace too, for watching the run live
+		}
 		step.End()
 		if err != nil {
 			return nil, fmt.Errorf("epoch %d: evaluating: %w", epoch, err)
 		}
-		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		res.Epochs = append(res.Epochs, e)
 		selected := sc.Val > bestVal || (sc.Val == bestVal && sc.ValLoss < selLoss)
 		if selected {
