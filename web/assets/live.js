@@ -44,8 +44,8 @@
     var acc = metrics.map(function (m) { return x(m.epoch) + "," + ya(m.val_acc); }).join(" ");
     svg.appendChild(el("polyline", {id: "lossline", points: loss, fill: "none", stroke: "#e15759", "stroke-width": 2}));
     svg.appendChild(el("polyline", {id: "accline", points: acc, fill: "none", stroke: "#4e79a7", "stroke-width": 2, "stroke-dasharray": "5 3"}));
-    svg.appendChild(el("text", {x: L + 8, y: T + 12, fill: "#e15759"}, "loss"));
-    svg.appendChild(el("text", {x: L + 48, y: T + 12, fill: "#4e79a7"}, "validation accuracy"));
+    svg.appendChild(el("text", {x: W / 2 - 90, y: T + 4, fill: "#e15759"}, "— loss"));
+    svg.appendChild(el("text", {x: W / 2 - 30, y: T + 4, fill: "#4e79a7"}, "- - validation accuracy"));
   }
 
   // stepBars draws one horizontal bar per step, split into its roles, scaled to the longest step.
@@ -53,7 +53,9 @@
     var svg = $("stepbars"), legend = $("legend"), rowH = 22, labelW = 70, W = svg.clientWidth || 900;
     clear(svg);
     clear(legend);
-    roles.forEach(function (r) {
+    // The legend names only the roles the steps shown spend time in.
+    roles.forEach(function (r, k) {
+      if (!steps.some(function (s) { return s.parts_ns[k] > 0; })) return;
       var s = document.createElement("span");
       s.textContent = r.role;
       s.style.setProperty("--c", r.color);

@@ -1,0 +1,341 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/gnnprof/gnnprof/rundir"
+)
+
+// The browser tests share one Chromium, started by the first of them and stopped by TestMain.
+var (
+	browserOnce sync.Once
+	browser     context.Context // nil when there is none, with the reason in noBrowser
+	noBrowser   string
+	stopBrowser = func() {}
+)
+
+// launchBrowser starts Chromium headless with a fresh profile, nothing in the background.
+func launchBrowser() {
+	exe := os.Getenv("GNNPROF_CHROMIUM")
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if exe != "" {
+			break
+		}
+		exe, _ = exec.LookPath(name)
+	}
+	if exe == "" {
+		noBrowser = "chromium is not installed (apt-get install -y chromium, or set GNNPROF_CHROMIUM); skipping the browser test"
+		return
+	}
+	profile, err := os.MkdirTemp("", "gnnprof-chromium-")
+	if err != nil {
+		noBrowser = err.Error()
+		return
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1440, 900),
+	)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	stopBrowser = func() { cancel(); cancelAlloc(); os.RemoveAll(profile) }
+	if err := chromedp.Do(ctx); err != nil {
+		noBrowser = "starting " + exe + ": " + err.Error()
+		return
+	}
+	browser = ctx
+}
+
+// tab is a browser tab and what the pages it loaded reported.
+type tab struct {
+	ctx    context.Context
+	mu     sync.Mutex
+	errors []string // console errors, uncaught exceptions, error log entries (CSP violations among them)
+}
+
+// openTab opens a tab in the shared browser; the test is skipped when there is no browser.
+func openTab(t *testing.T) *tab {
+	t.Helper()
+	browserOnce.Do(launchBrowser)
+	if browser == nil {
+		t.Skip(noBrowser)
+	}
+	ctx, cancel := chromedp.NewContext(browser)
+	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelTime(); cancel() })
+	tb := &tab{ctx: ctx}
+	err := chromedp.Listen(ctx, func(ev any) {
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				tb.errors = append(tb.errors, "console.error: "+strings.Join(parts, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			tb.errors = append(tb.errors, "exception: "+(&chromedp.ExceptionError{ExceptionDetails: e.ExceptionDetails}).Error())
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				tb.errors = append(tb.errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	return tb
+}
+
+func (b *tab) navigate(t *testing.T, url string) {
+	t.Helper()
+	if err := chromedp.Do(b.ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("loading %s: %v", url, err)
+	}
+}
+
+// eval runs a script in the page and decodes its result.
+func eval[T any](t *testing.T, b *tab, script string) T {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](script))
+	if err != nil {
+		t.Fatalf("evaluating %.80q: %v", script, err)
+	}
+	return v
+}
+
+// waitFor evaluates a boolean script until it holds, failing the test after timeout.
+func waitFor(t *testing.T, b *tab, script string, timeout time.Duration, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); ; {
+		if eval[bool](t, b, script) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkClean fails the test for everything the browser reported as an error.
+func (b *tab) checkClean(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.errors {
+		t.Errorf("browser reported: %s", e)
+	}
+}
+
+// screenshot saves a full-page PNG in $GNNPROF_REPORT_DIR (to look at), if set.
+func (b *tab) screenshot(t *testing.T, name string) {
+	t.Helper()
+	dir := os.Getenv("GNNPROF_REPORT_DIR")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// allChartsPainted holds when the page's report charts (at least one) have all drawn.
+const allChartsPainted = `(function () { var charts = document.querySelectorAll("div.chart"); return charts.length > 0 && ` + paintedCharts + ` === charts.length; })()`
+
+// paintedCharts counts the report charts whose canvas has drawn pixels.
+const paintedCharts = `Array.from(document.querySelectorAll("div.chart")).filter(function (el) {
+  var c = el.querySelector("canvas"), n = 0;
+  if (c && c.width && c.height) {
+    var d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    for (var i = 3; i < d.length; i += 4 * 5) if (d[i] > 0) n++;
+  }
+  return n >= 200;
+}).length`
+
+// TestRunListInBrowser: the list shows every run with its headline numbers, links to each
+// run's report and profiles, and compares the two runs picked.
+func TestRunListInBrowser(t *testing.T) {
+	f := sharedFixture(t)
+	b := openTab(t)
+	b.navigate(t, f.url("/"))
+	type row struct{ Path, Status, Text string }
+	rows := eval[[]row](t, b, `Array.from(document.querySelectorAll("#runs tbody tr")).map(function (r) {
+  return {Path: r.dataset.path, Status: r.dataset.status, Text: r.innerText}; })`)
+	byPath := map[string]row{}
+	for _, r := range rows {
+		byPath[r.Path] = r
+	}
+	for path, status := range map[string]string{"runs/gcn": StatusDone, "runs/sage": StatusDone, "torch": StatusTrace, "stopped": StatusStopped, "linked": StatusDone} {
+		if r, ok := byPath[path]; !ok || r.Status != status {
+			t.Errorf("run list row %s: %+v, want status %s", path, r, status)
+		}
+	}
+	if _, ok := byPath["evil"]; ok {
+		t.Error("the run list shows evil, a link out of the served directory")
+	}
+	gcn := byPath["runs/gcn"].Text
+	for _, want := range []string{"sbm", "gcn", "full", "30 / 30", pctText(f.gcn.Final.TestAcc), "flame graph", "CPU"} {
+		if !strings.Contains(gcn, want) {
+			t.Errorf("runs/gcn row %q lacks %q", gcn, want)
+		}
+	}
+	b.screenshot(t, "web-list.png")
+
+	// Compare: sage as the baseline A, gcn as B.
+	eval[bool](t, b, `document.querySelector("#runs tr[data-path='runs/sage'] input[name=a]").click(), true`)
+	eval[bool](t, b, `document.querySelector("#runs tr[data-path='runs/gcn'] input[name=b]").click(), true`)
+	if err := chromedp.Do(b.ctx, chromedp.Click(chromedp.CSS("#compare")), chromedp.WaitReady(chromedp.CSS("#diff-breakdown"))); err != nil {
+		t.Fatalf("compare: %v", err)
+	}
+	loc := eval[string](t, b, `location.pathname + location.search`)
+	if loc != "/diff?a=runs%2Fsage&b=runs%2Fgcn" {
+		t.Errorf("compare went to %s", loc)
+	}
+	waitFor(t, b, paintedCharts+` >= 3`, 10*time.Second, "the diff page's three charts")
+	text := eval[string](t, b, `document.body.innerText`)
+	for _, want := range []string{"runs/sage/trace.json.gz", "runs/gcn/trace.json.gz", "forward", "backward"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("diff page lacks %q", want)
+		}
+	}
+	b.screenshot(t, "web-diff.png")
+	b.checkClean(t)
+}
+
+// pctText is an accuracy as the run list shows it.
+func pctText(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// TestReportInBrowser opens a run from the list: its report, with charts drawn and nothing
+// refused by the page's content security policy.
+func TestReportInBrowser(t *testing.T) {
+	f := sharedFixture(t)
+	b := openTab(t)
+	for _, run := range []string{"runs/gcn", "runs/sage"} { // saved report.html, rendered on demand
+		b.navigate(t, f.url("/"))
+		if err := chromedp.Do(b.ctx, chromedp.Click(chromedp.CSS(`#runs tr[data-path="`+run+`"] a.run`)), chromedp.WaitReady(chromedp.CSS("#findings"))); err != nil {
+			t.Fatalf("opening %s: %v", run, err)
+		}
+		waitFor(t, b, allChartsPainted, 10*time.Second, run+"'s charts")
+		if n := eval[int](t, b, `document.querySelectorAll("div.chart").length`); n < 5 {
+			t.Errorf("%s's report has %d charts, want the breakdown, steps, operators, loss and accuracy at least", run, n)
+		}
+		text := eval[string](t, b, `document.body.innerText`)
+		for _, want := range []string{"Step time breakdown", "forward", "Training"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s's report lacks %q", run, want)
+			}
+		}
+		b.screenshot(t, "web-report-"+filepath.Base(run)+".png")
+	}
+	b.checkClean(t)
+}
+
+// TestPprofFlameGraphInBrowser opens pprof's flame graph of a run's span profile and of its Go
+// CPU profile.
+func TestPprofFlameGraphInBrowser(t *testing.T) {
+	f := sharedFixture(t)
+	b := openTab(t)
+	for _, c := range []struct{ url, want string }{
+		{"/pprof/spans/runs/gcn/", "forward"},
+		{"/pprof/spans/runs/sage/", "backward"}, // built from the trace: the run has no profile.pb.gz
+		{"/pprof/cpu/runs/gcn/", "root"},
+	} {
+		b.navigate(t, f.url(c.url))
+		waitFor(t, b, `document.querySelectorAll("#stack-chart .boxbg").length > 2`, 10*time.Second, "the flame graph of "+c.url)
+		if loc := eval[string](t, b, `location.pathname`); loc != c.url+"flamegraph" {
+			t.Errorf("%s opened %s, want its flame graph", c.url, loc)
+		}
+		boxes := eval[[]string](t, b, `Array.from(document.querySelectorAll("#stack-chart .boxtext")).map(function (e) { return e.textContent; })`)
+		if !slices.ContainsFunc(boxes, func(s string) bool { return strings.Contains(s, c.want) }) {
+			t.Errorf("flame graph of %s has boxes %v, none naming %q", c.url, boxes, c.want)
+		}
+		b.screenshot(t, "web-pprof-"+strings.ReplaceAll(strings.Trim(c.url, "/"), "/", "-")+".png")
+	}
+	// pprof's other views, reached through its own menu.
+	for view, want := range map[string][]string{
+		"top":              {"forward", "backward", "ProfilerStep#0"},
+		"peek":             {"forward", "ProfilerStep#0"},
+		"source?f=forward": {"forward", "Total:"},
+	} {
+		b.navigate(t, f.url("/pprof/spans/runs/gcn/"+view))
+		text := eval[string](t, b, `document.body.innerText`)
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("pprof's %s view lacks %q: %.300q", view, w, text)
+			}
+		}
+	}
+	b.checkClean(t)
+}
+
+// TestLiveRunInBrowser watches a run while it trains: the live view's step count and epochs grow
+// as the trainer records steps, and when the run finishes the page turns into its report.
+func TestLiveRunInBrowser(t *testing.T) {
+	f := sharedFixture(t)
+	rel := "live-" + strings.ReplaceAll(t.Name(), "/", "-")
+	path := filepath.Join(f.dir, rel)
+	d, err := rundir.Create(path, map[string]any{"model": "gcn", "trainer": "full", "epochs": 20.0, "dataset": map[string]any{"name": "cora"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(path) })
+	lane := d.Rec.Lane("main")
+	recordSteps(lane, 0, 3)
+
+	b := openTab(t)
+	b.navigate(t, f.url("/run/"+rel+"/"))
+	waitFor(t, b, `document.getElementById("steps").textContent === "3"`, 10*time.Second, "the live view to show 3 steps")
+	if got := eval[string](t, b, `document.getElementById("status").textContent`); got != StatusRunning {
+		t.Errorf("live view status %q, want running", got)
+	}
+	if got := eval[string](t, b, `document.getElementById("epochs").textContent`); got != "3 / 20" {
+		t.Errorf("live view epochs %q, want 3 / 20", got)
+	}
+	recordSteps(lane, 3, 8)
+	waitFor(t, b, `document.getElementById("steps").textContent === "8"`, 10*time.Second, "the step count to grow to 8 while watched")
+	if got := eval[string](t, b, `document.getElementById("epochs").textContent`); got != "8 / 20" {
+		t.Errorf("live view epochs %q, want 8 / 20", got)
+	}
+	if n := eval[int](t, b, `document.querySelectorAll("#stepbars g.steprow").length`); n != 8 {
+		t.Errorf("live view breaks down %d steps, want 8", n)
+	}
+	if n := eval[int](t, b, `document.getElementById("lossline").points.length`); n != 8 {
+		t.Errorf("loss curve has %d points, want 8", n)
+	}
+	b.screenshot(t, "web-live.png")
+
+	if err := d.Finish(&rundir.Run{Config: map[string]any{"model": "gcn", "epochs": 20.0}, Final: rundir.Final{Epochs: 8, TestAcc: 0.7}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, b, `document.getElementById("findings") !== null`, 15*time.Second, "the finished run's page to become its report")
+	b.checkClean(t)
+}
