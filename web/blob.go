@@ -7,16 +7,19 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
 
-// A blob is a response body ready to serve: its bytes, their gzip form when that is smaller,
-// and an ETag computed from the content, so a client revalidating an unchanged page gets 304.
+// A blob is a response body ready to serve: its bytes, an ETag computed from the content (so a
+// client revalidating an unchanged page gets 304), and its gzip form, made on first request.
 type blob struct {
-	body, gz []byte
-	etag     string
-	ctype    string
+	body   []byte
+	etag   string
+	ctype  string
+	gzOnce sync.Once
+	gz     []byte // nil when gzip would not make the body smaller
 }
 
 // minGzip is the size below which a body is sent as it is: gzip would save little.
@@ -24,17 +27,32 @@ const minGzip = 1024
 
 func newBlob(body []byte, ctype string) *blob {
 	sum := sha256.Sum256(body)
-	b := &blob{body: body, ctype: ctype, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`}
-	if len(body) >= minGzip {
+	return &blob{body: body, ctype: ctype, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`}
+}
+
+// gzipWriters are reused: a compressor's tables are most of its cost on a small page.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return zw
+}}
+
+// gzipped is the body gzip-compressed, or nil when that is not smaller.
+func (b *blob) gzipped() []byte {
+	b.gzOnce.Do(func() {
+		if len(b.body) < minGzip {
+			return
+		}
 		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-		zw.Write(body)
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(&buf)
+		zw.Write(b.body)
 		zw.Close()
-		if buf.Len() < len(body) {
+		gzipWriters.Put(zw)
+		if buf.Len() < len(b.body) {
 			b.gz = buf.Bytes()
 		}
-	}
-	return b
+	})
+	return b.gz
 }
 
 // serve writes the blob, honouring If-None-Match and Accept-Encoding. Pages are revalidated on
@@ -50,9 +68,11 @@ func (b *blob) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := b.body
-	if b.gz != nil && acceptsGzip(r) {
-		h.Set("Content-Encoding", "gzip")
-		body = b.gz
+	if acceptsGzip(r) {
+		if gz := b.gzipped(); gz != nil {
+			h.Set("Content-Encoding", "gzip")
+			body = gz
+		}
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	if r.Method != http.MethodHead {

@@ -104,9 +104,13 @@ func (s *Server) runOrRedirect(w http.ResponseWriter, r *http.Request, rel, reso
 		return dir, true
 	}
 	if resource != "" {
-		if _, err2 := s.runDir(strings.TrimPrefix(rel+"/"+resource, "/")); err2 == nil {
+		_, err2 := s.runDir(strings.TrimPrefix(rel+"/"+resource, "/"))
+		if err2 == nil {
 			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
 			return "", false
+		}
+		if errors.Is(err2, errOutside) {
+			err = err2
 		}
 	}
 	s.fail(w, r, err)
