@@ -74,9 +74,13 @@ type tab struct {
 	errors []string // console errors, uncaught exceptions, error log entries (CSP violations among them)
 }
 
-// openTab opens a tab in the shared browser; the test is skipped when there is no browser.
+// openTab opens a tab in the shared browser; the test is skipped when there is no browser, and
+// with -short (the suite's race run: CI runs them in its full run).
 func openTab(t *testing.T) *tab {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("browser tests run without -short")
+	}
 	browserOnce.Do(launchBrowser)
 	if browser == nil {
 		t.Skip(noBrowser)
