@@ -1,175 +1,37 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/gnnprof/gnnprof/internal/browsertest"
 	"github.com/gnnprof/gnnprof/rundir"
 )
 
-// The browser tests share one Chromium, started by the first of them and stopped by TestMain.
-var (
-	browserOnce sync.Once
-	browser     context.Context // nil when there is none, with the reason in noBrowser
-	noBrowser   string
-	stopBrowser = func() {}
-)
-
-// launchBrowser starts Chromium headless with a fresh profile, nothing in the background.
-func launchBrowser() {
-	exe := os.Getenv("GNNPROF_CHROMIUM")
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if exe != "" {
-			break
-		}
-		exe, _ = exec.LookPath(name)
-	}
-	if exe == "" {
-		noBrowser = "chromium is not installed (apt-get install -y chromium, or set GNNPROF_CHROMIUM); skipping the browser test"
-		return
-	}
-	profile, err := os.MkdirTemp("", "gnnprof-chromium-")
-	if err != nil {
-		noBrowser = err.Error()
-		return
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1440, 900),
-	)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	stopBrowser = func() { cancel(); cancelAlloc(); os.RemoveAll(profile) }
-	if err := chromedp.Do(ctx); err != nil {
-		noBrowser = "starting " + exe + ": " + err.Error()
-		return
-	}
-	browser = ctx
-}
-
-// tab is a browser tab and what the pages it loaded reported.
-type tab struct {
-	ctx    context.Context
-	mu     sync.Mutex
-	errors []string // console errors, uncaught exceptions, error log entries (CSP violations among them)
-}
+// chromium is the browser the tests share; TestMain closes it.
+var chromium browsertest.Browser
 
 // openTab opens a tab in the shared browser; the test is skipped when there is no browser, and
 // with -short (the suite's race run: CI runs them in its full run).
-func openTab(t *testing.T) *tab {
+func openTab(t *testing.T) *browsertest.Tab {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser tests run without -short")
 	}
-	browserOnce.Do(launchBrowser)
-	if browser == nil {
-		t.Skip(noBrowser)
-	}
-	ctx, cancel := chromedp.NewContext(browser)
-	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() { cancelTime(); cancel() })
-	tb := &tab{ctx: ctx}
-	err := chromedp.Listen(ctx, func(ev any) {
-		tb.mu.Lock()
-		defer tb.mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				var parts []string
-				for _, a := range e.Args {
-					parts = append(parts, string(a.Value)+a.Description)
-				}
-				tb.errors = append(tb.errors, "console.error: "+strings.Join(parts, " "))
-			}
-		case *runtime.EventExceptionThrown:
-			tb.errors = append(tb.errors, "exception: "+(&chromedp.ExceptionError{ExceptionDetails: e.ExceptionDetails}).Error())
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				tb.errors = append(tb.errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("opening a tab: %v", err)
-	}
-	return tb
+	return chromium.Open(t)
 }
 
-func (b *tab) navigate(t *testing.T, url string) {
+// eval runs a script in the tab's page and decodes its result.
+func eval[T any](t *testing.T, b *browsertest.Tab, script string) T {
 	t.Helper()
-	if err := chromedp.Do(b.ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("loading %s: %v", url, err)
-	}
-}
-
-// eval runs a script in the page and decodes its result.
-func eval[T any](t *testing.T, b *tab, script string) T {
-	t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](script))
-	if err != nil {
-		t.Fatalf("evaluating %.80q: %v", script, err)
-	}
-	return v
-}
-
-// waitFor evaluates a boolean script until it holds, failing the test after timeout.
-func waitFor(t *testing.T, b *tab, script string, timeout time.Duration, what string) {
-	t.Helper()
-	for deadline := time.Now().Add(timeout); ; {
-		if eval[bool](t, b, script) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// checkClean fails the test for everything the browser reported as an error.
-func (b *tab) checkClean(t *testing.T) {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, e := range b.errors {
-		t.Errorf("browser reported: %s", e)
-	}
-}
-
-// screenshot saves a full-page PNG in $GNNPROF_REPORT_DIR (to look at), if set.
-func (b *tab) screenshot(t *testing.T, name string) {
-	t.Helper()
-	dir := os.Getenv("GNNPROF_REPORT_DIR")
-	if dir == "" {
-		return
-	}
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return browsertest.Eval[T](t, b, script)
 }
 
 // allChartsPainted holds when the page's report charts (at least one) have all drawn.
@@ -190,7 +52,7 @@ const paintedCharts = `Array.from(document.querySelectorAll("div.chart")).filter
 func TestRunListInBrowser(t *testing.T) {
 	f := sharedFixture(t)
 	b := openTab(t)
-	b.navigate(t, f.url("/"))
+	b.Navigate(t, f.url("/"))
 	type row struct{ Path, Status, Text string }
 	rows := eval[[]row](t, b, `Array.from(document.querySelectorAll("#runs tbody tr")).map(function (r) {
   return {Path: r.dataset.path, Status: r.dataset.status, Text: r.innerText}; })`)
@@ -212,27 +74,27 @@ func TestRunListInBrowser(t *testing.T) {
 			t.Errorf("runs/gcn row %q lacks %q", gcn, want)
 		}
 	}
-	b.screenshot(t, "web-list.png")
+	b.Screenshot(t, "web-list.png")
 
 	// Compare: sage as the baseline A, gcn as B.
 	eval[bool](t, b, `document.querySelector("#runs tr[data-path='runs/sage'] input[name=a]").click(), true`)
 	eval[bool](t, b, `document.querySelector("#runs tr[data-path='runs/gcn'] input[name=b]").click(), true`)
-	if err := chromedp.Do(b.ctx, chromedp.Click(chromedp.CSS("#compare")), chromedp.WaitReady(chromedp.CSS("#diff-breakdown"))); err != nil {
+	if err := chromedp.Do(b.Ctx, chromedp.Click(chromedp.CSS("#compare")), chromedp.WaitReady(chromedp.CSS("#diff-breakdown"))); err != nil {
 		t.Fatalf("compare: %v", err)
 	}
 	loc := eval[string](t, b, `location.pathname + location.search`)
 	if loc != "/diff?a=runs%2Fsage&b=runs%2Fgcn" {
 		t.Errorf("compare went to %s", loc)
 	}
-	waitFor(t, b, paintedCharts+` >= 3`, 10*time.Second, "the diff page's three charts")
+	b.WaitFor(t, paintedCharts+` >= 3`, 10*time.Second, "the diff page's three charts")
 	text := eval[string](t, b, `document.body.innerText`)
 	for _, want := range []string{"runs/sage/trace.json.gz", "runs/gcn/trace.json.gz", "forward", "backward"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("diff page lacks %q", want)
 		}
 	}
-	b.screenshot(t, "web-diff.png")
-	b.checkClean(t)
+	b.Screenshot(t, "web-diff.png")
+	b.CheckErrors(t)
 }
 
 // pctText is an accuracy as the run list shows it.
@@ -244,11 +106,11 @@ func TestReportInBrowser(t *testing.T) {
 	f := sharedFixture(t)
 	b := openTab(t)
 	for _, run := range []string{"runs/gcn", "runs/sage"} { // saved report.html, rendered on demand
-		b.navigate(t, f.url("/"))
-		if err := chromedp.Do(b.ctx, chromedp.Click(chromedp.CSS(`#runs tr[data-path="`+run+`"] a.run`)), chromedp.WaitReady(chromedp.CSS("#findings"))); err != nil {
+		b.Navigate(t, f.url("/"))
+		if err := chromedp.Do(b.Ctx, chromedp.Click(chromedp.CSS(`#runs tr[data-path="`+run+`"] a.run`)), chromedp.WaitReady(chromedp.CSS("#findings"))); err != nil {
 			t.Fatalf("opening %s: %v", run, err)
 		}
-		waitFor(t, b, allChartsPainted, 10*time.Second, run+"'s charts")
+		b.WaitFor(t, allChartsPainted, 10*time.Second, run+"'s charts")
 		if n := eval[int](t, b, `document.querySelectorAll("div.chart").length`); n < 5 {
 			t.Errorf("%s's report has %d charts, want the breakdown, steps, operators, loss and accuracy at least", run, n)
 		}
@@ -258,9 +120,9 @@ func TestReportInBrowser(t *testing.T) {
 				t.Errorf("%s's report lacks %q", run, want)
 			}
 		}
-		b.screenshot(t, "web-report-"+filepath.Base(run)+".png")
+		b.Screenshot(t, "web-report-"+filepath.Base(run)+".png")
 	}
-	b.checkClean(t)
+	b.CheckErrors(t)
 }
 
 // TestPprofFlameGraphInBrowser opens pprof's flame graph of a run's span profile and of its Go
@@ -273,8 +135,8 @@ func TestPprofFlameGraphInBrowser(t *testing.T) {
 		{"/pprof/spans/runs/sage/", "backward"}, // built from the trace: the run has no profile.pb.gz
 		{"/pprof/cpu/runs/gcn/", "root"},
 	} {
-		b.navigate(t, f.url(c.url))
-		waitFor(t, b, `document.querySelectorAll("#stack-chart .boxbg").length > 2`, 10*time.Second, "the flame graph of "+c.url)
+		b.Navigate(t, f.url(c.url))
+		b.WaitFor(t, `document.querySelectorAll("#stack-chart .boxbg").length > 2`, 10*time.Second, "the flame graph of "+c.url)
 		if loc := eval[string](t, b, `location.pathname`); loc != c.url+"flamegraph" {
 			t.Errorf("%s opened %s, want its flame graph", c.url, loc)
 		}
@@ -282,7 +144,7 @@ func TestPprofFlameGraphInBrowser(t *testing.T) {
 		if !slices.ContainsFunc(boxes, func(s string) bool { return strings.Contains(s, c.want) }) {
 			t.Errorf("flame graph of %s has boxes %v, none naming %q", c.url, boxes, c.want)
 		}
-		b.screenshot(t, "web-pprof-"+strings.ReplaceAll(strings.Trim(c.url, "/"), "/", "-")+".png")
+		b.Screenshot(t, "web-pprof-"+strings.ReplaceAll(strings.Trim(c.url, "/"), "/", "-")+".png")
 	}
 	// pprof's other views, reached through its own menu.
 	for view, want := range map[string][]string{
@@ -290,7 +152,7 @@ func TestPprofFlameGraphInBrowser(t *testing.T) {
 		"peek":             {"forward", "ProfilerStep#0"},
 		"source?f=forward": {"forward", "Total:"},
 	} {
-		b.navigate(t, f.url("/pprof/spans/runs/gcn/"+view))
+		b.Navigate(t, f.url("/pprof/spans/runs/gcn/"+view))
 		text := eval[string](t, b, `document.body.innerText`)
 		for _, w := range want {
 			if !strings.Contains(text, w) {
@@ -298,7 +160,7 @@ func TestPprofFlameGraphInBrowser(t *testing.T) {
 			}
 		}
 	}
-	b.checkClean(t)
+	b.CheckErrors(t)
 }
 
 // TestLiveRunInBrowser watches a run while it trains: the live view's step count and epochs grow
@@ -316,8 +178,8 @@ func TestLiveRunInBrowser(t *testing.T) {
 	recordSteps(lane, 0, 3)
 
 	b := openTab(t)
-	b.navigate(t, f.url("/run/"+rel+"/"))
-	waitFor(t, b, `document.getElementById("steps").textContent === "3"`, 10*time.Second, "the live view to show 3 steps")
+	b.Navigate(t, f.url("/run/"+rel+"/"))
+	b.WaitFor(t, `document.getElementById("steps").textContent === "3"`, 10*time.Second, "the live view to show 3 steps")
 	if got := eval[string](t, b, `document.getElementById("status").textContent`); got != StatusRunning {
 		t.Errorf("live view status %q, want running", got)
 	}
@@ -325,7 +187,7 @@ func TestLiveRunInBrowser(t *testing.T) {
 		t.Errorf("live view epochs %q, want 3 / 20", got)
 	}
 	recordSteps(lane, 3, 8)
-	waitFor(t, b, `document.getElementById("steps").textContent === "8"`, 10*time.Second, "the step count to grow to 8 while watched")
+	b.WaitFor(t, `document.getElementById("steps").textContent === "8"`, 10*time.Second, "the step count to grow to 8 while watched")
 	if got := eval[string](t, b, `document.getElementById("epochs").textContent`); got != "8 / 20" {
 		t.Errorf("live view epochs %q, want 8 / 20", got)
 	}
@@ -335,11 +197,11 @@ func TestLiveRunInBrowser(t *testing.T) {
 	if n := eval[int](t, b, `document.getElementById("lossline").points.length`); n != 8 {
 		t.Errorf("loss curve has %d points, want 8", n)
 	}
-	b.screenshot(t, "web-live.png")
+	b.Screenshot(t, "web-live.png")
 
 	if err := d.Finish(&rundir.Run{Config: map[string]any{"model": "gcn", "epochs": 20.0}, Final: rundir.Final{Epochs: 8, TestAcc: 0.7}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, b, `document.getElementById("findings") !== null`, 15*time.Second, "the finished run's page to become its report")
-	b.checkClean(t)
+	b.WaitFor(t, `document.getElementById("findings") !== null`, 15*time.Second, "the finished run's page to become its report")
+	b.CheckErrors(t)
 }

@@ -218,7 +218,7 @@ var cleanups []func()
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	stopBrowser()
+	chromium.Close()
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		cleanups[i]()
 	}
