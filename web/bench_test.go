@@ -26,33 +26,25 @@ func BenchmarkRunList(b *testing.B) {
 	}
 }
 
-// BenchmarkRunListCold is the run list with every run analysed anew (the first visit, or after
-// every run changed).
-func BenchmarkRunListCold(b *testing.B) {
+// BenchmarkCold serves pages with what the server keeps dropped first: the run list with every
+// run analysed anew (the first visit), a 30-epoch run's live.json (as after each new step), and
+// a report rendered on demand (the run has no report.html).
+func BenchmarkCold(b *testing.B) {
 	s := sharedFixture(b).srv
-	b.ReportAllocs()
-	for b.Loop() {
-		s.summaryMemo = newMemo[RunSummary](4096)
-		benchGet(b, s, "/")
-	}
-}
-
-// BenchmarkLiveJSON is one live.json of a 30-epoch run computed anew, as after each new step.
-func BenchmarkLiveJSON(b *testing.B) {
-	s := sharedFixture(b).srv
-	b.ReportAllocs()
-	for b.Loop() {
-		s.live = newMemo[*blob](16)
-		benchGet(b, s, "/run/runs/gcn/live.json")
-	}
-}
-
-// BenchmarkReportRender renders a run's HTML report on demand (the run has no report.html).
-func BenchmarkReportRender(b *testing.B) {
-	s := sharedFixture(b).srv
-	b.ReportAllocs()
-	for b.Loop() {
-		s.pages = newMemo[*blob](16)
-		benchGet(b, s, "/run/runs/sage/report")
+	for _, c := range []struct {
+		name, path string
+		drop       func()
+	}{
+		{"RunList", "/", func() { s.summaryMemo = newMemo[RunSummary](4096) }},
+		{"LiveJSON", "/run/runs/gcn/live.json", func() { s.live = newMemo[*blob](16) }},
+		{"Report", "/run/runs/sage/report", func() { s.pages = newMemo[*blob](16) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.drop()
+				benchGet(b, s, c.path)
+			}
+		})
 	}
 }
