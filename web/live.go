@@ -66,11 +66,7 @@ func (s *Server) liveJSON(dir string) (*blob, error) {
 
 func liveOf(a *analysis, updated time.Time) *liveStatus {
 	p := a.profile
-	config := p.Trace.Meta
-	if a.run != nil {
-		config = a.run.Config
-	}
-	st := &liveStatus{Status: status(a), Updated: updated, Steps: p.Steps.Count, Planned: configInt(config, "epochs"),
+	st := &liveStatus{Status: status(a), Updated: updated, Steps: p.Steps.Count, Planned: configInt(a.config(), "epochs"),
 		MeanStep: report.FormatDuration(p.Breakdown.TotalNs), Metrics: []rundir.Epoch{}, Warnings: p.Warnings}
 	if a.table != nil {
 		st.Metrics = append(st.Metrics, rundir.TraceEpochs(a.table)...)

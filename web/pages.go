@@ -31,7 +31,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"pprofURL": pprofURL,
 	"dur":      report.FormatDuration,
 	"pct":      func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
-	"name":     func(rel string) string { return displayName(rel) },
+	"name":     displayName,
 	"ago":      func(t time.Time) string { return ago(time.Since(t)) },
 	"stamp":    func(t time.Time) string { return t.Format("2006-01-02 15:04:05") },
 }).ParseFS(assets, "assets/*.html"))

@@ -129,6 +129,14 @@ type analysis struct {
 	run     *rundir.Run
 }
 
+// config is the run's settings: run.json's, else the trace's run metadata (a run in training).
+func (a *analysis) config() map[string]any {
+	if a.run != nil {
+		return a.run.Config
+	}
+	return a.profile.Trace.Meta
+}
+
 // analyse reads and analyses the run in dir. A trace still being written is analysed as far as
 // it goes (the profile says it is truncated).
 func (s *Server) analyse(dir string) (*analysis, error) {
@@ -227,7 +235,7 @@ func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
 	sum.CPUProfile = err == nil
 	a, err := s.analyse(dir)
 	if err != nil {
-		sum.Error = err.Error()
+		sum.Error = s.message(err)
 		sum.Status = StatusStopped
 		if run, rerr := s.record(dir); rerr == nil && run != nil {
 			sum.fromRecord(run)
@@ -236,10 +244,7 @@ func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
 	}
 	p := a.profile
 	sum.Status = status(a)
-	config := p.Trace.Meta
-	if a.run != nil {
-		config = a.run.Config
-	}
+	config := a.config()
 	sum.Dataset, sum.Model, sum.Trainer = datasetName(config), configString(config, "model"), configString(config, "trainer")
 	sum.Planned = configInt(config, "epochs")
 	sum.Steps, sum.MeanStepNs = p.Steps.Count, p.Breakdown.TotalNs

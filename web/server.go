@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -127,11 +128,16 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, fs.ErrNotExist):
 		code = http.StatusNotFound
 	}
-	msg := strings.ReplaceAll(err.Error(), s.root.dir+"/", "")
+	msg := s.message(err)
 	if code == http.StatusInternalServerError {
 		slog.Warn("serving", "path", r.URL.Path, "err", msg)
 	}
 	http.Error(w, msg, code)
+}
+
+// message is err's text with the served directory's real path left out of the paths it names.
+func (s *Server) message(err error) string {
+	return strings.ReplaceAll(err.Error(), s.root.dir+string(filepath.Separator), "")
 }
 
 // shutdownGrace is how long requests in flight may take to finish once the server is stopped.
