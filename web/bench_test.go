@@ -27,7 +27,7 @@ func BenchmarkRunList(b *testing.B) {
 }
 
 // BenchmarkCold serves pages with what the server keeps dropped first: the run list with every
-// run analysed anew (the first visit), a 30-epoch run's live.json (as after each new step), and
+// run analysed anew (the first visit), a 200-epoch run's live.json (as after each new step), and
 // a report rendered on demand (the run has no report.html).
 func BenchmarkCold(b *testing.B) {
 	s := sharedFixture(b).srv

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +69,7 @@ func TestRunListInBrowser(t *testing.T) {
 		t.Error("the run list shows evil, a link out of the served directory")
 	}
 	gcn := byPath["runs/gcn"].Text
-	for _, want := range []string{"sbm", "gcn", "full", "30 / 30", pctText(f.gcn.Final.TestAcc), "flame graph", "CPU"} {
+	for _, want := range []string{"sbm", "gcn", "full", "200 / 200", pctText(f.gcn.Final.TestAcc), "flame graph", "CPU"} {
 		if !strings.Contains(gcn, want) {
 			t.Errorf("runs/gcn row %q lacks %q", gcn, want)
 		}
@@ -132,17 +132,17 @@ func TestPprofFlameGraphInBrowser(t *testing.T) {
 	b := openTab(t)
 	for _, c := range []struct{ url, want string }{
 		{"/pprof/spans/runs/gcn/", "forward"},
-		{"/pprof/spans/runs/sage/", "backward"}, // built from the trace: the run has no profile.pb.gz
-		{"/pprof/cpu/runs/gcn/", "root"},
+		{"/pprof/spans/runs/sage/", "backward"},       // built from the trace: the run has no profile.pb.gz
+		{"/pprof/cpu/runs/gcn/", "train.(*Loop).Run"}, // the Go CPU profile of the training
 	} {
 		b.Navigate(t, f.url(c.url))
 		b.WaitFor(t, `document.querySelectorAll("#stack-chart .boxbg").length > 2`, 10*time.Second, "the flame graph of "+c.url)
 		if loc := eval[string](t, b, `location.pathname`); loc != c.url+"flamegraph" {
 			t.Errorf("%s opened %s, want its flame graph", c.url, loc)
 		}
-		boxes := eval[[]string](t, b, `Array.from(document.querySelectorAll("#stack-chart .boxtext")).map(function (e) { return e.textContent; })`)
-		if !slices.ContainsFunc(boxes, func(s string) bool { return strings.Contains(s, c.want) }) {
-			t.Errorf("flame graph of %s has boxes %v, none naming %q", c.url, boxes, c.want)
+		// The boxes are drawn from the stacks the page embeds; narrow ones carry no text.
+		if !eval[bool](t, b, `document.documentElement.innerHTML.includes(`+strconv.Quote(`"`+c.want+`"`)+`)`) {
+			t.Errorf("flame graph of %s: no stack named %q", c.url, c.want)
 		}
 		b.Screenshot(t, "web-pprof-"+strings.ReplaceAll(strings.Trim(c.url, "/"), "/", "-")+".png")
 	}

@@ -19,7 +19,7 @@ import (
 
 // fixture is the directory of runs the tests serve, written once, and its server.
 //
-//	runs/gcn     a finished full-batch GCN run with everything `gnnprof run` writes: trace,
+//	runs/gcn     a finished 200-epoch full-batch GCN run with everything `gnnprof run` writes: trace,
 //	             run.json, report.html, profile.pb.gz, cpu.pprof
 //	runs/sage    a finished GraphSAGE run with only trace and run.json (pages rendered on demand)
 //	torch        a torch.profiler trace (no run record)
@@ -62,7 +62,7 @@ func writeFixture() (*fixture, error) {
 	}
 	cleanups = append(cleanups, func() { os.RemoveAll(base) })
 	f := &fixture{dir: filepath.Join(base, "served"), outside: filepath.Join(base, "outside")}
-	if f.gcn, err = trainRun(filepath.Join(f.dir, "runs", "gcn"), "gcn", 30, true); err != nil {
+	if f.gcn, err = trainRun(filepath.Join(f.dir, "runs", "gcn"), "gcn", 200, true); err != nil {
 		return nil, err
 	}
 	if f.sage, err = trainRun(filepath.Join(f.dir, "runs", "sage"), "sage", 15, false); err != nil {
