@@ -148,8 +148,8 @@ func TestPprofFlameGraphInBrowser(t *testing.T) {
 	}
 	// pprof's other views, reached through its own menu.
 	for view, want := range map[string][]string{
-		"top":              {"forward", "backward", "ProfilerStep#0"},
-		"peek":             {"forward", "ProfilerStep#0"},
+		"top":              {"forward", "backward", "gcn.linear"},
+		"peek":             {"forward", "ProfilerStep#"},
 		"source?f=forward": {"forward", "Total:"},
 	} {
 		b.Navigate(t, f.url("/pprof/spans/runs/gcn/"+view))
