@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -17,8 +18,9 @@ type CPUConfig struct {
 	MemoryLimit int64           // bytes of device memory allowed at once; 0: no limit
 	PinnedLimit int64           // bytes of pinned host memory allowed at once; 0: no limit
 	Recorder    *trace.Recorder // where operations are recorded; nil: recording off
-	// Link, if set, stretches each copy to the duration the model gives (after the real copy), so
-	// that copy times resemble a GPU's. Nil: copies take as long as the memory copy does.
+	// Link, if set, places each copy on the modelled timeline of a host–device link (LinkModel),
+	// so that copies cost what they would cost to a GPU. Nil: copies take as long as the memory
+	// copy does.
 	Link *LinkModel
 }
 
@@ -45,6 +47,8 @@ type CPU struct {
 	reserved, pinReserved int64
 	streams               []*cpuStream
 	closed                bool
+
+	copies [trace.DirH2H + 1]struct{ count, bytes atomic.Int64 } // by direction
 }
 
 // NewCPU returns a CPU device. Close it to stop its streams' goroutines.
@@ -68,7 +72,7 @@ func NewCPU(cfg CPUConfig) (*CPU, error) {
 		if err := cfg.Link.validate(); err != nil {
 			return nil, fmt.Errorf("device %s: %w", d.name, err)
 		}
-		d.link = &link{model: *cfg.Link, now: d.clock}
+		d.link = &link{model: *cfg.Link}
 	}
 	if d.rec != nil {
 		d.alloc = d.rec.Lane(d.name + " allocator")
@@ -233,6 +237,20 @@ func (d *CPU) MemInfo() MemInfo {
 	return d.info
 }
 
+func (d *CPU) Copies() CopyStats {
+	get := func(dir trace.Dir) CopyCount {
+		c := &d.copies[dir]
+		return CopyCount{Count: c.count.Load(), Bytes: c.bytes.Load()}
+	}
+	return CopyStats{H2D: get(trace.DirH2D), D2H: get(trace.DirD2H), D2D: get(trace.DirD2D)}
+}
+
+func (d *CPU) countCopy(dir trace.Dir, bytes int64) {
+	c := &d.copies[dir]
+	c.count.Add(1)
+	c.bytes.Add(bytes)
+}
+
 func (d *CPU) ResetPeak() {
 	d.mu.Lock()
 	d.info.Peak = d.info.Used
@@ -336,8 +354,10 @@ func releaseMem(m Mem) {
 	}
 }
 
-// doCopy moves the bytes of src to dst and returns the copy's start and end on the trace clock.
-func (d *CPU) doCopy(dst, src Mem, dir trace.Dir, flags trace.Flags) (start, end int64, err error) {
+// doCopy moves the bytes of src to dst and returns the copy's start and end on the device clock:
+// with a link model, its interval on the modelled timeline, after its stream's earlier work
+// (ending at ready).
+func (d *CPU) doCopy(dst, src Mem, dir trace.Dir, flags trace.Flags, ready int64) (start, end int64, err error) {
 	to, ok := bytesOf(dst)
 	if !ok {
 		return 0, 0, fmt.Errorf("copying into buffer %q: %w", dst.buf.label, ErrFreed)
@@ -348,15 +368,15 @@ func (d *CPU) doCopy(dst, src Mem, dir trace.Dir, flags trace.Flags) (start, end
 		return 0, 0, fmt.Errorf("copying from buffer %q: %w", src.buf.label, ErrFreed)
 	}
 	defer releaseMem(src)
-	if d.link == nil {
-		start = d.now()
-		copyChunked(to, from)
-		return start, d.now(), nil
-	}
-	// The trace shows when the modelled copy held its engine, as a GPU's trace shows the DMA.
 	began := d.clock()
 	copyChunked(to, from)
-	start, end = d.link.occupy(dir, flags&trace.FlagPinned != 0, int64(len(to)), began)
+	copied := d.clock()
+	d.countCopy(dir, int64(len(to)))
+	if d.link == nil {
+		return began, copied, nil
+	}
+	// The trace shows when the modelled copy held its engine, as a GPU's trace shows the DMA.
+	start, end = d.link.occupy(dir, flags&trace.FlagPinned != 0, int64(len(to)), began, ready, copied)
 	return start, end, nil
 }
 

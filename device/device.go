@@ -44,6 +44,8 @@ type Device interface {
 
 	// MemInfo returns the memory accounting.
 	MemInfo() MemInfo
+	// Copies returns the number and bytes of the copies done so far, by direction.
+	Copies() CopyStats
 	// ResetPeak makes the current usage the peak, to measure the peak of a phase (an epoch, a step).
 	ResetPeak()
 
@@ -96,6 +98,23 @@ type MemInfo struct {
 
 	PinnedUsed int64 // pinned host memory allocated through the device now
 	PinnedPeak int64
+}
+
+// CopyStats counts a device's copies by direction.
+type CopyStats struct {
+	H2D, D2H, D2D CopyCount
+}
+
+// CopyCount is the number of copies in one direction and the bytes they moved.
+type CopyCount struct {
+	Count int64 `json:"count"`
+	Bytes int64 `json:"bytes"`
+}
+
+// Sub returns the copies done since an earlier reading was.
+func (c CopyStats) Sub(earlier CopyStats) CopyStats {
+	sub := func(a, b CopyCount) CopyCount { return CopyCount{a.Count - b.Count, a.Bytes - b.Bytes} }
+	return CopyStats{H2D: sub(c.H2D, earlier.H2D), D2H: sub(c.D2H, earlier.D2H), D2D: sub(c.D2D, earlier.D2D)}
 }
 
 // Free returns the device memory left under the limit, or -1 if there is no limit.
@@ -258,7 +277,16 @@ func (b *Buffer) Int32s() ([]int32, error) { return view[int32](b, "int32") }
 // Int64s returns the buffer's memory as int64s; the size must be a multiple of 8.
 func (b *Buffer) Int64s() ([]int64, error) { return view[int64](b, "int64") }
 
-func view[T float32 | int32 | int64](b *Buffer, name string) ([]T, error) {
+// Element is a type whose values a buffer can be viewed as.
+type Element interface{ float32 | int32 | int64 }
+
+// View returns the buffer's memory as a slice of T (Float32s, Int32s or Int64s for any of them).
+func View[T Element](b *Buffer) ([]T, error) {
+	var zero T
+	return view[T](b, fmt.Sprintf("%T", zero))
+}
+
+func view[T Element](b *Buffer, name string) ([]T, error) {
 	p, err := b.Bytes()
 	if err != nil {
 		return nil, err
@@ -305,11 +333,14 @@ func HostFloat32s(p []float32) Mem { return Host(asBytes(p)) }
 // HostInt32s returns pageable host memory holding int32s for a copy.
 func HostInt32s(p []int32) Mem { return Host(asBytes(p)) }
 
-func asBytes[T float32 | int32](p []T) []byte {
+// HostSlice returns pageable host memory holding p for a copy.
+func HostSlice[T Element](p []T) Mem { return Host(asBytes(p)) }
+
+func asBytes[T Element](p []T) []byte {
 	if len(p) == 0 {
 		return nil
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), len(p)*4)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), len(p)*int(unsafe.Sizeof(p[0])))
 }
 
 // Len returns the range's length in bytes.

@@ -829,57 +829,6 @@ func TestConcurrentUse(t *testing.T) {
 	}
 }
 
-// TestLinkModel checks that modelled copies take at least the modelled time, that copies in one
-// direction queue for the copy engine across streams, and that the model is off by default.
-func TestLinkModel(t *testing.T) {
-	model := &LinkModel{PinnedBandwidth: 1e9, PageableBandwidth: 0.5e9, Latency: 100 * time.Microsecond}
-	r := newRecorded(t, CPUConfig{Link: model})
-	const size = 2 << 20 // 2.1 ms pinned at 1 GB/s
-	s1, s2 := newStream(t, r.dev, "a"), newStream(t, r.dev, "b")
-	pin1, pin2 := allocPinned(t, r.dev, size, "p1"), allocPinned(t, r.dev, size, "p2")
-	d1, d2 := alloc(t, r.dev, size, "d1"), alloc(t, r.dev, size, "d2")
-	if err := s1.CopyAsync(d1.All(), pin1.All()); err != nil {
-		t.Fatal(err)
-	}
-	if err := s2.CopyAsync(d2.All(), pin2.All()); err != nil {
-		t.Fatal(err)
-	}
-	page, d3 := make([]byte, size), alloc(t, r.dev, size, "d3")
-	if err := r.dev.Copy(nil, Host(page), d3.All()); err != nil { // D2H pageable: 4.3 ms
-		t.Fatal(err)
-	}
-	if err := r.dev.Synchronize(nil); err != nil {
-		t.Fatal(err)
-	}
-	copies := r.events(t, trace.KindCopy)
-	if len(copies) != 3 {
-		t.Fatalf("%d copies recorded", len(copies))
-	}
-	var h2d []trace.Event
-	for _, c := range copies {
-		want := model.duration(c.Dir, c.Flags&trace.FlagPinned != 0, size)
-		if c.Dur < want.Nanoseconds() {
-			t.Errorf("%s took %d ns, less than the modelled %v", c.Name, c.Dur, want)
-		}
-		if c.Dir == trace.DirH2D {
-			h2d = append(h2d, c)
-		}
-	}
-	a, b := h2d[0], h2d[1]
-	if a.Start < b.End() && b.Start < a.End() {
-		t.Errorf("two H2D copies overlap on one copy engine: [%d, %d] and [%d, %d]", a.Start, a.End(), b.Start, b.End())
-	}
-
-	// Off by default: a 2 MiB copy at memory speed is far faster than 1 GB/s.
-	plain := newCPU(t, CPUConfig{})
-	if plain.link != nil {
-		t.Fatal("a device without a link model has one")
-	}
-	if _, err := NewCPU(CPUConfig{Link: &LinkModel{PinnedBandwidth: -1}}); !errors.Is(err, ErrArgument) {
-		t.Fatalf("negative bandwidth: %v", err)
-	}
-}
-
 // TestTraceFile writes a device's events to a trace file and reads them back: copies keep their
 // direction, flags, bytes and stream, memory events their running totals.
 func TestTraceFile(t *testing.T) {

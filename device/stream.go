@@ -3,6 +3,7 @@ package device
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -27,7 +28,15 @@ type op struct {
 	fn     func() error
 	signal chan struct{}
 	wait   *cpuEvent
-	result chan error // if set, the op's outcome goes here instead of into the stream's error
+	event  *cpuEvent     // opSignal of an event: its completion time is set before signal closes
+	result chan opResult // if set, the op's outcome goes here instead of into the stream's error
+}
+
+// opResult is the outcome of an op run for a waiting caller: its error, and when it ends on the
+// modelled timeline (the link model's; the real end without one).
+type opResult struct {
+	err error
+	end int64
 }
 
 // cpuStream runs its queue in order on its own goroutine. A synchronous operation on an idle
@@ -48,6 +57,11 @@ type cpuStream struct {
 
 	wake   chan struct{} // capacity 1: the worker has something to look at
 	exited chan struct{}
+
+	// ready is when the work run so far ends on the modelled timeline (device clock): with a link
+	// model, copies end after they ran in memory, and later work on the stream starts after them.
+	// Only the goroutine running the stream's work writes it.
+	ready atomic.Int64
 }
 
 var _ Stream = (*cpuStream)(nil)
@@ -127,9 +141,9 @@ func (s *cpuStream) loop() {
 
 		for i := range batch {
 			o := &batch[i]
-			err := s.exec(o)
+			end, err := s.exec(o)
 			if o.result != nil {
-				o.result <- err
+				o.result <- opResult{err, end}
 			} else if err != nil {
 				s.mu.Lock()
 				if s.err == nil {
@@ -147,18 +161,18 @@ func (s *cpuStream) loop() {
 	}
 }
 
-// runSync runs o and returns its outcome: at once on the caller's goroutine if the stream is
-// idle, otherwise after the work queued before it.
-func (s *cpuStream) runSync(o op) error {
+// runSync runs o and returns its outcome and its end on the modelled timeline: at once on the
+// caller's goroutine if the stream is idle, otherwise after the work queued before it.
+func (s *cpuStream) runSync(o op) (end int64, err error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return ErrClosed
+		return 0, ErrClosed
 	}
 	if s.idle() {
 		s.busy = true
 		s.mu.Unlock()
-		err := s.exec(&o)
+		end, err := s.exec(&o)
 		s.mu.Lock()
 		s.busy = false
 		look := len(s.queue) > 0 || s.closed // the worker may be waiting to drain or exit
@@ -166,37 +180,55 @@ func (s *cpuStream) runSync(o op) error {
 		if look {
 			s.poke()
 		}
-		return err
+		return end, err
 	}
-	o.result = make(chan error, 1)
+	o.result = make(chan opResult, 1)
 	s.queue = append(s.queue, o)
 	s.mu.Unlock()
 	s.poke()
-	return <-o.result
+	r := <-o.result
+	return r.end, r.err
 }
 
-// exec runs one op.
-func (s *cpuStream) exec(o *op) error {
+// exec runs one op and returns when it ends on the modelled timeline.
+func (s *cpuStream) exec(o *op) (int64, error) {
 	switch o.kind {
 	case opCopy:
-		start, end, err := s.dev.doCopy(o.dst, o.src, o.dir, o.flags)
+		start, end, err := s.dev.doCopy(o.dst, o.src, o.dir, o.flags, s.ready.Load())
 		if err != nil {
-			return fmt.Errorf("device %s stream %d (%s): copy %s: %w", s.dev.name, s.id, s.name, o.dir, err)
+			return s.ready.Load(), fmt.Errorf("device %s stream %d (%s): copy %s: %w", s.dev.name, s.id, s.name, o.dir, err)
 		}
 		s.lane.Copy(o.dir, o.flags, s.dev.index, o.src.n, start, end)
+		s.advance(end)
 	case opLaunch:
-		start := s.dev.now()
+		// A kernel follows the stream's earlier work: it starts once modelled copies before it
+		// have ended (the worker sleeps; the host is not held).
+		sleepUntil(s.dev.clock, s.ready.Load())
+		start := s.dev.clock()
 		err := runGuarded(o.fn)
-		s.lane.Complete(o.name, trace.RoleKernel, start, s.dev.now())
+		end := s.dev.clock()
+		s.lane.Complete(o.name, trace.RoleKernel, start, end)
+		s.advance(end)
 		if err != nil {
-			return s.errorf(fmt.Sprintf("launched function %q", o.name), err)
+			return end, s.errorf(fmt.Sprintf("launched function %q", o.name), err)
 		}
 	case opSignal:
+		if o.event != nil {
+			o.event.at = s.ready.Load()
+		}
 		close(o.signal)
 	case opWait:
 		<-o.wait.done
+		s.advance(o.wait.at)
 	}
-	return nil
+	return s.ready.Load(), nil
+}
+
+// advance moves the stream's modelled end to t if that is later.
+func (s *cpuStream) advance(t int64) {
+	if t > s.ready.Load() {
+		s.ready.Store(t)
+	}
 }
 
 // runGuarded runs fn, turning a panic into an error so that a bad launched function fails its
@@ -226,18 +258,26 @@ var hostCopyNames = func() (names [trace.DirH2H + 1]string) {
 	return names
 }()
 
-// copySync copies on this stream and waits for the copy, recording the wait on lane.
+// copySync copies on this stream and waits until the copy has ended (on the modelled
+// timeline), recording the wait on lane.
 func (s *cpuStream) copySync(lane *trace.Lane, dst, src Mem) error {
 	o, err := s.copyOp(dst, src)
 	if err != nil {
 		return err
 	}
 	start := s.dev.now()
-	err = s.runSync(o)
+	err = s.runAndWait(o)
 	lane.Complete(hostCopyNames[o.dir], o.dir.Role(), start, s.dev.now())
+	return err
+}
+
+// runAndWait runs o as the host's synchronous operation: the host waits until it has ended.
+func (s *cpuStream) runAndWait(o op) error {
+	end, err := s.runSync(o)
 	if err == ErrClosed {
-		err = s.errorf("copy "+o.dir.String(), err)
+		return s.errorf("copy "+o.dir.String(), err)
 	}
+	sleepUntil(s.dev.clock, end)
 	return err
 }
 
@@ -249,13 +289,7 @@ func (s *cpuStream) CopyAsync(dst, src Mem) error {
 	o.flags |= trace.FlagAsync
 	if pageable(dst, src) {
 		// Only pinned memory can be copied while the host goes on.
-		if err := s.runSync(o); err != nil {
-			if err == ErrClosed {
-				err = s.errorf("copy "+o.dir.String(), err)
-			}
-			return err
-		}
-		return nil
+		return s.runAndWait(o)
 	}
 	return s.enqueue(o)
 }
@@ -267,10 +301,12 @@ func (s *cpuStream) Launch(name string, fn func() error) error {
 	return s.enqueue(op{kind: opLaunch, name: name, fn: fn})
 }
 
-// cpuEvent completes when done is closed.
+// cpuEvent completes when done is closed and the device clock has reached at, the modelled end of
+// the work before it (set before done is closed).
 type cpuEvent struct {
 	s    *cpuStream
 	done chan struct{}
+	at   int64
 }
 
 // closedChan is the done channel of events recorded on an idle stream.
@@ -283,10 +319,10 @@ func (s *cpuStream) Record() (Event, error) {
 		return nil, s.errorf("recording an event", ErrClosed)
 	}
 	if s.idle() {
-		return &cpuEvent{s: s, done: closedChan}, nil
+		return &cpuEvent{s: s, done: closedChan, at: s.ready.Load()}, nil
 	}
 	e := &cpuEvent{s: s, done: make(chan struct{})}
-	s.queue = append(s.queue, op{kind: opSignal, signal: e.done})
+	s.queue = append(s.queue, op{kind: opSignal, signal: e.done, event: e})
 	s.poke() // under the lock: harmless, and the worker cannot miss it
 	return e, nil
 }
@@ -309,20 +345,22 @@ func (s *cpuStream) Synchronize(lane *trace.Lane) error {
 	return err
 }
 
-// wait blocks until the work queued so far has completed and returns the stream's error.
+// wait blocks until the work queued so far has completed, on the modelled timeline too, and
+// returns the stream's error.
 func (s *cpuStream) wait() error {
 	s.mu.Lock()
-	if s.idle() {
-		err := s.err
+	if !s.idle() {
+		done := make(chan struct{})
+		s.queue = append(s.queue, op{kind: opSignal, signal: done})
 		s.mu.Unlock()
-		return err
+		s.poke()
+		<-done
+		s.mu.Lock()
 	}
-	done := make(chan struct{})
-	s.queue = append(s.queue, op{kind: opSignal, signal: done})
+	err := s.err
 	s.mu.Unlock()
-	s.poke()
-	<-done
-	return s.Err()
+	sleepUntil(s.dev.clock, s.ready.Load())
+	return err
 }
 
 // close lets the queued work finish, stops the worker and returns the stream's error.
@@ -338,7 +376,7 @@ func (s *cpuStream) close() error {
 func (e *cpuEvent) Done() bool {
 	select {
 	case <-e.done:
-		return true
+		return e.s.dev.clock() >= e.at
 	default:
 		return false
 	}
@@ -347,6 +385,7 @@ func (e *cpuEvent) Done() bool {
 func (e *cpuEvent) Wait(lane *trace.Lane) error {
 	start := e.s.dev.now()
 	<-e.done
+	sleepUntil(e.s.dev.clock, e.at)
 	lane.Complete("Event Synchronize", trace.RoleSync, start, e.s.dev.now())
 	return e.s.Err()
 }

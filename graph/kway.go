@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 )
@@ -28,6 +29,7 @@ type kwayState struct {
 	boundary []int32
 	inBound  []bool
 	maxPwgt  int64
+	minPwgt  int64
 }
 
 func (r *kwayRefiner) newState(g *wgraph, where []int32) *kwayState {
@@ -51,12 +53,20 @@ func (r *kwayRefiner) newState(g *wgraph, where []int32) *kwayState {
 		}
 	}
 	avg := float64(g.tvwgt) / float64(r.k)
+	// Parts stay within [avg/(1+eps), avg·(1+eps)], as METIS bounds them: GNNAutoScale's batches
+	// are parts, so a part far below the average is as bad as one far above it.
 	s.maxPwgt = int64(avg * (1 + r.eps))
+	s.minPwgt = int64(math.Ceil(avg / (1 + r.eps)))
 	// On coarse levels a single vertex can outweigh the slack; allow one vertex's worth so
 	// refinement is not frozen (the finest level has unit weights).
 	s.maxPwgt = max(s.maxPwgt, int64(avg)+int64(maxV))
+	s.minPwgt = max(min(s.minPwgt, int64(avg)-int64(maxV)), 0)
 	return s
 }
+
+// canLeave reports whether a vertex of weight vw may leave part a without taking it below the
+// lower bound.
+func (s *kwayState) canLeave(a int32, vw int64) bool { return s.pwgt[a]-vw >= s.minPwgt }
 
 // refine improves where in place.
 func (r *kwayRefiner) refine(g *wgraph, where []int32, rng *rand.Rand, passes int) {
@@ -89,7 +99,7 @@ func (r *kwayRefiner) refine(g *wgraph, where []int32, rng *rand.Rand, passes in
 					best, bestGain = b, gain
 				}
 			}
-			if best >= 0 && s.pwgt[a] > vw {
+			if best >= 0 && s.pwgt[a] > vw && s.canLeave(a, vw) {
 				r.moveTo(s, u, best)
 				moved++
 			}
@@ -170,20 +180,31 @@ func (s *kwayState) compactBoundary() []int32 {
 	return slices.Clone(b)
 }
 
-// balance moves vertices out of parts above the weight cap: first boundary vertices to the
-// connected part that loses the least cut, then, if that is not enough, any vertices to the
-// lightest parts.
+// balance moves vertices out of parts above the weight cap and into parts below the lower
+// bound: first boundary vertices, to (or from) the connected part that loses the least cut, then,
+// if that is not enough, any vertices to the lightest part (or from the heaviest).
 func (r *kwayRefiner) balance(s *kwayState) {
 	g := s.g
-	over := func() bool {
+	unbalanced := func() bool {
 		for _, w := range s.pwgt {
-			if w > s.maxPwgt {
+			if w > s.maxPwgt || w < s.minPwgt {
 				return true
 			}
 		}
 		return false
 	}
-	for round := 0; round < 8 && over(); round++ {
+	// fits reports whether u may move from its part to b: it relieves an overweight part or
+	// fills an underweight one, and leaves neither side outside the bounds it was within.
+	fits := func(u, b int32) bool {
+		a := s.where[u]
+		vw := int64(g.vwgt[u])
+		if a == b || s.pwgt[b]+vw > s.maxPwgt {
+			return false
+		}
+		over, under := s.pwgt[a] > s.maxPwgt, s.pwgt[b] < s.minPwgt
+		return (over || under) && (s.canLeave(a, vw) || over)
+	}
+	for round := 0; round < 8 && unbalanced(); round++ {
 		type cand struct {
 			u    int32
 			to   int32
@@ -191,15 +212,10 @@ func (r *kwayRefiner) balance(s *kwayState) {
 		}
 		var cands []cand
 		for _, u := range s.compactBoundary() {
-			a := s.where[u]
-			if s.pwgt[a] <= s.maxPwgt {
-				continue
-			}
-			vw := int64(g.vwgt[u])
 			r.connect(s, u)
 			best, bestGain := int32(-1), int64(0)
 			for _, b := range r.touched {
-				if b != a && s.pwgt[b]+vw <= s.maxPwgt {
+				if fits(u, b) {
 					if gain := r.conn[b] - s.id[u]; best < 0 || gain > bestGain {
 						best, bestGain = b, gain
 					}
@@ -223,9 +239,7 @@ func (r *kwayRefiner) balance(s *kwayState) {
 			return 0
 		})
 		for _, c := range cands {
-			a := s.where[c.u]
-			vw := int64(g.vwgt[c.u])
-			if s.pwgt[a] <= s.maxPwgt || s.pwgt[c.to]+vw > s.maxPwgt {
+			if !fits(c.u, c.to) {
 				continue
 			}
 			r.connect(s, c.u)
@@ -233,27 +247,49 @@ func (r *kwayRefiner) balance(s *kwayState) {
 			r.clearConn()
 		}
 	}
-	if !over() {
+	if !unbalanced() {
 		return
 	}
-	// Last resort: move any vertices of overweight parts to the lightest part.
+	// Last resort: move any vertices of overweight parts to the lightest part, and from the
+	// heaviest parts into underweight ones.
+	lightest, heaviest := func() int32 {
+		return int32(argBy(s.pwgt, func(x, y int64) bool { return x < y }))
+	}, func() int32 {
+		return int32(argBy(s.pwgt, func(x, y int64) bool { return x > y }))
+	}
 	for u := int32(0); int(u) < g.n; u++ {
 		a := s.where[u]
-		if s.pwgt[a] <= s.maxPwgt {
+		var to int32
+		switch {
+		case s.pwgt[a] > s.maxPwgt:
+			to = lightest()
+		case a == heaviest():
+			to = lightest()
+			if s.pwgt[to] >= s.minPwgt {
+				continue
+			}
+		default:
 			continue
 		}
-		light := int32(0)
-		for b := range s.pwgt {
-			if s.pwgt[b] < s.pwgt[light] {
-				light = int32(b)
-			}
-		}
-		vw := int64(g.vwgt[u])
-		if light == a || s.pwgt[light]+vw > s.maxPwgt {
+		if !fits(u, to) {
 			continue
 		}
 		r.connect(s, u)
-		r.moveTo(s, u, light)
+		r.moveTo(s, u, to)
 		r.clearConn()
+		if !unbalanced() {
+			return
+		}
 	}
+}
+
+// argBy returns the index of the first element of v that no other beats by better.
+func argBy(v []int64, better func(x, y int64) bool) int {
+	k := 0
+	for i, x := range v {
+		if better(x, v[k]) {
+			k = i
+		}
+	}
+	return k
 }

@@ -70,3 +70,25 @@ func TestPartitionCoraVsGpmetis(t *testing.T) {
 		t.Logf("k=%d builtin cut %d imb %.3f, gpmetis cut %d imb %.3f", k, p.EdgeCut, p.Imbalance, m.EdgeCut, m.Imbalance)
 	}
 }
+
+// TestPartitionBoundsBothSides checks that every part stays near the average size from below as
+// well as from above (GNNAutoScale's batches are parts): on a graph of 64 tight communities, k-way
+// refinement alone would drain some parts into their neighbours.
+func TestPartitionBoundsBothSides(t *testing.T) {
+	ds, err := Generate("sbm:nodes=32768,classes=64,degree=10,homophily=0.9,features=0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k, eps = 64, 0.03
+	p, err := Partition(ds.Graph, k, PartitionOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPartitioning(t, ds.Graph, p, k, eps)
+	avg := float64(ds.Graph.N) / k
+	for q, n := range p.PartSizes() {
+		if float64(n) < avg/(1+eps)-1 {
+			t.Errorf("part %d has %d nodes, below the bound avg/(1+ε) = %.0f", q, n, avg/(1+eps))
+		}
+	}
+}

@@ -5,7 +5,7 @@ import "github.com/gnnprof/gnnprof/trace"
 // reluSpan computes ReLU(x) into out inside a span named name.
 func reluSpan(c *Ctx, name string, x, out *Mat) *Mat {
 	sp := c.begin(name, trace.RoleForward)
-	out = ReLU(x, out)
+	out = ReLU(x, c.Resize(out, x.Rows, x.Cols))
 	sp.EndWork(int64(x.Len()), 2*x.Bytes())
 	return out
 }
@@ -21,7 +21,7 @@ func reluBackwardSpan(c *Ctx, name string, y, dy *Mat) *Mat {
 // eluSpan computes ELU(x) into out inside a span named name.
 func eluSpan(c *Ctx, name string, x, out *Mat) *Mat {
 	sp := c.begin(name, trace.RoleForward)
-	out = ELU(x, out, 1)
+	out = ELU(x, c.Resize(out, x.Rows, x.Cols), 1)
 	sp.EndWork(3*int64(x.Len()), 2*x.Bytes())
 	return out
 }

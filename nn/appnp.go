@@ -35,7 +35,7 @@ func (p *APPNPProp) Forward(c *Ctx, adj *Sparse, z *Mat) *Mat {
 		if k%2 == 1 {
 			next = p.bufB
 		}
-		next = SpMM(adj, cur, next)
+		next = SpMM(adj, cur, c.Resize(next, adj.Rows, f))
 		Scale(next, 1-p.Alpha)
 		axpy(p.Alpha, top, next.Data)
 		if k%2 == 1 {
@@ -54,7 +54,7 @@ func (p *APPNPProp) Backward(c *Ctx, dy *Mat) *Mat {
 	sp := c.begin("appnp.spmm", trace.RoleBackward)
 	adj := p.adj
 	f := dy.Cols
-	p.dz = ResizeZero(p.dz, adj.Cols, f)
+	p.dz = c.ResizeZero(p.dz, adj.Cols, f)
 	g := dy
 	for k := 0; k < p.K; k++ {
 		axpy(p.Alpha, g.Data[:g.Len()], p.dz.Data[:adj.Rows*f])
@@ -62,7 +62,7 @@ func (p *APPNPProp) Backward(c *Ctx, dy *Mat) *Mat {
 		if k%2 == 1 {
 			next = p.gB
 		}
-		next = SpMMT(adj, g, next)
+		next = SpMMT(adj, g, c.Resize(next, adj.Cols, f))
 		Scale(next, 1-p.Alpha)
 		if k%2 == 1 {
 			p.gB = next

@@ -53,8 +53,8 @@ func (b *BatchNorm) Forward(c *Ctx, x *Mat) *Mat {
 	sp := c.begin(b.span, trace.RoleForward)
 	n, d := x.Rows, x.Cols
 	b.batchStats = c.train() || !b.TrackRunning
-	b.xhat = Resize(b.xhat, n, d)
-	b.out = Resize(b.out, n, d)
+	b.xhat = c.Resize(b.xhat, n, d)
+	b.out = c.Resize(b.out, n, d)
 	mean, vr := b.sums(d) // float64 keeps the column sums accurate
 	if b.batchStats {
 		for i := 0; i < n; i++ {
@@ -120,7 +120,7 @@ func (b *BatchNorm) Backward(c *Ctx, dy *Mat) *Mat {
 		gb[j] += float32(sumDy[j])
 		gg[j] += float32(sumDyX[j])
 	}
-	b.dx = Resize(b.dx, n, d)
+	b.dx = c.Resize(b.dx, n, d)
 	gam := b.Gamma.W.Data
 	for i := 0; i < n; i++ {
 		hr, gr, dr := b.xhat.Row(i), dy.Row(i), b.dx.Row(i)

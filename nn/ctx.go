@@ -16,6 +16,49 @@ type Ctx struct {
 	// ForwardRole, when set, replaces the forward role of layer spans: evaluation passes use
 	// trace.RoleEval so their time is not counted as training forward time.
 	ForwardRole trace.Role
+	// Alloc, when set, provides the memory of the buffers layers keep between calls (outputs,
+	// saved activations, gradients), so that a trainer can place them in accounted device
+	// memory. Nil: the Go heap.
+	Alloc Allocator
+}
+
+// Allocator provides the memory of layer buffers. Layers keep and reuse their buffers, so an
+// allocator is asked only when a buffer must grow.
+type Allocator interface {
+	// Float32s returns at least n float32s (contents unspecified) in place of old: nil, or a slice
+	// the allocator returned before, which the caller gives up.
+	Float32s(old []float32, n int) []float32
+}
+
+// Resize is the package's Resize with the memory from the context's allocator.
+func (c *Ctx) Resize(m *Mat, rows, cols int) *Mat {
+	if c == nil || c.Alloc == nil {
+		return Resize(m, rows, cols)
+	}
+	if m == nil {
+		m = &Mat{}
+	}
+	m.Data = c.floats(m.Data, rows*cols)
+	m.Rows, m.Cols = rows, cols
+	return m
+}
+
+// ResizeZero is Resize followed by zeroing.
+func (c *Ctx) ResizeZero(m *Mat, rows, cols int) *Mat {
+	m = c.Resize(m, rows, cols)
+	clear(m.Data)
+	return m
+}
+
+// floats returns b resized to n values, grown through the allocator when too small.
+func (c *Ctx) floats(b []float32, n int) []float32 {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	if c == nil || c.Alloc == nil {
+		return make([]float32, n)
+	}
+	return c.Alloc.Float32s(b[:cap(b)], n)[:n]
 }
 
 // NewRNG returns the seeded generator a run draws all its randomness from.

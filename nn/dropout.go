@@ -37,7 +37,7 @@ func (d *Dropout) Forward(c *Ctx, x *Mat) *Mat {
 	if !ok {
 		return x
 	}
-	d.out = Resize(d.out, x.Rows, x.Cols)
+	d.out = c.Resize(d.out, x.Rows, x.Cols)
 	dropMask(d.seed, d.P, x.Data[:x.Len()], d.out.Data)
 	sp.EndWork(int64(x.Len()), 2*x.Bytes())
 	return d.out
@@ -50,7 +50,7 @@ func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	if !ok {
 		return x
 	}
-	vals := growF32(d.sOut.Val, x.NNZ())
+	vals := c.floats(d.sOut.Val, x.NNZ())
 	src := x.Val
 	if src == nil {
 		for i := range vals {
@@ -62,7 +62,7 @@ func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	// The dropped copy has x's structure, so its transpose is x's with permuted values: build
 	// that here rather than let a backward pass transpose from scratch every step.
 	xt, tEdge := x.Transpose()
-	tVals := growF32(d.sT.Val, len(vals))
+	tVals := c.floats(d.sT.Val, len(vals))
 	for i, e := range tEdge {
 		tVals[i] = vals[e]
 	}
@@ -78,7 +78,7 @@ func (d *Dropout) Backward(c *Ctx, dy *Mat) *Mat {
 		return dy
 	}
 	sp := c.begin(d.name, trace.RoleBackward)
-	d.dx = Resize(d.dx, dy.Rows, dy.Cols)
+	d.dx = c.Resize(d.dx, dy.Rows, dy.Cols)
 	dropMask(d.seed, d.P, dy.Data[:dy.Len()], d.dx.Data)
 	sp.EndWork(int64(dy.Len()), 2*dy.Bytes())
 	return d.dx

@@ -48,10 +48,10 @@ func (l *GCNConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	l.aggFirst = x.Sparse == nil && w.Cols > w.Rows
 	if l.aggFirst {
 		sp := c.begin(l.spmmName, trace.RoleForward)
-		l.ax = SpMM(adj, x.Dense, l.ax)
+		l.ax = SpMM(adj, x.Dense, c.Resize(l.ax, adj.Rows, x.Dense.Cols))
 		sp.EndWork(2*int64(adj.NNZ())*int64(w.Rows), spmmBytes(adj, w.Rows))
 		sp = c.begin(l.linName, trace.RoleForward)
-		l.out = Resize(l.out, adj.Rows, w.Cols)
+		l.out = c.Resize(l.out, adj.Rows, w.Cols)
 		Gemm(false, false, 1, l.ax, w, 0, l.out)
 		AddBias(l.out, l.B.W.Data)
 		sp.EndWork(gemmFLOPs(adj.Rows, w.Rows, w.Cols), l.ax.Bytes()+w.Bytes()+l.out.Bytes())
@@ -59,7 +59,7 @@ func (l *GCNConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	}
 	l.xw = mulWSpan(c, l.linName, x, w, l.xw)
 	sp := c.begin(l.spmmName, trace.RoleForward)
-	l.out = SpMM(adj, l.xw, l.out)
+	l.out = SpMM(adj, l.xw, c.Resize(l.out, adj.Rows, w.Cols))
 	AddBias(l.out, l.B.W.Data)
 	sp.EndWork(2*int64(adj.NNZ())*int64(w.Cols)+int64(l.out.Len()), spmmBytes(adj, w.Cols))
 	return l.out
@@ -77,16 +77,16 @@ func (l *GCNConv) Backward(c *Ctx, dy *Mat) *Mat {
 			sp.EndWork(flops, l.ax.Bytes()+dy.Bytes())
 			return nil
 		}
-		l.dmid = Resize(l.dmid, dy.Rows, w.Rows)
+		l.dmid = c.Resize(l.dmid, dy.Rows, w.Rows)
 		Gemm(false, true, 1, dy, w, 0, l.dmid)
 		sp.EndWork(2*flops, l.ax.Bytes()+2*dy.Bytes()+l.dmid.Bytes())
 		sp = c.begin(l.spmmName, trace.RoleBackward)
-		l.dx = SpMMT(adj, l.dmid, l.dx)
+		l.dx = SpMMT(adj, l.dmid, c.Resize(l.dx, adj.Cols, w.Rows))
 		sp.EndWork(2*int64(adj.NNZ())*int64(w.Rows), spmmBytes(adj, w.Rows))
 		return l.dx
 	}
 	sp := c.begin(l.spmmName, trace.RoleBackward)
-	l.dmid = SpMMT(adj, dy, l.dmid)
+	l.dmid = SpMMT(adj, dy, c.Resize(l.dmid, adj.Cols, w.Cols))
 	sp.EndWork(2*int64(adj.NNZ())*int64(w.Cols), spmmBytes(adj, w.Cols))
 	l.dx = mulWBackwardSpan(c, l.linName, l.x, l.W, l.dmid, !l.NoInputGrad, l.dx)
 	return l.dx

@@ -46,7 +46,7 @@ func (l *GINConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 
 	sp := c.begin("gin.spmm", trace.RoleForward)
 	h := l.u.Cols
-	l.z = SpMM(adj, l.u, l.z)
+	l.z = SpMM(adj, l.u, c.Resize(l.z, adj.Rows, h))
 	self := 1 + l.Eps.W.Data[0]
 	axpy(self, l.u.Data[:adj.Rows*h], l.z.Data)
 	AddBias(l.z, l.B1.W.Data)
@@ -66,7 +66,7 @@ func (l *GINConv) Backward(c *Ctx, dy *Mat) *Mat {
 	AddColSums(l.B1.G.Data, l.dz)
 	nd, h := l.adj.Rows, l.u.Cols
 	l.Eps.G.Data[0] += dot(l.dz.Data[:nd*h], l.u.Data[:nd*h])
-	l.du = SpMMT(l.adj, l.dz, l.du)
+	l.du = SpMMT(l.adj, l.dz, c.Resize(l.du, l.adj.Cols, h))
 	axpy(1+l.Eps.W.Data[0], l.dz.Data[:nd*h], l.du.Data[:nd*h])
 	sp.EndWork(2*int64(l.adj.NNZ())*int64(h)+4*int64(nd*h), spmmBytes(l.adj, h))
 

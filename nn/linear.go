@@ -50,6 +50,14 @@ func mulW(x Input, w *Mat, out *Mat) (*Mat, int64, int64) {
 	return out, gemmFLOPs(x.Dense.Rows, x.Dense.Cols, w.Cols), x.Dense.Bytes() + w.Bytes() + out.Bytes()
 }
 
+// inputGrad sizes dx, the buffer of a dense input's gradient, when one is wanted.
+func (c *Ctx) inputGrad(x Input, none bool, dx *Mat, width int) *Mat {
+	if none || x.Sparse != nil {
+		return dx
+	}
+	return c.Resize(dx, x.Rows(), width)
+}
+
 // mulWBackward accumulates dw += xᵀ·dy and, when dx is wanted, sets dx = dy·wᵀ (dense inputs
 // only). It returns dx and the flops and bytes.
 func mulWBackward(x Input, w, dy, dw *Mat, wantDX bool, dx *Mat) (*Mat, int64, int64) {
@@ -72,7 +80,7 @@ func mulWBackward(x Input, w, dy, dw *Mat, wantDX bool, dx *Mat) (*Mat, int64, i
 // mulWSpan is mulW inside a forward span named name.
 func mulWSpan(c *Ctx, name string, x Input, w, out *Mat) *Mat {
 	sp := c.begin(name, trace.RoleForward)
-	out, flops, bytes := mulW(x, w, out)
+	out, flops, bytes := mulW(x, w, c.Resize(out, x.Rows(), w.Cols))
 	sp.EndWork(flops, bytes)
 	return out
 }
@@ -81,7 +89,7 @@ func mulWSpan(c *Ctx, name string, x Input, w, out *Mat) *Mat {
 // returns dx, nil when not wanted or x is sparse.
 func mulWBackwardSpan(c *Ctx, name string, x Input, w *Param, dy *Mat, wantDX bool, dx *Mat) *Mat {
 	sp := c.begin(name, trace.RoleBackward)
-	dx, flops, bytes := mulWBackward(x, w.W, dy, w.G, wantDX, dx)
+	dx, flops, bytes := mulWBackward(x, w.W, dy, w.G, wantDX, c.inputGrad(x, !wantDX, dx, w.W.Rows))
 	sp.EndWork(flops, bytes)
 	return dx
 }
@@ -120,7 +128,7 @@ func (l *Linear) Forward(c *Ctx, x Input) *Mat {
 	sp := c.begin(l.span, trace.RoleForward)
 	l.x = x
 	var flops, bytes int64
-	l.out, flops, bytes = mulW(x, l.W.W, l.out)
+	l.out, flops, bytes = mulW(x, l.W.W, c.Resize(l.out, x.Rows(), l.W.W.Cols))
 	if l.B != nil {
 		AddBias(l.out, l.B.W.Data)
 		flops += int64(l.out.Len())
@@ -137,7 +145,7 @@ func (l *Linear) Backward(c *Ctx, dy *Mat) *Mat {
 		AddColSums(l.B.G.Data, dy)
 	}
 	var flops, bytes int64
-	l.dx, flops, bytes = mulWBackward(l.x, l.W.W, dy, l.W.G, !l.NoInputGrad, l.dx)
+	l.dx, flops, bytes = mulWBackward(l.x, l.W.W, dy, l.W.G, !l.NoInputGrad, c.inputGrad(l.x, l.NoInputGrad, l.dx, l.W.W.Rows))
 	sp.EndWork(flops, bytes)
 	if l.NoInputGrad {
 		return nil

@@ -105,7 +105,7 @@ func (ce *CrossEntropy) Forward(c *Ctx, logits *Mat, t Targets) float64 {
 	sp := c.begin("loss.cross_entropy", trace.RoleForward)
 	t.check("CrossEntropy", logits)
 	ce.t = t
-	ce.LogP = LogSoftmax(logits, ce.LogP)
+	ce.LogP = LogSoftmax(logits, c.Resize(ce.LogP, logits.Rows, logits.Cols))
 	loss := NLLLoss(ce.LogP, t)
 	sp.EndWork(4*int64(logits.Len()), 2*logits.Bytes())
 	return loss
@@ -115,7 +115,7 @@ func (ce *CrossEntropy) Forward(c *Ctx, logits *Mat, t Targets) float64 {
 func (ce *CrossEntropy) Backward(c *Ctx) *Mat {
 	sp := c.begin("loss.cross_entropy", trace.RoleBackward)
 	lp := ce.LogP
-	ce.grad = ResizeZero(ce.grad, lp.Rows, lp.Cols)
+	ce.grad = c.ResizeZero(ce.grad, lp.Rows, lp.Cols)
 	for k, r := range ce.t.Rows {
 		w := ce.t.weight(k)
 		src, dst := lp.Row(int(r)), ce.grad.Row(int(r))

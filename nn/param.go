@@ -49,13 +49,20 @@ type Adam struct {
 }
 
 // NewAdam returns Adam with torch's defaults (β = 0.9, 0.999, ε = 1e-8).
-func NewAdam(lr float32, groups ...ParamGroup) *Adam {
+func NewAdam(lr float32, groups ...ParamGroup) *Adam { return NewAdamIn(nil, lr, groups...) }
+
+// NewAdamIn is NewAdam with its moment estimates in memory from alloc (nil: the Go heap), e.g.
+// device memory beside the parameters.
+func NewAdamIn(alloc Allocator, lr float32, groups ...ParamGroup) *Adam {
 	a := &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Groups: groups,
 		m: map[*Param][]float32{}, v: map[*Param][]float32{}}
+	c := &Ctx{Alloc: alloc}
 	for _, g := range groups {
 		for _, p := range g.Params {
-			a.m[p] = make([]float32, p.Size())
-			a.v[p] = make([]float32, p.Size())
+			a.m[p] = c.floats(nil, p.Size())
+			a.v[p] = c.floats(nil, p.Size())
+			clear(a.m[p])
+			clear(a.v[p])
 		}
 	}
 	return a

@@ -47,7 +47,7 @@ func (l *SAGEConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	l.Neigh.NoInputGrad, l.Root.NoInputGrad = l.NoInputGrad, l.NoInputGrad
 	neigh := l.Neigh.Forward(c, adj, x)
 	root := l.Root.Forward(c, l.topRows(x, adj.Rows))
-	l.out = Resize(l.out, neigh.Rows, neigh.Cols)
+	l.out = c.Resize(l.out, neigh.Rows, neigh.Cols)
 	copy(l.out.Data, neigh.Data[:neigh.Len()])
 	AddScaled(l.out, 1, root)
 	return l.out
@@ -60,7 +60,7 @@ func (l *SAGEConv) Backward(c *Ctx, dy *Mat) *Mat {
 	if dn == nil {
 		return nil
 	}
-	l.dx = Resize(l.dx, dn.Rows, dn.Cols)
+	l.dx = c.Resize(l.dx, dn.Rows, dn.Cols)
 	copy(l.dx.Data, dn.Data[:dn.Len()])
 	axpy(1, dr.Data[:dr.Len()], l.dx.Data[:dr.Len()])
 	return l.dx

@@ -42,6 +42,15 @@ type Epoch struct {
 	ValAcc   float64 `json:"val_acc"`
 	TestAcc  float64 `json:"test_acc"`
 	Seconds  float64 `json:"seconds"`
+	// The device's copies during the epoch (training and evaluation), by direction, and its peak
+	// memory; absent when the trainer ran without a device.
+	H2DCopies       int64 `json:"h2d_copies,omitempty"`
+	H2DBytes        int64 `json:"h2d_bytes,omitempty"`
+	D2HCopies       int64 `json:"d2h_copies,omitempty"`
+	D2HBytes        int64 `json:"d2h_bytes,omitempty"`
+	D2DCopies       int64 `json:"d2d_copies,omitempty"`
+	D2DBytes        int64 `json:"d2d_bytes,omitempty"`
+	PeakDeviceBytes int64 `json:"peak_device_bytes,omitempty"`
 }
 
 // Final is the run's outcome.
@@ -52,6 +61,9 @@ type Final struct {
 	Seconds         float64 `json:"seconds"`
 	PeakDeviceBytes int64   `json:"peak_device_bytes"`
 	PeakHostBytes   int64   `json:"peak_host_bytes"`
+	// PeakPinnedBytes is the most pinned host memory allocated through the device at once
+	// (GNNAutoScale's histories and staging buffers); absent without a device.
+	PeakPinnedBytes int64 `json:"peak_pinned_bytes,omitempty"`
 }
 
 // Read reads dir's run.json.

@@ -87,8 +87,8 @@ func TestRoundTrip(t *testing.T) {
 					t.Fatalf("event %d:\n got %+v\nwant %+v", i, g, w)
 				}
 			}
-			if !reflect.DeepEqual(got.Lanes, rec.Lanes()) {
-				t.Fatalf("lanes:\n got %+v\nwant %+v", got.Lanes, rec.Lanes())
+			if !reflect.DeepEqual(got.Lanes, want.Lanes) {
+				t.Fatalf("lanes:\n got %+v\nwant %+v", got.Lanes, want.Lanes)
 			}
 			if got.Source != SourceGnnprof || got.Meta["model"] != "gcn" {
 				t.Fatalf("source %q meta %v", got.Source, got.Meta)

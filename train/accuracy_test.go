@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/device"
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/shareddata"
 )
@@ -26,12 +27,22 @@ func meanStd(t *testing.T, ds *graph.Dataset, cfg FullConfig, n int) (float64, f
 	accs := make([]float64, n)
 	for s := range n {
 		cfg.Seed = uint64(s + 1)
+		dev, err := NewDevice(DeviceConfig{Link: device.PCIe4x16()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		fb, err := NewFullBatch(cfg, ds)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := fb.Place(dev, nil); err != nil {
+			t.Fatal(err)
+		}
 		res, err := fb.Run(nil, nil)
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dev.Close(); err != nil {
 			t.Fatal(err)
 		}
 		accs[s] = res.Final.TestAcc

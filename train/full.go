@@ -1,6 +1,8 @@
 package train
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -138,15 +140,19 @@ func PrepareInputs(ds *graph.Dataset, kind nn.AdjKind, normalize, dense bool) (*
 type FullBatch struct {
 	Config FullConfig
 	Data   *graph.Dataset
-	In     *Inputs
+	In     *Inputs // on the device, when there is one
 	Model  nn.Model
 	Opt    *nn.Adam
+	// Dev is the device the model trains on (nil: the host, without device accounting).
+	Dev    *Device
+	split  graph.Split // the splits' rows, on the device
+	labels []int32     // on the device
 	ctx    nn.Ctx
 	ce     nn.CrossEntropy
 	evalCE nn.CrossEntropy
 }
 
-// NewFullBatch builds the model, optimizer and inputs.
+// NewFullBatch builds the model, optimizer and inputs on the host; Place moves them to a device.
 func NewFullBatch(cfg FullConfig, ds *graph.Dataset) (*FullBatch, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -163,49 +169,113 @@ func NewFullBatch(cfg FullConfig, ds *graph.Dataset) (*FullBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	fb := &FullBatch{Config: cfg, Data: ds, In: in, Model: model,
+	fb := &FullBatch{Config: cfg, Data: ds, In: in, Model: model, split: ds.Split, labels: ds.Labels,
 		Opt: nn.NewAdam(float32(cfg.LR), model.ParamGroups()...), ctx: nn.Ctx{RNG: rng}}
 	return fb, nil
 }
 
-// TrainEpoch runs forward, loss, backward and an optimizer step, recording each on lane.
-func (f *FullBatch) TrainEpoch(lane *trace.Lane) float64 {
+// Place moves the trainer onto d before it trains: the features, adjacency, labels and splits
+// are uploaded once (the copies recorded on lane), and the parameters, the optimizer state and
+// every layer buffer live in d's memory.
+func (f *FullBatch) Place(d *Device, lane *trace.Lane) error {
+	if err := f.place(d, lane); err != nil {
+		return fmt.Errorf("placing the full-batch trainer on %s: %w", d.Dev.Name(), err)
+	}
+	f.Dev, f.ctx.Alloc = d, d.Arena
+	f.Opt = nn.NewAdamIn(d.Arena, float32(f.Config.LR), f.Model.ParamGroups()...)
+	return nil
+}
+
+func (f *FullBatch) place(d *Device, lane *trace.Lane) error {
+	x, err := UploadInput(d, lane, f.In.X, "features")
+	if err != nil {
+		return err
+	}
+	var sb SparseBuf
+	adj, err := sb.Upload(d, lane, f.In.Adj, "adjacency")
+	if err != nil {
+		return err
+	}
+	f.In = &Inputs{Adj: adj, X: x, Normalized: f.In.Normalized}
+	var labels, train, val, test Buf[int32]
+	err = errors.Join(Upload(d, lane, &labels, f.Data.Labels, "labels"),
+		Upload(d, lane, &train, f.Data.Split.Train, "train rows"), Upload(d, lane, &val, f.Data.Split.Val, "validation rows"),
+		Upload(d, lane, &test, f.Data.Split.Test, "test rows"))
+	if err != nil {
+		return err
+	}
+	f.labels, f.split = labels.Data, graph.Split{Train: train.Data, Val: val.Data, Test: test.Data}
+	var params []*nn.Param
+	for _, g := range f.Model.ParamGroups() {
+		params = append(params, g.Params...)
+	}
+	return d.PlaceParams(lane, params)
+}
+
+// readBack returns values computed on the device as the host receives them (as they are
+// without a device).
+func (f *FullBatch) readBack(lane *trace.Lane, vals ...float64) ([]float64, error) {
+	if f.Dev == nil {
+		return vals, nil
+	}
+	return f.Dev.ReadBack(lane, vals...)
+}
+
+// TrainEpoch runs forward, loss, backward and an optimizer step, recording each on lane, and
+// reads the loss back.
+func (f *FullBatch) TrainEpoch(lane *trace.Lane) (float64, error) {
 	c := &f.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, true, trace.RoleOther
 	f.Opt.ZeroGrad()
 	var loss float64
 	sp := lane.Begin("forward", trace.RoleForward)
-	phase(trace.RoleForward, func() {
+	lane.Do(context.Background(), trace.RoleForward, func(context.Context) {
 		logits := f.Model.Forward(c, f.In.Adj, f.In.X)
-		loss = f.ce.Forward(c, logits, nn.Targets{Rows: f.Data.Split.Train, Labels: f.Data.Labels})
+		loss = f.ce.Forward(c, logits, nn.Targets{Rows: f.split.Train, Labels: f.labels})
 	})
 	sp.End()
 	sp = lane.Begin("backward", trace.RoleBackward)
-	phase(trace.RoleBackward, func() { f.Model.Backward(c, f.ce.Backward(c)) })
+	lane.Do(context.Background(), trace.RoleBackward, func(context.Context) { f.Model.Backward(c, f.ce.Backward(c)) })
 	sp.End()
 	sp = lane.Begin("optimizer.adam", trace.RoleOptimizer)
 	var flops, bytes int64
-	phase(trace.RoleOptimizer, func() { flops, bytes = f.Opt.Step() })
+	lane.Do(context.Background(), trace.RoleOptimizer, func(context.Context) { flops, bytes = f.Opt.Step() })
 	sp.EndWork(flops, bytes)
-	return loss
+	got, err := f.readBack(lane, loss)
+	if err != nil {
+		return 0, err
+	}
+	return got[0], f.deviceErr()
+}
+
+// deviceErr reports a device allocation that failed inside a layer.
+func (f *FullBatch) deviceErr() error {
+	if f.Dev == nil {
+		return nil
+	}
+	return f.Dev.Err()
 }
 
 // Evaluate scores the model without dropout; its layer spans carry the eval role.
-func (f *FullBatch) Evaluate(lane *trace.Lane) Scores {
+func (f *FullBatch) Evaluate(lane *trace.Lane) (Scores, error) {
 	c := &f.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, false, trace.RoleEval
 	logits := f.Model.Forward(c, f.In.Adj, f.In.X)
-	s := f.Data.Split
-	valLoss := f.evalCE.Forward(c, logits, nn.Targets{Rows: s.Val, Labels: f.Data.Labels})
-	return Scores{Train: Accuracy(logits, f.Data.Labels, s.Train), Val: Accuracy(logits, f.Data.Labels, s.Val),
-		Test: Accuracy(logits, f.Data.Labels, s.Test), ValLoss: valLoss}
+	s := f.split
+	valLoss := f.evalCE.Forward(c, logits, nn.Targets{Rows: s.Val, Labels: f.labels})
+	got, err := f.readBack(lane, Accuracy(logits, f.labels, s.Train), Accuracy(logits, f.labels, s.Val),
+		Accuracy(logits, f.labels, s.Test), valLoss)
+	if err != nil {
+		return Scores{}, err
+	}
+	return Scores{Train: got[0], Val: got[1], Test: got[2], ValLoss: got[3]}, f.deviceErr()
 }
 
 // Run trains for the configured epochs (stopping early with Patience), recording on lane and
 // printing a line per epoch to progress (nil: quiet).
 func (f *FullBatch) Run(lane *trace.Lane, progress io.Writer) (*Result, error) {
-	loop := Loop{Epochs: f.Config.Epochs, Patience: f.Config.Patience, Lane: lane, Progress: progress,
-		Train: func(int) (float64, error) { return f.TrainEpoch(lane), nil },
-		Eval:  func(int) (Scores, error) { return f.Evaluate(lane), nil }}
+	loop := Loop{Epochs: f.Config.Epochs, Patience: f.Config.Patience, Lane: lane, Progress: progress, Device: f.Dev,
+		Train: func(int) (float64, error) { return f.TrainEpoch(lane) },
+		Eval:  func(int) (Scores, error) { return f.Evaluate(lane) }}
 	return loop.Run()
 }

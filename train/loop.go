@@ -1,16 +1,25 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
 	"runtime"
 	"time"
 
-	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/device"
+	"github.com/gnnprof/gnnprof/internal/procmem"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
+
+// setEpochCopies fills an epoch's copy counts from the device's copies during the epoch.
+func setEpochCopies(e *rundir.Epoch, c device.CopyStats) {
+	e.H2DCopies, e.H2DBytes = c.H2D.Count, c.H2D.Bytes
+	e.D2HCopies, e.D2HBytes = c.D2H.Count, c.D2H.Bytes
+	e.D2DCopies, e.D2DBytes = c.D2D.Count, c.D2D.Bytes
+}
 
 // Result is what a training run produced: run.json's epochs and final, and timings for benchmarks.
 type Result struct {
@@ -64,15 +73,18 @@ type Scores struct {
 type Loop struct {
 	Epochs   int
 	Patience int         // epochs without a better validation accuracy or loss before stopping; 0: run all
-	Lane     *trace.Lane // each epoch is a step (ProfilerStep#epoch) on it
+	Lane     *trace.Lane // each epoch is a step (ProfilerStep#epoch) on it, unless OwnSteps
 	Progress io.Writer   // one line per epoch; nil: quiet
 	// Train runs one training epoch and returns its loss.
 	Train func(epoch int) (float64, error)
 	// Eval scores the model; it runs inside the epoch's step, in an "eval" span.
 	Eval func(epoch int) (Scores, error)
-	// DeviceBytes, when set, reports the device memory in use (sampled after each epoch);
-	// otherwise the Go heap in use stands for it (the CPU is the device).
-	DeviceBytes func() int64
+	// OwnSteps says that Train records its own steps (a mini-batch trainer's step is a batch);
+	// the loop then records each epoch's evaluation between them, in an "eval" span.
+	OwnSteps bool
+	// Device, when set, is the trainer's device: each epoch's copies and peak memory come from
+	// its accounting. Otherwise the Go heap in use stands for device memory.
+	Device *Device
 }
 
 // Run executes the loop.
@@ -89,7 +101,17 @@ func (l *Loop) Run() (*Result, error) {
 	start := time.Now()
 	var ms runtime.MemStats
 	for epoch := 0; epoch < l.Epochs; epoch++ {
-		step := l.Lane.BeginStep(epoch)
+		var copies0 device.CopyStats
+		if l.Device != nil {
+			if epoch > 0 { // the first epoch's peak includes what was set up before it
+				l.Device.Dev.ResetPeak()
+			}
+			copies0 = l.Device.Dev.Copies()
+		}
+		var step trace.Span
+		if !l.OwnSteps {
+			step = l.Lane.BeginStep(epoch)
+		}
 		t0, c0 := time.Now(), processCPUSeconds()
 		loss, err := l.Train(epoch)
 		secs := time.Since(t0).Seconds()
@@ -104,13 +126,26 @@ func (l *Loop) Run() (*Result, error) {
 		}
 		sp := l.Lane.Begin("eval", trace.RoleEval)
 		var sc Scores
-		phase(trace.RoleEval, func() { sc, err = l.Eval(epoch) })
+		l.Lane.Do(context.Background(), trace.RoleEval, func(context.Context) { sc, err = l.Eval(epoch) })
 		sp.End()
+		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
+		if err == nil {
+			rundir.RecordEpoch(l.Lane, e) // in the trace too, for watching the run live
+		}
 		step.End()
 		if err != nil {
 			return nil, fmt.Errorf("epoch %d: evaluating: %w", epoch, err)
 		}
-		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
+		if d := l.Device; d != nil {
+			setEpochCopies(&e, d.Dev.Copies().Sub(copies0))
+			m := d.Dev.MemInfo()
+			e.PeakDeviceBytes = m.Peak
+			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, m.Peak)
+			res.Final.PeakPinnedBytes = max(res.Final.PeakPinnedBytes, m.PinnedPeak)
+		} else {
+			runtime.ReadMemStats(&ms)
+			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, int64(ms.HeapInuse))
+		}
 		res.Epochs = append(res.Epochs, e)
 		selected := sc.Val > bestVal || (sc.Val == bestVal && sc.ValLoss < selLoss)
 		if selected {
@@ -126,12 +161,6 @@ func (l *Loop) Run() (*Result, error) {
 		} else {
 			sinceBest++
 		}
-		if l.DeviceBytes != nil {
-			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, l.DeviceBytes())
-		} else {
-			runtime.ReadMemStats(&ms)
-			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, int64(ms.HeapInuse))
-		}
 		if l.Progress != nil {
 			fmt.Fprintf(l.Progress, "epoch %4d  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n",
 				epoch, loss, sc.Train, sc.Val, sc.Test, secs*1e3)
@@ -142,6 +171,6 @@ func (l *Loop) Run() (*Result, error) {
 	}
 	res.Final.Epochs = len(res.Epochs)
 	res.Final.Seconds = time.Since(start).Seconds()
-	res.Final.PeakHostBytes = graph.PeakRSS()
+	res.Final.PeakHostBytes = procmem.PeakRSS()
 	return res, nil
 }

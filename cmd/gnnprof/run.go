@@ -69,6 +69,7 @@ type fullOptions struct {
 	dataSeed             uint64
 	denseInput, noNorm   bool
 	cfg                  train.FullConfig
+	device               deviceOptions
 }
 
 func (o *fullOptions) register(f *pflag.FlagSet) {
@@ -92,6 +93,7 @@ func (o *fullOptions) register(f *pflag.FlagSet) {
 	f.IntVar(&c.K, "k", 0, "APPNP propagation steps (default 10)")
 	f.Float64Var(&c.Alpha, "alpha", 0, "APPNP teleport probability (default 0.1)")
 	f.Uint64Var(&c.Seed, "seed", 1, "seed of the run's random numbers (initialization, dropout)")
+	o.device.register(f)
 }
 
 // config returns the run's settings: the model's defaults overridden by the flags set.
@@ -133,6 +135,10 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
+	devCfg, err := o.device.config()
+	if err != nil {
+		return err
+	}
 	ds, err := graph.Open(o.data, graph.LoadOptions{Seed: o.dataSeed})
 	if err != nil {
 		return fmt.Errorf("loading dataset: %w", err)
@@ -145,7 +151,15 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	if err != nil {
 		return err
 	}
-	out, res, err := o.record(cmd, config, fb.Run)
+	config["device"], config["link"], config["device_memory"] = devCfg.String(), o.device.link, devCfg.MemoryLimit
+	out, res, err := o.record(cmd, config, func(rec *trace.Recorder, lane *trace.Lane, progress io.Writer) (*train.Result, error) {
+		return onDevice(devCfg, rec, func(dev *train.Device) (*train.Result, error) {
+			if err := fb.Place(dev, lane); err != nil {
+				return nil, err
+			}
+			return fb.Run(lane, progress)
+		})
+	})
 	if err != nil {
 		return err
 	}
@@ -176,7 +190,7 @@ func (r *recordFlags) register(f *pflag.FlagSet) {
 // profile on unless --no-report), writes run.json and, unless --no-report, the reports and the
 // terminal summary. It returns the directory. A run that fails keeps the trace it recorded.
 func (r *recordFlags) record(cmd *cobra.Command, config map[string]any,
-	fit func(lane *trace.Lane, progress io.Writer) (*train.Result, error)) (string, *train.Result, error) {
+	fit func(rec *trace.Recorder, lane *trace.Lane, progress io.Writer) (*train.Result, error)) (string, *train.Result, error) {
 	out := r.out
 	if out == "" {
 		out = rundir.DefaultPath(time.Now())
@@ -196,7 +210,7 @@ func (r *recordFlags) record(cmd *cobra.Command, config map[string]any,
 			return "", nil, err
 		}
 	}
-	res, err := fit(dir.Rec.Lane("main"), progress)
+	res, err := fit(dir.Rec, dir.Rec.Lane("main"), progress)
 	if cerr := cpu.Stop(); err == nil {
 		err = cerr
 	}

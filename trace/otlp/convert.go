@@ -43,8 +43,8 @@ var scope = instrumentation.Scope{Name: "github.com/gnnprof/gnnprof/trace/otlp"}
 
 // A converter turns trace events into OTLP spans. Each step (a ProfilerStep#N span) is the root
 // of its own OTLP trace; any other event's parent is the innermost span around its start on its
-// own lane, else the step around its start on any lane; an event with neither is the root of a
-// new trace. The converter remembers the steps it has seen, so that events converted later
+// own lane (as trace.Table.Nest walks them: a span that overruns its parent is cut to it), else
+// the step around its start on any lane; an event with neither is the root of a new trace. The converter remembers the steps it has seen, so that events converted later
 // (a live run's copies that end after their step) still join their step's trace.
 type converter struct {
 	origin  int64 // Unix ns of the trace's time zero
@@ -53,17 +53,12 @@ type converter struct {
 	ids     *rand.ChaCha8
 	steps   []stepRef // by start
 	stepSC  map[int32]oteltrace.SpanContext
-	stack   []openRef
+	open    []oteltrace.SpanContext // scratch for convert
 }
 
 type stepRef struct {
 	start, end int64
 	sc         oteltrace.SpanContext
-}
-
-type openRef struct {
-	end int64
-	sc  oteltrace.SpanContext
 }
 
 // maxSteps bounds the steps a converter remembers; a late event refers to a recent step.
@@ -111,24 +106,17 @@ func (c *converter) convert(t *trace.Table, idx []int32, emit func(sdktrace.Read
 			c.addStep(stepRef{start: t.Start[i], end: t.Start[i] + t.Dur[i], sc: sc})
 		}
 	}
-	stack := c.stack[:0]
-	lane := int32(-1)
-	for _, i := range idx {
-		if t.Lane[i] != lane {
-			stack, lane = stack[:0], t.Lane[i]
-		}
-		start := t.Start[i]
-		for len(stack) > 0 && stack[len(stack)-1].end <= start {
-			stack = stack[:len(stack)-1]
-		}
+	open := c.open[:0] // the span contexts of the spans open around the current one, by depth
+	t.Nest(idx, func(i, p int32, depth int) bool {
+		open = open[:depth]
 		var sc, parent oteltrace.SpanContext
 		switch {
 		case isStep(t, i):
 			sc = c.stepSC[i]
-		case len(stack) > 0:
-			parent = stack[len(stack)-1].sc
+		case p >= 0:
+			parent = open[depth-1]
 		default:
-			if s, ok := c.stepAt(start); ok {
+			if s, ok := c.stepAt(t.Start[i]); ok {
 				parent = s.sc
 			}
 		}
@@ -139,12 +127,14 @@ func (c *converter) convert(t *trace.Table, idx []int32, emit func(sdktrace.Read
 			}
 			sc = c.newSpanContext(tid)
 		}
-		if t.Kind[i] == trace.KindSpan && t.Dur[i] > 0 {
-			stack = append(stack, openRef{end: start + t.Dur[i], sc: sc})
-		}
 		emit(c.span(t, i, sc, parent))
-	}
-	c.stack = stack
+		if t.Kind[i] != trace.KindSpan || t.Dur[i] <= 0 {
+			return false // copies and instants enclose nothing
+		}
+		open = append(open, sc)
+		return true
+	}, nil)
+	c.open = open
 }
 
 // addStep remembers a step, keeping the list ordered by start and bounded.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
@@ -113,14 +114,12 @@ func spanEvents(t *trace.Table) []int {
 	return idx
 }
 
-// wantParent is the rule the package documents, written out plainly: the innermost span
-// around an event's start on its own lane (the one that starts last, the longer first at equal
-// starts, then the one recorded first), else the step around its start on any lane, else none.
-// Steps are roots.
-func wantParent(t *trace.Table, i int) int {
-	if t.Kind[i] == trace.KindSpan && t.Role[i] == trace.RoleStep {
-		return -1
-	}
+// wantParents is the rule the package documents, written out plainly (quadratic): an event's
+// parent is the innermost span around its start on its own lane — the one that comes last in
+// nesting order (by start, the longer first, then the one recorded first) among those whose end,
+// cut to their own parent's, is after it — else the step around its start on any lane, else
+// none (-1). Steps are roots.
+func wantParents(t *trace.Table) []int {
 	before := func(a, b int) bool { // a sorts before b in nesting order
 		if t.Start[a] != t.Start[b] {
 			return t.Start[a] < t.Start[b]
@@ -130,25 +129,41 @@ func wantParent(t *trace.Table, i int) int {
 		}
 		return a < b
 	}
-	parent := -1
-	for j := range t.Len() {
-		if j == i || t.Lane[j] != t.Lane[i] || t.Kind[j] != trace.KindSpan || t.Dur[j] <= 0 || !before(j, i) {
-			continue
+	order := spanEvents(t)
+	slices.SortFunc(order, func(a, b int) int {
+		if t.Lane[a] != t.Lane[b] {
+			return int(t.Lane[a] - t.Lane[b])
 		}
-		if t.Start[j] <= t.Start[i] && t.Start[i] < t.Start[j]+t.Dur[j] && (parent < 0 || before(parent, j)) {
-			parent = j
+		if before(a, b) {
+			return -1
 		}
-	}
-	if parent >= 0 {
-		return parent
-	}
-	for j := range t.Len() {
-		if t.Kind[j] == trace.KindSpan && t.Role[j] == trace.RoleStep && t.Start[j] <= t.Start[i] && t.Start[i] < t.Start[j]+t.Dur[j] &&
-			(parent < 0 || t.Start[j] > t.Start[parent]) {
-			parent = j
+		return 1
+	})
+	parents, end := make([]int, t.Len()), make([]int64, t.Len()) // end: as cut to the parent's
+	for k, i := range order {
+		parent := -1
+		for _, j := range order[:k] {
+			if t.Lane[j] == t.Lane[i] && t.Kind[j] == trace.KindSpan && t.Dur[j] > 0 && t.Start[i] < end[j] {
+				parent = j // the last such in nesting order is the innermost
+			}
 		}
+		end[i] = t.Start[i] + t.Dur[i]
+		if parent >= 0 {
+			end[i] = min(end[i], end[parent])
+		}
+		if parent < 0 {
+			for j := range t.Len() {
+				if isStep(t, int32(j)) && t.Start[j] <= t.Start[i] && t.Start[i] < t.Start[j]+t.Dur[j] && (parent < 0 || t.Start[j] > t.Start[parent]) {
+					parent = j
+				}
+			}
+		}
+		if isStep(t, int32(i)) {
+			parent = -1
+		}
+		parents[i] = parent
 	}
-	return parent
+	return parents
 }
 
 // wantAttrs are the attributes event i's span must carry, as the package documents them.
@@ -236,6 +251,7 @@ func checkSpans(t *testing.T, tbl *trace.Table, origin time.Time, spans []*trace
 		got[i], byKey[k] = byKey[k][0], byKey[k][1:]
 	}
 	stepTraces := map[string]bool{}
+	parents := wantParents(tbl)
 	for _, i := range events {
 		s := got[i]
 		if s == nil {
@@ -244,7 +260,7 @@ func checkSpans(t *testing.T, tbl *trace.Table, origin time.Time, spans []*trace
 		if a, w := attrMap(s.Attributes), wantAttrs(tbl, i, foreign); !maps.Equal(a, w) {
 			t.Errorf("span %q (event %d): attributes %v, want %v", s.Name, i, a, w)
 		}
-		switch p := wantParent(tbl, i); {
+		switch p := parents[i]; {
 		case p < 0:
 			if len(s.ParentSpanId) != 0 {
 				t.Errorf("span %q (event %d) has a parent; want a root", s.Name, i)
@@ -458,5 +474,41 @@ func TestExportTorchTrace(t *testing.T) {
 	}
 	if kernels == 0 || nested == 0 {
 		t.Errorf("%d kernels and %d spans with a parent arrived; the trace has both", kernels, nested)
+	}
+}
+
+// TestConvertNestsLikeTheTable: a span that overruns its parent (a damaged trace) is cut to it,
+// as trace.Table.Nest does, so the span after the parent is not taken for the overrunning
+// span's child; and the reference rule the other tests use agrees.
+func TestConvertNestsLikeTheTable(t *testing.T) {
+	tbl := trace.NewTable()
+	tbl.Lanes = []trace.LaneInfo{{Name: "main", Device: trace.NoDevice}}
+	for _, e := range []struct {
+		name       string
+		start, dur int64
+	}{{"a", 0, 100}, {"b", 50, 100}, {"c", 120, 10}, {"d", 60, 10}} {
+		tbl.Append(trace.Event{Kind: trace.KindSpan, Step: -1, Name: e.name, Start: e.start, Dur: e.dur}, "", "")
+	}
+	names := map[string]string{}  // span ID → name
+	parent := map[string]string{} // name → parent span ID
+	newConverter(testOrigin, nil, false).convert(tbl, []int32{0, 1, 2, 3}, func(s sdktrace.ReadOnlySpan) {
+		names[s.SpanContext().SpanID().String()] = s.Name()
+		if s.Parent().IsValid() {
+			parent[s.Name()] = s.Parent().SpanID().String()
+		}
+	})
+	want := map[string]string{"b": "a", "d": "b"} // c starts after a's end: a root
+	got := map[string]string{}
+	for child, id := range parent {
+		got[child] = names[id]
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("parents %v, want %v", got, want)
+	}
+	ref := wantParents(tbl)
+	for i, p := range ref[:4] {
+		if w := want[tbl.NameOf(i)]; (p < 0 && w != "") || (p >= 0 && tbl.NameOf(p) != w) {
+			t.Errorf("reference rule: %s's parent is event %d, want %q", tbl.NameOf(i), p, w)
+		}
 	}
 }

@@ -1,0 +1,148 @@
+package saint
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// PipelineConfig tunes a Pipeline.
+type PipelineConfig struct {
+	// Seed fixes the sequence: subgraph i is drawn from a random source seeded by (Seed, i), so
+	// the sequence is the same whatever the number of workers and their scheduling.
+	Seed uint64
+	// Workers is the number of sampling goroutines (0: GOMAXPROCS).
+	Workers int
+	// Ahead bounds the subgraphs sampled but not yet taken (0: 4 per worker).
+	Ahead int
+	// Rec, when set, gets one lane per worker ("sampler 0", …) on which each subgraph's sampling is
+	// a span with role sample.
+	Rec *trace.Recorder
+}
+
+// A Pipeline samples subgraphs ahead of their use on worker goroutines and hands them out in
+// sequence order. Next and Recycle belong to one consumer goroutine.
+type Pipeline struct {
+	sampler Sampler
+	seed    uint64
+	slots   []chan *Subgraph // subgraph i goes to slots[i % Ahead]
+	tokens  chan struct{}    // one per subgraph a worker may start; bounds the work ahead
+	free    chan *Subgraph   // recycled subgraphs whose arrays workers reuse
+	next    atomic.Int64     // the next index a worker claims
+	want    int              // the next index Next returns
+	done    chan struct{}
+	wg      sync.WaitGroup
+	closed  bool
+}
+
+// NewPipeline starts sampling from s.
+func NewPipeline(s Sampler, cfg PipelineConfig) *Pipeline {
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ahead := cfg.Ahead
+	if ahead <= 0 {
+		ahead = 4 * workers
+	}
+	p := &Pipeline{
+		sampler: s,
+		seed:    cfg.Seed,
+		slots:   make([]chan *Subgraph, ahead),
+		tokens:  make(chan struct{}, ahead),
+		free:    make(chan *Subgraph, ahead+workers),
+		done:    make(chan struct{}),
+	}
+	for i := range p.slots {
+		p.slots[i] = make(chan *Subgraph, 1)
+		p.tokens <- struct{}{}
+	}
+	p.wg.Add(workers)
+	for w := range workers {
+		var lane *trace.Lane
+		if cfg.Rec != nil {
+			lane = cfg.Rec.Lane(fmt.Sprintf("sampler %d", w))
+		}
+		go p.work(lane)
+	}
+	return p
+}
+
+// Graph is the graph the pipeline samples from.
+func (p *Pipeline) Graph() *graph.CSR { return p.sampler.Graph() }
+
+// work claims indices and samples them until the pipeline closes. A worker holds a token for
+// every index it claims and the consumer returns one per subgraph it takes, so at most Ahead
+// indices are outstanding and slot i % Ahead is always empty when subgraph i arrives.
+func (p *Pipeline) work(lane *trace.Lane) {
+	defer p.wg.Done()
+	b := newInducer(p.sampler.Graph())
+	src := new(rand.PCG)
+	rng := rand.New(src)
+	var draws []int32
+	for {
+		select {
+		case <-p.tokens:
+		case <-p.done:
+			return
+		}
+		i := p.next.Add(1) - 1
+		sp := lane.Begin("sample", trace.RoleSample)
+		var sg *Subgraph
+		select {
+		case sg = <-p.free:
+		default:
+			sg = new(Subgraph)
+		}
+		src.Seed(p.seed, subgraphStream(i))
+		draws = p.sampler.Draw(rng, draws[:0])
+		b.induce(draws, sg)
+		sg.Index = int(i)
+		sp.End()
+		p.slots[i%int64(len(p.slots))] <- sg
+	}
+}
+
+// subgraphStream spreads subgraph indices over the PCG's second seed word (splitmix64's
+// finalizer), so neighbouring indices get unrelated streams.
+func subgraphStream(i int64) uint64 {
+	z := uint64(i) + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// Next returns the next subgraph of the sequence, waiting for it if needed. It returns nil once
+// the pipeline is closed.
+func (p *Pipeline) Next() *Subgraph {
+	if p.closed {
+		return nil
+	}
+	sg := <-p.slots[p.want%len(p.slots)]
+	p.want++
+	p.tokens <- struct{}{}
+	return sg
+}
+
+// Recycle hands back a subgraph the consumer no longer uses, so a worker reuses its arrays.
+func (p *Pipeline) Recycle(sg *Subgraph) {
+	select {
+	case p.free <- sg:
+	default:
+	}
+}
+
+// Close stops the workers and waits for them.
+func (p *Pipeline) Close() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	close(p.done)
+	p.wg.Wait()
+}

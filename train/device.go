@@ -1,0 +1,290 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/gnnprof/gnnprof/device"
+	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// The trainers run on a device.Device: whatever a GPU would hold — parameters, optimizer state,
+// the inputs, activations and gradients — is device memory allocated through it, and every
+// transfer between host and device is one of its copies, so a trainer's trace carries its copies,
+// syncs and memory. The pieces here are what every trainer needs for that: the Device (a
+// device.Device with its link model and an Arena for nn's layer buffers), typed growable device
+// buffers (Buf, SparseBuf) with uploads, parameters placed on the device, and the read-back of
+// values computed on the device.
+
+// DeviceConfig chooses the device a trainer runs on.
+type DeviceConfig struct {
+	// Link is the host–device link the copies follow (device.ParseLink); nil: none, copies run at
+	// memory speed.
+	Link *device.LinkModel
+	// MemoryLimit is the device memory in bytes; 0: no limit.
+	MemoryLimit int64
+}
+
+// deviceIndex is the number of the device trainers run on.
+const deviceIndex = 0
+
+// String names the device and its link model, as reports show it: "cpu:0, PCIe 4.0 x16 link
+// model (25 GB/s pinned, 12 GB/s pageable, 5µs per copy)".
+func (c DeviceConfig) String() string {
+	name := fmt.Sprintf("cpu:%d", deviceIndex)
+	if c.Link == nil {
+		return name + " (the CPU as the device, no link model)"
+	}
+	return name + ", " + c.Link.String()
+}
+
+// Device is a trainer's accelerator: the CPU backend of package device, with its link model and
+// an Arena that gives nn's layers their buffers in device memory.
+type Device struct {
+	Dev    device.Device
+	Config DeviceConfig
+	Arena  *Arena
+
+	mu       sync.Mutex // guards readBack
+	readBack Buf[int64] // device memory that values are read back from
+}
+
+// NewDevice returns a CPU device recording into rec (nil: not recorded). Close it when done.
+func NewDevice(cfg DeviceConfig, rec *trace.Recorder) (*Device, error) {
+	dev, err := device.NewCPU(device.CPUConfig{Index: deviceIndex, MemoryLimit: cfg.MemoryLimit, Recorder: rec, Link: cfg.Link})
+	if err != nil {
+		return nil, err
+	}
+	return &Device{Dev: dev, Config: cfg, Arena: NewArena(dev, "activations")}, nil
+}
+
+// String names the device and its link model (DeviceConfig.String).
+func (d *Device) String() string { return d.Config.String() }
+
+// Close waits for the device's queued work and stops it.
+func (d *Device) Close() error { return d.Dev.Close() }
+
+// Err returns the first failure of the arena's allocations (device memory exhausted), which
+// layers cannot report themselves.
+func (d *Device) Err() error { return d.Arena.Err() }
+
+// PlaceParams moves params into device memory: their values are copied to the device (one
+// recorded copy) and their gradients allocated there. Call it before building the optimizer.
+func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
+	total := 0
+	for _, p := range params {
+		total += p.Size()
+	}
+	host := make([]float32, 0, total)
+	for _, p := range params {
+		host = append(host, p.W.Data[:p.Size()]...)
+	}
+	var w, g Buf[float32]
+	if err := Upload(d, lane, &w, host, "parameters"); err != nil {
+		return err
+	}
+	if err := g.Grow(d.Dev, total, false, "gradients"); err != nil {
+		return err
+	}
+	clear(g.Data)
+	off := 0
+	for _, p := range params {
+		n := p.Size()
+		p.W.Data, p.G.Data = w.Data[off:off+n:off+n], g.Data[off:off+n:off+n]
+		off += n
+	}
+	return nil
+}
+
+// ReadBack returns vals, computed on the device, as the host receives them: written to device
+// memory and copied back synchronously, as a GPU trainer's loss.item() is — a small d2h copy the
+// host waits for, recorded with the wait on lane.
+func (d *Device) ReadBack(lane *trace.Lane, vals ...float64) ([]float64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.readBack.Grow(d.Dev, len(vals), false, "read-back"); err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		d.readBack.Data[i] = int64(math.Float64bits(v))
+	}
+	got := make([]int64, len(vals))
+	if err := d.Dev.Copy(lane, device.HostSlice(got), d.readBack.Mem()); err != nil {
+		return nil, fmt.Errorf("reading back %d values: %w", len(vals), err)
+	}
+	out := make([]float64, len(vals))
+	for i, b := range got {
+		out[i] = math.Float64frombits(uint64(b))
+	}
+	return out, nil
+}
+
+// Buf is a growable typed view of memory allocated through a device: device memory, or pinned
+// host memory for staging copies.
+type Buf[T device.Element] struct {
+	Data []T // the values in use; the buffer may hold more
+	buf  *device.Buffer
+}
+
+// Grow makes b hold n values, reallocating it (with room to spare, so that slowly growing
+// batches do not reallocate every step) when it holds fewer. The contents are unspecified
+// afterwards.
+func (b *Buf[T]) Grow(dev device.Device, n int, pinned bool, label string) error {
+	var zero T
+	width := int64(unsafe.Sizeof(zero))
+	if b.buf != nil && b.buf.Size()/width >= int64(n) {
+		b.Data = b.Data[:n]
+		return nil
+	}
+	if err := b.Free(dev); err != nil {
+		return err
+	}
+	size := int64(n) + int64(n)/8
+	var err error
+	if pinned {
+		b.buf, err = dev.AllocPinned(size*width, label)
+	} else {
+		b.buf, err = dev.Alloc(size*width, label)
+	}
+	if err != nil {
+		return err
+	}
+	all, err := device.View[T](b.buf)
+	if err != nil {
+		return err
+	}
+	b.Data = all[:n]
+	return nil
+}
+
+// Mem is the memory of the values in use, for a copy.
+func (b *Buf[T]) Mem() device.Mem {
+	var zero T
+	return b.buf.Range(0, int64(len(b.Data))*int64(unsafe.Sizeof(zero)))
+}
+
+// Free releases the memory.
+func (b *Buf[T]) Free(dev device.Device) error {
+	if b.buf == nil {
+		return nil
+	}
+	err := dev.Free(b.buf)
+	b.buf, b.Data = nil, nil
+	return err
+}
+
+// Upload copies src into b's device memory (grown to len(src)) with a synchronous copy from
+// pageable host memory, the host's wait recorded on lane: for what is uploaded once, such as a
+// full-batch trainer's features.
+func Upload[T device.Element](d *Device, lane *trace.Lane, b *Buf[T], src []T, label string) error {
+	if err := b.Grow(d.Dev, len(src), false, label); err != nil {
+		return err
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	if err := d.Dev.Copy(lane, b.Mem(), device.HostSlice(src)); err != nil {
+		return fmt.Errorf("uploading %s: %w", label, err)
+	}
+	return nil
+}
+
+// SparseBuf is a CSR matrix in device memory.
+type SparseBuf struct {
+	Indptr  Buf[int64]
+	Indices Buf[int32]
+	Val     Buf[float32]
+}
+
+// Upload copies s to the device and returns the matrix viewing the device's copy.
+func (sb *SparseBuf) Upload(d *Device, lane *trace.Lane, s *nn.Sparse, label string) (*nn.Sparse, error) {
+	err := errors.Join(Upload(d, lane, &sb.Indptr, s.Indptr, label+" offsets"),
+		Upload(d, lane, &sb.Indices, s.Indices, label+" indices"))
+	if err != nil {
+		return nil, err
+	}
+	out := &nn.Sparse{Rows: s.Rows, Cols: s.Cols, Indptr: sb.Indptr.Data, Indices: sb.Indices.Data}
+	if s.Val != nil {
+		if err := Upload(d, lane, &sb.Val, s.Val, label+" values"); err != nil {
+			return nil, err
+		}
+		out.Val = sb.Val.Data
+	}
+	return out, nil
+}
+
+// UploadInput copies a layer input (dense or sparse features) to the device.
+func UploadInput(d *Device, lane *trace.Lane, x nn.Input, label string) (nn.Input, error) {
+	if x.Sparse != nil {
+		var sb SparseBuf
+		s, err := sb.Upload(d, lane, x.Sparse, label)
+		return nn.SparseInput(s), err
+	}
+	var b Buf[float32]
+	m := x.Dense
+	if err := Upload(d, lane, &b, m.Data[:m.Len()], label); err != nil {
+		return nn.Input{}, err
+	}
+	return nn.DenseInput(nn.MatFrom(m.Rows, m.Cols, b.Data)), nil
+}
+
+// Arena is an nn.Allocator in device memory: the buffers nn's layers keep between calls
+// (outputs, saved activations, gradients) are device allocations, kept and reused from step to
+// step as a caching allocator keeps them, so the device's memory accounting sees them.
+type Arena struct {
+	dev   device.Device
+	label string
+
+	mu   sync.Mutex
+	bufs map[*float32]*device.Buffer
+	err  error
+}
+
+// NewArena returns an arena allocating from dev, its allocations labelled label.
+func NewArena(dev device.Device, label string) *Arena {
+	return &Arena{dev: dev, label: label, bufs: map[*float32]*device.Buffer{}}
+}
+
+var _ nn.Allocator = (*Arena)(nil)
+
+// Float32s implements nn.Allocator. old, when it came from the arena, is freed first. When the
+// device has no memory left it returns Go memory, so that the layer can finish, and keeps the
+// error for Err: a layer has no way to report it.
+func (a *Arena) Float32s(old []float32, n int) []float32 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(old) > 0 {
+		if b, ok := a.bufs[unsafe.SliceData(old)]; ok {
+			delete(a.bufs, unsafe.SliceData(old))
+			if err := a.dev.Free(b); err != nil && a.err == nil {
+				a.err = err
+			}
+		}
+	}
+	size := n + n/8 // room to spare: batches vary in size
+	b, err := a.dev.Alloc(int64(size)*4, a.label)
+	if err == nil {
+		var v []float32
+		if v, err = b.Float32s(); err == nil {
+			if len(v) > 0 {
+				a.bufs[unsafe.SliceData(v)] = b
+			}
+			return v
+		}
+	}
+	if a.err == nil {
+		a.err = fmt.Errorf("%s: %w", a.label, err)
+	}
+	return make([]float32, size)
+}
+
+// Err returns the first allocation failure.
+func (a *Arena) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
