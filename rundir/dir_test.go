@@ -9,6 +9,14 @@ import (
 	"github.com/gnnprof/gnnprof/trace"
 )
 
+// recordStep records what a trainer's first step would: ProfilerStep#0 around a forward span.
+func recordStep(d *Dir) {
+	lane := d.Rec.Lane("main")
+	step := lane.BeginStep(0)
+	lane.Begin("forward", trace.RoleForward).End()
+	step.End()
+}
+
 // TestCreateFinish writes a run directory as a trainer does and reads both files back.
 func TestCreateFinish(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs", "one")
@@ -16,10 +24,7 @@ func TestCreateFinish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lane := d.Rec.Lane("main")
-	step := lane.BeginStep(0)
-	lane.Begin("forward", trace.RoleForward).End()
-	step.End()
+	recordStep(d)
 	if err := d.Finish(testRun()); err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +86,7 @@ func TestCreateStreaming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lane := d.Rec.Lane("main")
-	step := lane.BeginStep(0)
-	lane.Begin("forward", trace.RoleForward).End()
-	step.End()
+	recordStep(d)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
