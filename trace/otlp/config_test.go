@@ -81,8 +81,8 @@ func TestExportGRPC(t *testing.T) {
 	checkMetrics(t, tbl, testOrigin, metrics)
 }
 
-// TestEnvironment: with no endpoint given, the standard OTEL_* variables say where to send
-// (and over which protocol), which headers to add and what the resource holds.
+// TestEnvironment: with no endpoint given, the standard OTEL_* variables say where to send,
+// over which protocol and whether in plaintext, which headers to add and what the resource holds.
 func TestEnvironment(t *testing.T) {
 	tbl := recordRun(t, filepath.Join(t.TempDir(), "trace.json.gz"), nil, nil)
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=gnn,authorization=Bearer%20t0k3n")
@@ -93,8 +93,10 @@ func TestEnvironment(t *testing.T) {
 			rcv := otlptest.NewReceiver(t)
 			endpoint := rcv.URL
 			if protocol == ProtocolGRPC {
+				// A gRPC target, plaintext only because OTEL_EXPORTER_OTLP_INSECURE says so.
 				rcv = otlptest.NewGRPCReceiver(t)
-				endpoint = "http://" + strings.TrimPrefix(rcv.URL, "grpc://")
+				endpoint = "dns:///" + strings.TrimPrefix(rcv.URL, "grpc://")
+				t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", "true")
 			}
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
 			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
