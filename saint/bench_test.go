@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/nn"
 	"github.com/gnnprof/gnnprof/internal/shareddata"
 )
 
@@ -190,10 +191,10 @@ func BenchmarkBatchInputs(b *testing.B) {
 			labels := make([]int32, g.N)
 			b.ResetTimer()
 			for range b.N {
-				if _, err := norm.Adjacency(sg, nil); err != nil {
+				if _, err := norm.Adjacency(sg, nn.AdjMean, nil); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := norm.Adjacency(sg, mask); err != nil {
+				if _, err := norm.Adjacency(sg, nn.AdjMean, mask); err != nil {
 					b.Fatal(err)
 				}
 				norm.Targets(sg, labels)

@@ -58,7 +58,7 @@ func Example() {
 			mask = view.state.EdgeMask
 			feats = view.state.Features(x, sg.Nodes, nil)
 		}
-		adj, err := norm.Adjacency(sg, mask)
+		adj, err := norm.Adjacency(sg, nn.AdjMean, mask)
 		if err != nil {
 			panic(err)
 		}
