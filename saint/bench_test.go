@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/graph"
-	"github.com/gnnprof/gnnprof/nn"
 	"github.com/gnnprof/gnnprof/internal/shareddata"
+	"github.com/gnnprof/gnnprof/nn"
 )
 
 // benchGraph is a graph the benchmarks share, with GraphSAINT budgets sized for it: node draws ≈
