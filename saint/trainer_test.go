@@ -132,6 +132,9 @@ func percents(v []float64) string {
 // (run in parallel): the plain model reaches GCN's usual accuracy, and MH-Aug loses at most one
 // point.
 func TestAccuracyCora(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10 trainings of 100 epochs; run without -short")
+	}
 	ds := cora(t)
 	cfg := DefaultConfig()
 	cfg.Patience = 30
@@ -141,6 +144,23 @@ func TestAccuracyCora(t *testing.T) {
 	}
 	if aug < plain-0.01 {
 		t.Errorf("MH-Aug loses %.2f points on Cora (%.4f against %.4f), want at most 1", 100*(plain-aug), aug, plain)
+	}
+}
+
+// BenchmarkAccuracyFacebook is TestAccuracyCora's comparison on MUSAE Facebook (20 training nodes
+// per class), too slow for the test suite: run it with -benchtime=1x. It reports the mean test
+// accuracies and fails when MH-Aug loses more than a point.
+func BenchmarkAccuracyFacebook(b *testing.B) {
+	ds := facebook(b)
+	cfg := DefaultConfig()
+	cfg.Patience = 30
+	for range b.N {
+		plain, aug := compareAugmentation(b, ds, cfg)
+		b.ReportMetric(100*plain, "plain-test-acc-%")
+		b.ReportMetric(100*aug, "mhaug-test-acc-%")
+		if aug < plain-0.01 {
+			b.Errorf("MH-Aug loses %.2f points on Facebook (%.4f against %.4f), want at most 1", 100*(plain-aug), aug, plain)
+		}
 	}
 }
 
