@@ -16,10 +16,10 @@ import (
 	"github.com/gnnprof/gnnprof/train"
 )
 
-// load loads a dataset once per test binary.
+// load loads a dataset (a path or a generator spec) once per test binary.
 func load(t testing.TB, p string) *graph.Dataset {
 	t.Helper()
-	v, _ := datasets.LoadOrStore(p, sync.OnceValues(func() (*graph.Dataset, error) { return graph.Load(p, graph.LoadOptions{Seed: 1}) }))
+	v, _ := datasets.LoadOrStore(p, sync.OnceValues(func() (*graph.Dataset, error) { return graph.Open(p, graph.LoadOptions{Seed: 1}) }))
 	ds, err := v.(func() (*graph.Dataset, error))()
 	if err != nil {
 		t.Fatal(err)
