@@ -78,7 +78,7 @@ func newLoader(dev *train.Device, lane *trace.Lane, pipe *Pipeline, norm *Norm, 
 }
 
 // load builds batch i in buffer set set (train.Prefetch's producer).
-func (l *loader) load(i, set int) (*batch, error) {
+func (l *loader) load(i, set int) (b *batch, err error) {
 	sp := l.lane.Begin("sample", trace.RoleSample) // waiting for the sampling pipeline, if behind
 	sg := l.pipe.Next()
 	sp.End()
@@ -86,14 +86,20 @@ func (l *loader) load(i, set int) (*batch, error) {
 		return nil, errors.New("the sampling pipeline is closed")
 	}
 	defer l.pipe.Recycle(sg)
-	sp = l.lane.Begin("gather", trace.RoleGather)
-	defer sp.End()
+	phase(l.lane, "gather", trace.RoleGather, func() { b, err = l.build(sg, &l.bufs[set]) })
+	if err != nil {
+		return nil, fmt.Errorf("batch %d (subgraph %d): %w", i, sg.Index, err)
+	}
+	return b, nil
+}
+
+// build makes sg's adjacency and targets on the host and queues their uploads into buf.
+func (l *loader) build(sg *Subgraph, buf *batchBuffers) (*batch, error) {
 	if err := l.norm.Fill(sg, l.kind, &l.adj); err != nil {
 		return nil, err
 	}
 	t := l.norm.Targets(sg, l.labels)
 	b, d, st := &batch{}, l.dev, l.stream
-	buf := &l.bufs[set]
 	var errs [8]error
 	b.nodes, errs[0] = buf.nodes.upload(d, st, sg.Nodes, "batch nodes")
 	b.adj.Indptr, errs[1] = buf.indptr.upload(d, st, l.adj.Indptr, "batch adjacency offsets")
@@ -104,13 +110,11 @@ func (l *loader) load(i, set int) (*batch, error) {
 	b.targets.Labels, errs[6] = buf.labels.upload(d, st, t.Labels, "batch labels")
 	b.targets.Weight, errs[7] = buf.weight.upload(d, st, t.Weight, "batch loss weights")
 	if err := errors.Join(errs[:]...); err != nil {
-		return nil, fmt.Errorf("batch %d (subgraph %d): %w", i, sg.Index, err)
-	}
-	var err error
-	if b.ready, err = st.Record(); err != nil {
 		return nil, err
 	}
-	return b, nil
+	var err error
+	b.ready, err = st.Record()
+	return b, err
 }
 
 // features is a batch's node features on the device, dense or sparse like the dataset's.

@@ -165,7 +165,7 @@ func (t *Trainer) Run(rec *trace.Recorder, lane *trace.Lane, progress io.Writer)
 	if t.chain != nil {
 		// The first MH step needs the untrained model's uncertainty.
 		if _, err := t.evaluate(lane); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("evaluating the untrained model for MH-Aug's first step: %w", err)
 		}
 	}
 	loop := train.Loop{Epochs: cfg.Epochs, Patience: cfg.Patience, Lane: lane, Progress: progress,
@@ -203,7 +203,9 @@ func (t *Trainer) trainEpoch(lane *trace.Lane, pf *train.Prefetch[*batch]) (floa
 // MH-Aug chain before it.
 func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first bool) (float64, error) {
 	if first && t.chain != nil {
-		tr, err := t.chain.Advance(t.chainRNG, t.hn, lane)
+		var tr mhaug.Transition
+		var err error
+		train.Phase(trace.RoleAugment, func() { tr, err = t.chain.Advance(t.chainRNG, t.hn, lane) })
 		if err != nil {
 			return 0, fmt.Errorf("MH-Aug step: %w", err)
 		}
@@ -224,9 +226,7 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 	}
 	c := &t.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, true, trace.RoleOther
-	sp = lane.Begin("gather", trace.RoleGather)
-	err = t.x.gather(c, t.dev, t.full.In.X, b.nodes)
-	sp.End()
+	phase(lane, "gather", trace.RoleGather, func() { err = t.x.gather(c, t.dev, t.full.In.X, b.nodes) })
 	if err != nil {
 		return 0, err
 	}
@@ -238,10 +238,13 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 		return 0, err
 	}
 	sp = lane.Begin("optimizer.adam", trace.RoleOptimizer)
-	if t.Config.ClipNorm > 0 {
-		clipGradNorm(t.full.Opt.Params(), t.Config.ClipNorm)
-	}
-	flops, bytes := t.full.Opt.Step()
+	var flops, bytes int64
+	train.Phase(trace.RoleOptimizer, func() {
+		if t.Config.ClipNorm > 0 {
+			clipGradNorm(t.full.Opt.Params(), t.Config.ClipNorm)
+		}
+		flops, bytes = t.full.Opt.Step()
+	})
 	sp.EndWork(flops, bytes)
 	return loss, t.dev.Err()
 }
@@ -249,12 +252,11 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 // forwardBackward trains on the batch as it is: the GraphSAINT-weighted cross-entropy sum.
 func (t *Trainer) forwardBackward(lane *trace.Lane, b *batch) float64 {
 	c, m := &t.ctx, t.models[0]
-	sp := lane.Begin("forward", trace.RoleForward)
-	loss := t.ce.Forward(c, m.Forward(c, b.adj.Sparse(), t.x.input()), b.targets)
-	sp.End()
-	sp = lane.Begin("backward", trace.RoleBackward)
-	m.Backward(c, t.ce.Backward(c))
-	sp.End()
+	var loss float64
+	phase(lane, "forward", trace.RoleForward, func() {
+		loss = t.ce.Forward(c, m.Forward(c, b.adj.Sparse(), t.x.input()), b.targets)
+	})
+	phase(lane, "backward", trace.RoleBackward, func() { m.Backward(c, t.ce.Backward(c)) })
 	return loss
 }
 
@@ -262,26 +264,37 @@ func (t *Trainer) forwardBackward(lane *trace.Lane, b *batch) float64 {
 // loss.
 func (t *Trainer) forwardBackwardAugmented(lane *trace.Lane, b *batch) (float64, error) {
 	c := &t.ctx
-	sp := lane.Begin("augment.views", trace.RoleAugment)
-	adj1, x1, err1 := t.views[0].set(c, t.dev, t.chain.Prev, &b.adj, &t.x, b.nodes)
-	adj2, x2, err2 := t.views[1].set(c, t.dev, t.chain.Cur, &b.adj, &t.x, b.nodes)
-	sp.End()
+	var adj1, adj2 *nn.Sparse
+	var x1, x2 nn.Input
+	var err1, err2 error
+	phase(lane, "augment.views", trace.RoleAugment, func() {
+		adj1, x1, err1 = t.views[0].set(c, t.dev, t.chain.Prev, &b.adj, &t.x, b.nodes)
+		adj2, x2, err2 = t.views[1].set(c, t.dev, t.chain.Cur, &b.adj, &t.x, b.nodes)
+	})
 	if err := errors.Join(err1, err2); err != nil {
 		return 0, err
 	}
-	sp = lane.Begin("forward", trace.RoleForward)
-	z0 := t.models[0].Forward(c, b.adj.Sparse(), t.x.input())
-	z1 := t.models[1].Forward(c, adj1, x1)
-	z2 := t.models[2].Forward(c, adj2, x2)
-	parts := t.loss.Forward(c, z0, z1, z2, b.targets)
-	sp.End()
-	sp = lane.Begin("backward", trace.RoleBackward)
-	d0, d1, d2 := t.loss.Backward(c)
-	t.models[0].Backward(c, d0)
-	t.models[1].Backward(c, d1)
-	t.models[2].Backward(c, d2)
-	sp.End()
+	var parts mhaug.LossParts
+	phase(lane, "forward", trace.RoleForward, func() {
+		z0 := t.models[0].Forward(c, b.adj.Sparse(), t.x.input())
+		z1 := t.models[1].Forward(c, adj1, x1)
+		z2 := t.models[2].Forward(c, adj2, x2)
+		parts = t.loss.Forward(c, z0, z1, z2, b.targets)
+	})
+	phase(lane, "backward", trace.RoleBackward, func() {
+		d0, d1, d2 := t.loss.Backward(c)
+		t.models[0].Backward(c, d0)
+		t.models[1].Backward(c, d1)
+		t.models[2].Backward(c, d2)
+	})
 	return parts.Total, nil
+}
+
+// phase runs fn in a span on lane, its CPU time labelled with the span's role (train.Phase).
+func phase(lane *trace.Lane, name string, role trace.Role, fn func()) {
+	sp := lane.Begin(name, role)
+	train.Phase(role, fn)
+	sp.End()
 }
 
 // clipGradNorm scales the gradients of ps so that their global L2 norm is at most limit, as
@@ -308,9 +321,7 @@ func (t *Trainer) evaluate(lane *trace.Lane) (train.Scores, error) {
 	if err != nil || t.chain == nil {
 		return sc, err
 	}
-	sp := lane.Begin("mhaug.entropy", trace.RoleAugment)
-	mhaug.NormalizedEntropy(t.full.Logits, t.hn)
-	sp.End()
+	phase(lane, "mhaug.entropy", trace.RoleAugment, func() { mhaug.NormalizedEntropy(t.full.Logits, t.hn) })
 	return sc, nil
 }
 

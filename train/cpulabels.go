@@ -14,3 +14,6 @@ import (
 func phase(role trace.Role, fn func()) {
 	pprof.Do(context.Background(), pprof.Labels("role", role.String()), func(context.Context) { fn() })
 }
+
+// Phase is phase for the trainers in other packages.
+func Phase(role trace.Role, fn func()) { phase(role, fn) }
