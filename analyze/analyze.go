@@ -99,6 +99,8 @@ type analysis struct {
 
 	// order lists the span and copy events sorted by (lane, start, longest first): the nesting order.
 	order []int32
+	// hostSpans are order's spans on host lanes: what operators and iterations nest in.
+	hostSpans []int32
 
 	detection, marker string
 	stepNums          []int
@@ -161,6 +163,18 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 		}
 		return cmp.Compare(t.Dur[y], t.Dur[x])
 	})
+	count := 0
+	for _, i := range a.order {
+		if a.isHostSpan(i) {
+			count++
+		}
+	}
+	a.hostSpans = make([]int32, 0, count)
+	for _, i := range a.order {
+		if a.isHostSpan(i) {
+			a.hostSpans = append(a.hostSpans, i)
+		}
+	}
 	a.joinRuntimes()
 	return a
 }
@@ -321,6 +335,11 @@ func (a *analysis) deviceMemoryLimit(d int) int64 {
 		}
 	}
 	return 0
+}
+
+// isHostSpan reports whether event i is a span on a host lane.
+func (a *analysis) isHostSpan(i int32) bool {
+	return a.t.Kind[i] == trace.KindSpan && a.lane[a.t.Lane[i]] != laneDevice
 }
 
 // isDeviceWork reports whether event i is work on a device stream: a kernel, copy or memset (and

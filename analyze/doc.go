@@ -1,7 +1,12 @@
-// Package analyze turns a training trace — gnnprof's own, or torch.profiler's Kineto or legacy JSON —
-// into a Profile: the steps and their times, a per-step breakdown by role whose parts add up to each
-// step's wall time, operator, kernel, copy and memory statistics, device utilisation, per-lane
-// activity, and findings (named bottlenecks with evidence and a fix). Diff compares two profiles.
+// Package analyze owns everything computed from a training trace — gnnprof's own, or
+// torch.profiler's Kineto or legacy JSON: the Profile.
+//
+// A Profile holds the steps and their times, a per-step breakdown by role whose parts add up to
+// each step's wall time (sweep.go), operator and kernel statistics (ops.go), copy statistics
+// (copies.go), memory peaks and curves (memory.go), device utilisation (devices.go), per-lane
+// activity (lanes.go), and findings: named bottlenecks with evidence and a fix, one rule table
+// (findings.go). Load reads a trace file, a run directory or a directory of per-rank traces;
+// Compare diffs two profiles.
 //
 // Profile is the one structure report writers consume; its JSON form is documented and versioned in
 // SCHEMA.md.

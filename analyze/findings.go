@@ -143,47 +143,77 @@ func (a *analysis) stepExtras(st *Steps) {
 	}
 }
 
-// rule computes one finding, or returns nil when its problem is absent.
-type rule func(a *analysis, p *Profile) *Finding
+// A rule finds one named problem; the rule table below is the one list of them.
+type rule struct {
+	id string
+	// check finds the problem in one trace's profile, or returns nil; ranks finds it in the rank
+	// summaries of a multi-rank Load. A rule has one of the two.
+	check func(a *analysis, p *Profile) *Finding
+	ranks func(ranks []RankSummary, medianStepNs int64) *Finding
+}
 
 // rules lists every rule, in the order findings of equal severity are shown.
 var rules = []rule{
-	ruleStepsMissing,
-	ruleInputBound,
-	ruleTransferBound,
-	rulePageableCopies,
-	ruleSmallCopies,
-	ruleSyncStorm,
-	ruleCopiesNotOverlapped,
-	ruleRepeatedWork,
-	ruleAugmentDominated,
-	ruleHistoryExposed,
-	ruleGATEdgeRedundancy,
-	ruleLowUtilization,
-	ruleMemoryNearLimit,
-	ruleMemorySpikes,
-	ruleStepOutliers,
-	ruleWarmup,
+	{id: "steps-missing", check: ruleStepsMissing},
+	{id: "input-bound", check: ruleInputBound},
+	{id: "transfer-bound", check: ruleTransferBound},
+	{id: "pageable-copies", check: rulePageableCopies},
+	{id: "small-copies", check: ruleSmallCopies},
+	{id: "sync-storm", check: ruleSyncStorm},
+	{id: "copies-not-overlapped", check: ruleCopiesNotOverlapped},
+	{id: "repeated-work", check: ruleRepeatedWork},
+	{id: "augment-dominated", check: ruleAugmentDominated},
+	{id: "history-exposed", check: ruleHistoryExposed},
+	{id: "gat-edge-redundancy", check: ruleGATEdgeRedundancy},
+	{id: "low-utilization", check: ruleLowUtilization},
+	{id: "memory-near-limit", check: ruleMemoryNearLimit},
+	{id: "memory-spikes", check: ruleMemorySpikes},
+	{id: "step-outliers", check: ruleStepOutliers},
+	{id: "warmup", check: ruleWarmup},
+	{id: "straggler-rank", ranks: stragglers},
 }
 
-// RuleIDs lists the ids of every rule, for documentation and tests.
-var RuleIDs = []string{
-	"steps-missing", "input-bound", "transfer-bound", "pageable-copies", "small-copies", "sync-storm",
-	"copies-not-overlapped", "repeated-work", "augment-dominated", "history-exposed",
-	"gat-edge-redundancy", "low-utilization", "memory-near-limit", "memory-spikes", "step-outliers",
-	"warmup", "straggler-rank",
+// RuleIDs lists the id of every rule, for documentation and tests.
+func RuleIDs() []string {
+	ids := make([]string, len(rules))
+	for k, r := range rules {
+		ids[k] = r.id
+	}
+	return ids
 }
 
 var severityRank = map[Severity]int{SeverityCritical: 0, SeverityWarning: 1, SeverityInfo: 2}
 
 func (a *analysis) findings(p *Profile) []Finding {
+	out := runRules(func(r rule) *Finding {
+		if r.check == nil {
+			return nil
+		}
+		return r.check(a, p)
+	})
+	slices.SortStableFunc(out, func(x, y Finding) int { return cmp.Compare(severityRank[x.Severity], severityRank[y.Severity]) })
+	return out
+}
+
+// rankFindings runs the rules over the rank summaries of a multi-rank Load.
+func rankFindings(ranks []RankSummary, medianStepNs int64) []Finding {
+	return runRules(func(r rule) *Finding {
+		if r.ranks == nil {
+			return nil
+		}
+		return r.ranks(ranks, medianStepNs)
+	})
+}
+
+// runRules returns the findings find makes of the rules, in table order, each with its rule's id.
+func runRules(find func(r rule) *Finding) []Finding {
 	out := []Finding{}
 	for _, r := range rules {
-		if f := r(a, p); f != nil {
+		if f := find(r); f != nil {
+			f.ID = r.id
 			out = append(out, *f)
 		}
 	}
-	slices.SortStableFunc(out, func(x, y Finding) int { return cmp.Compare(severityRank[x.Severity], severityRank[y.Severity]) })
 	return out
 }
 
@@ -244,7 +274,7 @@ func ruleStepsMissing(a *analysis, p *Profile) *Finding {
 	if p.Steps.Detection == DetectRepeating {
 		how = fmt.Sprintf("%d iterations were inferred from the repeating span %q", p.Steps.Count, p.Steps.Marker)
 	}
-	return &Finding{ID: "steps-missing", Severity: SeverityWarning, Title: "No step markers",
+	return &Finding{Severity: SeverityWarning, Title: "No step markers",
 		Summary: "The trace has no ProfilerStep#N spans; " + how + ", so per-step numbers are approximate.",
 		Evidence: Evidence{Metrics: []Metric{{Name: "step spans", Value: 0, Unit: "count", Threshold: 1},
 			{Name: "steps inferred", Value: float64(p.Steps.Count), Unit: "count"}}},
@@ -256,7 +286,7 @@ func ruleInputBound(a *analysis, p *Profile) *Finding {
 	if v < InputBoundWarn {
 		return nil
 	}
-	return &Finding{ID: "input-bound", Severity: severityFor(v, InputBoundCritical),
+	return &Finding{Severity: severityFor(v, InputBoundCritical),
 		Title:   "Input pipeline bound",
 		Summary: fmt.Sprintf("Sampling, feature gathering and data loading take %.1f%% of each step without overlapping compute.", v),
 		Evidence: Evidence{Metrics: []Metric{
@@ -273,7 +303,7 @@ func ruleTransferBound(a *analysis, p *Profile) *Finding {
 	if v < TransferBoundWarn {
 		return nil
 	}
-	return &Finding{ID: "transfer-bound", Severity: severityFor(v, TransferBoundCritical),
+	return &Finding{Severity: severityFor(v, TransferBoundCritical),
 		Title:   "Transfer bound",
 		Summary: fmt.Sprintf("Copies between host and device take %.1f%% of each step with nothing hiding them (%s).", v, copyLine(p)),
 		Evidence: Evidence{Metrics: []Metric{
@@ -307,7 +337,7 @@ func rulePageableCopies(a *analysis, p *Profile) *Finding {
 	if pageable < PageableMinBytes || v < PageableShare {
 		return nil
 	}
-	return &Finding{ID: "pageable-copies", Severity: SeverityWarning, Title: "Copies from pageable memory",
+	return &Finding{Severity: SeverityWarning, Title: "Copies from pageable memory",
 		Summary: fmt.Sprintf("%d host↔device copies (%s, %.0f%% of host↔device bytes) use pageable host memory: the driver stages them through a pinned buffer and they block the host.", count, bytesString(pageable), v),
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "pageable share of bytes", Value: v, Unit: "%", Threshold: PageableShare},
@@ -329,7 +359,7 @@ func ruleSmallCopies(a *analysis, p *Profile) *Finding {
 		return nil
 	}
 	per := worst.Count / steps
-	return &Finding{ID: "small-copies", Severity: SeverityWarning, Title: "Many small copies",
+	return &Finding{Severity: SeverityWarning, Title: "Many small copies",
 		Summary: fmt.Sprintf("%d %s copies per step with a median of %s each: fixed per-copy cost dominates (%.2f GB/s achieved).", per, worst.Direction, bytesString(worst.SizeP50), worst.BandwidthGBs),
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "copies per step", Value: float64(per), Unit: "count", Threshold: SmallCopiesPerStep},
@@ -352,7 +382,7 @@ func ruleSyncStorm(a *analysis, p *Profile) *Finding {
 		return nil
 	}
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(p.Steps.Steps[y].SyncCount, p.Steps.Steps[x].SyncCount) })
-	return &Finding{ID: "sync-storm", Severity: SeverityWarning, Title: "Synchronisation storm",
+	return &Finding{Severity: SeverityWarning, Title: "Synchronisation storm",
 		Summary: fmt.Sprintf("%.0f sync points per step: the host stops to wait for the device (scalar read-backs such as .item(), or explicit synchronisation) and the pipeline drains each time.", per),
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "sync points per step", Value: per, Unit: "count", Threshold: SyncPointsPerStep},
@@ -383,7 +413,7 @@ func ruleCopiesNotOverlapped(a *analysis, p *Profile) *Finding {
 	if s < CopyShareMin || ov >= CopyOverlapMax {
 		return nil
 	}
-	return &Finding{ID: "copies-not-overlapped", Severity: SeverityWarning, Title: "Copies not overlapped with compute",
+	return &Finding{Severity: SeverityWarning, Title: "Copies not overlapped with compute",
 		Summary: fmt.Sprintf("Copies take %.1f%% of step time and only %.0f%% of it runs alongside compute: transfers and compute take turns.", s, ov),
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "copy time share", Value: s, Unit: "%", Threshold: CopyShareMin},
@@ -408,7 +438,7 @@ func ruleRepeatedWork(a *analysis, p *Profile) *Finding {
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(p.Steps.Steps[y].RepeatedNs, p.Steps.Steps[x].RepeatedNs) })
 	k := idx[0]
 	name := a.t.Strings[a.repeatedName[k]]
-	return &Finding{ID: "repeated-work", Severity: SeverityWarning, Title: "Repeated identical work inside a step",
+	return &Finding{Severity: SeverityWarning, Title: "Repeated identical work inside a step",
 		Summary: fmt.Sprintf("%q runs %d times per step on identical inputs (same shape, FLOPs and bytes); the repeats take %.1f%% of the median step.", name, a.repeatedCount[k], v),
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "repeated share", Value: v, Unit: "%", Threshold: RepeatShare},
@@ -431,7 +461,7 @@ func ruleAugmentDominated(a *analysis, p *Profile) *Finding {
 	if v < AugmentShare {
 		return nil
 	}
-	return &Finding{ID: "augment-dominated", Severity: SeverityWarning, Title: "Augmentation dominates the step",
+	return &Finding{Severity: SeverityWarning, Title: "Augmentation dominates the step",
 		Summary: fmt.Sprintf("Graph augmentation takes %.1f%% of each step, more than the model's own forward and backward passes (%.1f%%).", v, partPercent(p, "forward")+partPercent(p, "backward")),
 		Evidence: Evidence{Metrics: []Metric{{Name: "augment share", Value: part, Unit: "%", Threshold: AugmentShare},
 			{Name: "time inside augmentation (with its waits)", Value: inside, Unit: "%", Threshold: AugmentShare}},
@@ -444,7 +474,7 @@ func ruleHistoryExposed(a *analysis, p *Profile) *Finding {
 	if v < HistoryShare {
 		return nil
 	}
-	return &Finding{ID: "history-exposed", Severity: SeverityWarning, Title: "History I/O not hidden",
+	return &Finding{Severity: SeverityWarning, Title: "History I/O not hidden",
 		Summary: fmt.Sprintf("GNNAutoScale history pulls and pushes take %.1f%% of each step on the critical path.", v),
 		Evidence: Evidence{Metrics: []Metric{{Name: "history share", Value: v, Unit: "%", Threshold: HistoryShare}},
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "history")},
@@ -488,7 +518,7 @@ func ruleGATEdgeRedundancy(a *analysis, p *Profile) *Finding {
 	if v < GATEdgeShare {
 		return nil
 	}
-	return &Finding{ID: "gat-edge-redundancy", Severity: SeverityWarning, Title: "GAT computes per edge what it could compute per node",
+	return &Finding{Severity: SeverityWarning, Title: "GAT computes per edge what it could compute per node",
 		Summary:  fmt.Sprintf("Edge-wise work takes %.1f%% of each step in a GAT model: features are transformed or gathered once per edge instead of once per node.", v),
 		Evidence: Evidence{Metrics: []Metric{{Name: "edge-wise share", Value: v, Unit: "%", Threshold: GATEdgeShare}}, Ops: names},
 		Fix:      "Reorganise the layer: project node features once (Wh for every node), compute the two attention logits per node (a_src·Wh_i and a_dst·Wh_j), and per edge only add the two scalars, apply LeakyReLU and softmax; then aggregate with one sparse product. Work per edge drops from O(F·F') to O(1)."}
@@ -508,7 +538,7 @@ func ruleLowUtilization(a *analysis, p *Profile) *Finding {
 		return nil
 	}
 	d := low[0]
-	return &Finding{ID: "low-utilization", Severity: SeverityWarning, Title: "Low device utilisation",
+	return &Finding{Severity: SeverityWarning, Title: "Low device utilisation",
 		Summary: fmt.Sprintf("Device %d runs kernels only %.0f%% of the step time; the rest it waits for the host, input or copies.", d.Device, d.Utilization*100),
 		Evidence: Evidence{Metrics: []Metric{{Name: "utilisation", Value: d.Utilization * 100, Unit: "%", Threshold: LowUtilization},
 			{Name: "kernel time", Value: float64(d.KernelNs), Unit: "ns"}, {Name: "step time", Value: float64(d.WallNs), Unit: "ns"}}},
@@ -518,7 +548,7 @@ func ruleLowUtilization(a *analysis, p *Profile) *Finding {
 func ruleMemoryNearLimit(a *analysis, p *Profile) *Finding {
 	for _, d := range p.Memory.Devices {
 		if d.LimitBytes > 0 && d.PeakPercent >= MemoryNearLimit {
-			return &Finding{ID: "memory-near-limit", Severity: SeverityCritical, Title: "Memory near the device limit",
+			return &Finding{Severity: SeverityCritical, Title: "Memory near the device limit",
 				Summary: fmt.Sprintf("Device %d peaks at %s, %.0f%% of its %s.", d.Device, bytesString(d.PeakBytes), d.PeakPercent, bytesString(d.LimitBytes)),
 				Evidence: Evidence{Metrics: []Metric{{Name: "peak share of device memory", Value: d.PeakPercent, Unit: "%", Threshold: MemoryNearLimit},
 					{Name: "peak", Value: float64(d.PeakBytes), Unit: "bytes"}}},
@@ -548,7 +578,7 @@ func ruleMemorySpikes(a *analysis, p *Profile) *Finding {
 			where = fmt.Sprintf("device %d", d.Device)
 		}
 		ratio := float64(d.StepPeakMax) / float64(d.StepPeakMedian)
-		return &Finding{ID: "memory-spikes", Severity: SeverityWarning, Title: "Memory spikes between batches",
+		return &Finding{Severity: SeverityWarning, Title: "Memory spikes between batches",
 			Summary: fmt.Sprintf("On %s the largest step peak (%s) is %.1f× the median step's (%s): a few batches need far more memory than the rest.", where, bytesString(d.StepPeakMax), ratio, bytesString(d.StepPeakMedian)),
 			Evidence: Evidence{Metrics: []Metric{{Name: "max/median step peak", Value: ratio, Unit: "x", Threshold: MemorySpikeFactor},
 				{Name: "max step peak", Value: float64(d.StepPeakMax), Unit: "bytes"}, {Name: "median step peak", Value: float64(d.StepPeakMedian), Unit: "bytes"}},
@@ -566,7 +596,7 @@ func ruleStepOutliers(a *analysis, p *Profile) *Finding {
 	for _, k := range a.outliers {
 		worst = max(worst, float64(p.Steps.Steps[k].WallNs)/float64(max(p.Steps.DeviceMedianNs, 1)))
 	}
-	return &Finding{ID: "step-outliers", Severity: SeverityWarning, Title: "Step-time outliers",
+	return &Finding{Severity: SeverityWarning, Title: "Step-time outliers",
 		Summary: fmt.Sprintf("%d of %d measured steps take more than %.1f× the median step (the worst %.1f×).", len(a.outliers), p.Steps.Measured, OutlierFactor, worst),
 		Evidence: Evidence{Metrics: []Metric{{Name: "outlier steps", Value: float64(len(a.outliers)), Unit: "count"},
 			{Name: "worst/median", Value: worst, Unit: "x", Threshold: OutlierFactor}},
@@ -586,7 +616,7 @@ func ruleWarmup(a *analysis, p *Profile) *Finding {
 			worst = max(worst, float64(s.WallNs)/float64(max(p.Steps.DeviceMedianNs, 1)))
 		}
 	}
-	return &Finding{ID: "warmup", Severity: SeverityInfo, Title: "Warm-up steps",
+	return &Finding{Severity: SeverityInfo, Title: "Warm-up steps",
 		Summary: fmt.Sprintf("The first %d step(s) take up to %.1f× the median step (allocator, caches, lazy initialisation); they are excluded from the averages.", len(idx), worst),
 		Evidence: Evidence{Metrics: []Metric{{Name: "warm-up steps", Value: float64(len(idx)), Unit: "count"},
 			{Name: "slowest/median", Value: worst, Unit: "x", Threshold: WarmupFactor}},

@@ -2,9 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/trace"
@@ -60,7 +57,7 @@ func TestRules(t *testing.T) {
 			}
 		})
 	}
-	for _, id := range RuleIDs {
+	for _, id := range RuleIDs() {
 		if !covered[id] {
 			t.Errorf("rule %s has no test", id)
 		}
@@ -370,62 +367,5 @@ func noSteps(problem bool) func(t *testing.T) *Profile {
 			})
 		}
 		return s.profile()
-	}
-}
-
-func TestNoStepsFallbackFindsIterations(t *testing.T) {
-	p := noSteps(true)(t)
-	if p.Steps.Detection != DetectRepeating || p.Steps.Marker != "forward" || p.Steps.Count != 4 {
-		t.Fatalf("detection %q marker %q count %d", p.Steps.Detection, p.Steps.Marker, p.Steps.Count)
-	}
-	for _, s := range p.Steps.Steps[:3] {
-		if s.HostNs != 8*ms {
-			t.Fatalf("inferred step %d lasts %d ns, want 8 ms (forward+backward)", s.Number, s.HostNs)
-		}
-	}
-	if len(p.Warnings) == 0 || !strings.Contains(p.Warnings[0], "NO STEPS") {
-		t.Fatalf("no loud warning: %v", p.Warnings)
-	}
-}
-
-// TestStragglerRank: a directory with one trace per rank; rank 1 is 50% slower.
-func TestStragglerRank(t *testing.T) {
-	for _, slow := range []bool{true, false} {
-		dir := t.TempDir()
-		for rank := range 3 {
-			sub := filepath.Join(dir, fmt.Sprintf("rank%d", rank))
-			if err := os.Mkdir(sub, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			s := newScenarioAt(t, filepath.Join(sub, "trace.json.gz"), map[string]any{"rank": rank})
-			l := int64(10)
-			if slow && rank == 1 {
-				l = 15
-			}
-			for n := range 4 {
-				s.step(n, func() {
-					s.span("forward", trace.RoleForward, l*ms, func(start int64) {
-						s.stream.Complete("k", trace.RoleKernel, start, start+l*ms)
-					})
-				})
-			}
-			if err := s.rec.Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		p, err := Load(dir, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(p.Ranks) != 3 || p.Trace.Rank != 0 {
-			t.Fatalf("ranks %+v, reference rank %d", p.Ranks, p.Trace.Rank)
-		}
-		f := hasFinding(p, "straggler-rank")
-		if slow != (f != nil) {
-			t.Fatalf("slow=%v: straggler finding %v", slow, f)
-		}
-		if slow && (!p.Ranks[1].Straggler || p.Ranks[0].Straggler || p.Ranks[1].MeanStepNs != 15*ms) {
-			t.Fatalf("ranks %+v", p.Ranks)
-		}
 	}
 }

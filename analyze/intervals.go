@@ -3,6 +3,8 @@ package analyze
 import (
 	"cmp"
 	"slices"
+
+	"github.com/gnnprof/gnnprof/trace"
 )
 
 // ival is a half-open time interval [s, e).
@@ -64,4 +66,43 @@ func clipTo(iv, win []ival) []ival {
 		}
 	}
 	return out
+}
+
+// computeIntervals returns the merged intervals where compute ran: device kernels (device work
+// that is not a copy or memset) and forward, backward and optimizer spans on any lane.
+func (a *analysis) computeIntervals() []ival {
+	if a.compute != nil {
+		return a.compute
+	}
+	t := a.t
+	isCompute := func(i int) bool {
+		if t.Kind[i] != trace.KindSpan || t.Dur[i] <= 0 {
+			return false
+		}
+		if a.lane[t.Lane[i]] == laneDevice {
+			return a.isDeviceWork(i) && t.Role[i] != trace.RoleMemset
+		}
+		switch t.Role[i] {
+		case trace.RoleForward, trace.RoleBackward, trace.RoleOptimizer, trace.RoleKernel:
+			return true
+		}
+		return false
+	}
+	n := 0
+	for _, i := range a.order {
+		if isCompute(int(i)) {
+			n++
+		}
+	}
+	iv := make([]ival, 0, n)
+	for _, i := range a.order {
+		if isCompute(int(i)) {
+			iv = append(iv, ival{t.Start[i], t.Start[i] + t.Dur[i]})
+		}
+	}
+	a.compute = merge(iv)
+	if a.compute == nil {
+		a.compute = []ival{}
+	}
+	return a.compute
 }

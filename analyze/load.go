@@ -84,9 +84,7 @@ func loadRanks(files []string, opt Options) (*Profile, error) {
 	for _, err := range errs {
 		ref.Warnings = append(ref.Warnings, "rank trace skipped: "+err.Error())
 	}
-	if f := stragglers(ref.Ranks, median(means)); f != nil {
-		ref.Findings = append([]Finding{*f}, ref.Findings...)
-	}
+	ref.Findings = append(rankFindings(ref.Ranks, median(means)), ref.Findings...)
 	return ref, nil
 }
 
@@ -109,7 +107,7 @@ func stragglers(ranks []RankSummary, med int64) *Finding {
 	if len(slow) == 0 {
 		return nil
 	}
-	return &Finding{ID: "straggler-rank", Severity: SeverityWarning, Title: "Straggler ranks",
+	return &Finding{Severity: SeverityWarning, Title: "Straggler ranks",
 		Summary: fmt.Sprintf("Rank(s) %s take up to %.2f× the median rank's step time; every collective waits for them.", strings.Join(slow, ", "), worst),
 		Evidence: Evidence{Metrics: []Metric{{Name: "slowest/median rank step", Value: worst, Unit: "x", Threshold: StragglerFactor},
 			{Name: "median rank step", Value: float64(med), Unit: "ns"}, {Name: "straggler ranks", Value: float64(len(slow)), Unit: "count"}}},

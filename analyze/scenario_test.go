@@ -1,9 +1,16 @@
 package analyze
 
 import (
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/internal/shareddata"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -191,3 +198,91 @@ func checkPartsSum(t *testing.T, p *Profile) {
 		}
 	}
 }
+
+// The torch samples: real traces written by torch.profiler, read with our reader and, for the
+// truth the tests compare against, decoded independently with encoding/json.
+
+// rawEvent is a trace event decoded with encoding/json, independently of the trace reader.
+type rawEvent struct {
+	Ph   string         `json:"ph"`
+	Cat  string         `json:"cat"`
+	Name string         `json:"name"`
+	Ts   float64        `json:"ts"`
+	Dur  float64        `json:"dur"`
+	Args map[string]any `json:"args"`
+}
+
+// decodeRaw returns the events of a gzip-compressed trace, object or legacy array form.
+func decodeRaw(t *testing.T, path string) []rawEvent {
+	t.Helper()
+	v := decodeRawBytes(t, path)
+	var err error
+	var events []rawEvent
+	if strings.HasPrefix(strings.TrimSpace(string(v)), "[") {
+		err = json.Unmarshal(v, &events)
+	} else {
+		var obj struct {
+			TraceEvents []rawEvent `json:"traceEvents"`
+		}
+		err = json.Unmarshal(v, &obj)
+		events = obj.TraceEvents
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// decodeRawBytes returns the uncompressed bytes of a gzip-compressed trace.
+func decodeRawBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func roleOf(name string) trace.Role {
+	r, ok := trace.ParseRole(name)
+	if !ok {
+		panic("no role " + name)
+	}
+	return r
+}
+
+// kinetoSample is the profile of the shared Kineto GPU sample and its events, analysed once for
+// the tests that check its steps, copies and operators.
+func kinetoSample(t *testing.T) (*Profile, []rawEvent) {
+	t.Helper()
+	path := shareddata.Path(t, "testdata", "torch", "kineto_gpu_benchmark.pt.trace.json.gz")
+	kinetoOnce.Do(func() {
+		kinetoProfile, kinetoErr = Load(path, Options{TopOps: 1000})
+		if kinetoErr == nil {
+			kinetoRaw = decodeRaw(t, path)
+		}
+	})
+	if kinetoErr != nil {
+		t.Fatal(kinetoErr)
+	}
+	return kinetoProfile, kinetoRaw
+}
+
+var (
+	kinetoOnce    sync.Once
+	kinetoProfile *Profile
+	kinetoRaw     []rawEvent
+	kinetoErr     error
+)
+
+// legacyTorchTrace is a CPU-only trace of torch 1.13 without Kineto (testdata/make_legacy_trace.py).
+const legacyTorchTrace = "testdata/legacy_torch.trace.json.gz"

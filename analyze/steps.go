@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gnnprof/gnnprof/trace"
@@ -30,7 +29,7 @@ func (a *analysis) findSteps() {
 	perLane := map[int32]int{}
 	for _, i := range a.order {
 		if t.Role[i] == trace.RoleStep && a.lane[t.Lane[i]] != laneDevice {
-			if _, ok := stepNumber(t.NameOf(int(i))); ok {
+			if _, ok := trace.ParseStepName(t.NameOf(int(i))); ok {
 				perLane[t.Lane[i]]++
 			}
 		}
@@ -51,7 +50,7 @@ func (a *analysis) findSteps() {
 		var steps []step
 		for _, i := range a.order {
 			if t.Lane[i] == best && t.Role[i] == trace.RoleStep {
-				if n, ok := stepNumber(t.NameOf(int(i))); ok {
+				if n, ok := trace.ParseStepName(t.NameOf(int(i))); ok {
 					steps = append(steps, step{n, t.Start[i], t.Start[i] + t.Dur[i]})
 				}
 			}
@@ -112,38 +111,20 @@ func (a *analysis) findRepeating() bool {
 		openTill int64
 	}
 	cands := map[[2]int32]*cand{}
-	var stack []int64 // ends of open spans
 	laneEnd := map[int32]int64{}
-	curLane := int32(-1)
-	for _, i := range a.order {
+	t.Nest(a.hostSpans, func(i, parent int32, depth int) bool {
 		l := t.Lane[i]
-		if a.lane[l] == laneDevice || t.Kind[i] != trace.KindSpan {
-			continue
-		}
-		if l != curLane {
-			curLane, stack = l, stack[:0]
-		}
 		s, e := t.Start[i], t.Start[i]+t.Dur[i]
 		laneEnd[l] = max(laneEnd[l], e)
-		for len(stack) > 0 && stack[len(stack)-1] <= s {
-			stack = stack[:len(stack)-1]
-		}
-		depth := len(stack)
-		parentEnd := int64(-1)
-		if depth > 0 {
-			parentEnd = stack[depth-1]
-		}
-		stack = append(stack, e)
 		switch t.Role[i] {
 		case trace.RoleCPU, trace.RoleRuntime, trace.RoleKernel, trace.RoleMemset, trace.RoleStep, trace.RoleSync:
-			continue
+			return true
 		}
 		if !a.ours && t.Cat[i] != 0 && t.Cat[i] != a.userAnnot {
-			continue // torch: only record_function spans (user annotations) mark iterations
+			return true // torch: only record_function spans (user annotations) mark iterations
 		}
-		name := t.NameOf(int(i))
-		if strings.Contains(name, "::") || t.Dur[i] == 0 {
-			continue
+		if strings.Contains(t.NameOf(int(i)), "::") || t.Dur[i] == 0 {
+			return true
 		}
 		key := [2]int32{l, t.Name[i]}
 		c := cands[key]
@@ -152,12 +133,17 @@ func (a *analysis) findRepeating() bool {
 			cands[key] = c
 		}
 		if s < c.openTill {
-			continue // nested in an earlier occurrence of the same name
+			return true // nested in an earlier occurrence of the same name
+		}
+		parentEnd := int64(-1)
+		if parent >= 0 {
+			parentEnd = t.Start[parent] + t.Dur[parent]
 		}
 		c.openTill = e
 		c.depth = min(c.depth, depth)
 		c.occ = append(c.occ, occ{s, parentEnd})
-	}
+		return true
+	}, nil)
 	var best *cand
 	var bestName int32
 	for key, c := range cands {
@@ -189,21 +175,6 @@ func (a *analysis) findRepeating() bool {
 	a.warnf("NO STEPS: the trace has no ProfilerStep#N spans; iterations were inferred from the repeating span %q (%d occurrences), which may not match your training steps; call prof.step() (torch) or Lane.BeginStep (gnnprof) every iteration",
 		a.marker, len(best.occ))
 	return true
-}
-
-// stepNumber parses N from "ProfilerStep#N" (torch writes no spaces; HTA accepts them).
-func stepNumber(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, "ProfilerStep")
-	if !ok {
-		return 0, false
-	}
-	rest = strings.TrimSpace(rest)
-	rest, ok = strings.CutPrefix(rest, "#")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(rest))
-	return n, err == nil
 }
 
 // hostStepAt returns the host step whose interval contains time ts, or -1.

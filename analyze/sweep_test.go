@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/trace"
@@ -29,24 +31,6 @@ func TestSweepWorkedExample(t *testing.T) {
 	}
 }
 
-// A step is extended to the end of the device work it launched, and the next step starts there.
-func TestDeviceExtendedSteps(t *testing.T) {
-	s := newScenario(t)
-	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 10*ms)
-	s.stream.Complete("long kernel", trace.RoleKernel, 8*ms, 14*ms)
-	s.main.Complete(trace.StepName(1), trace.RoleStep, 11*ms, 20*ms)
-	s.stream.Complete("k", trace.RoleKernel, 15*ms, 19*ms)
-	p := s.profile()
-	checkPartsSum(t, p)
-	st := p.Steps.Steps
-	if st[0].HostNs != 10*ms || st[0].WallNs != 14*ms || st[1].HostNs != 9*ms || st[1].WallNs != 6*ms {
-		t.Fatalf("steps %+v", st)
-	}
-	if st[1].StartNs-st[0].StartNs != 14*ms {
-		t.Fatalf("step 1 starts %d after step 0", st[1].StartNs-st[0].StartNs)
-	}
-}
-
 // Nested roles on one lane: a gather inside forward counts as gather, forward inside eval as eval.
 func TestSweepNestedRoles(t *testing.T) {
 	s := newScenario(t)
@@ -61,5 +45,47 @@ func TestSweepNestedRoles(t *testing.T) {
 		if part.MeanNs != want[part.Role] {
 			t.Errorf("%s: %d ns, want %d", part.Role, part.MeanNs, want[part.Role])
 		}
+	}
+}
+
+// In torch 1.13's legacy trace the roles come from the record_function names, and every step's
+// forward part is exactly its forward span (nothing of higher priority runs inside it on this
+// single CPU thread).
+func TestLegacyTorchBreakdown(t *testing.T) {
+	p, err := Load(legacyTorchTrace, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPartsSum(t, p)
+	var stepSpans, fwd []rawEvent
+	for _, e := range decodeRaw(t, legacyTorchTrace) {
+		switch {
+		case strings.HasPrefix(e.Name, "ProfilerStep#"):
+			stepSpans = append(stepSpans, e)
+		case e.Name == "forward":
+			fwd = append(fwd, e)
+		}
+	}
+	slices.SortFunc(stepSpans, func(a, b rawEvent) int { return int(a.Ts - b.Ts) })
+	fwdIdx := slices.Index(roleOrder, roleOf("forward"))
+	for k, s := range stepSpans {
+		var want int64
+		for _, f := range fwd {
+			if f.Ts >= s.Ts && f.Ts < s.Ts+s.Dur {
+				want += int64(f.Dur * 1000)
+			}
+		}
+		if got := p.Steps.Steps[k].Parts[fwdIdx]; got != want || want == 0 {
+			t.Fatalf("step %d: forward part %d ns, forward spans %d ns", k, got, want)
+		}
+	}
+	for _, role := range []string{"sample", "gather", "forward", "backward", "optimizer"} {
+		if partPercent(p, role) <= 0 {
+			t.Errorf("role %s has no time", role)
+		}
+	}
+	// CPU-only: no copies, no devices.
+	if p.Copies.Count != 0 || len(p.Devices) != 0 {
+		t.Fatalf("copies %+v devices %+v", p.Copies, p.Devices)
 	}
 }

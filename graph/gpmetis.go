@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+
+	"github.com/gnnprof/gnnprof/internal/procmem"
 )
 
 // ErrNoGpmetis is returned by PartitionGpmetis when the gpmetis program is not on PATH.
@@ -64,7 +66,7 @@ func PartitionGpmetis(ctx context.Context, g *CSR, k int, opt PartitionOptions) 
 		return nil, fmt.Errorf("gpmetis: %w", err)
 	}
 	stop := make(chan struct{})
-	peak := watchPeakRSS(cmd.Process.Pid, stop)
+	peak := procmem.WatchPeakRSS(cmd.Process.Pid, stop)
 	err = cmd.Wait()
 	close(stop)
 	peakRSS := <-peak

@@ -12,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/gnnprof/gnnprof/internal/chromejson"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -67,11 +68,12 @@ func PartPath(path string, n, parts int) string {
 
 // track is one row in the viewer: a lane, or one of a lane's overflow tracks.
 type track struct {
-	pid, tid      int64
-	name          string
-	processName   string
-	lane          int32
-	overflowDepth int
+	pid, tid         int64
+	pidJSON, tidJSON string // pid and tid as written
+	name             string
+	processName      string
+	lane             int32
+	overflowDepth    int
 }
 
 // chromeExporter lays a table's events out on tracks where they nest strictly.
@@ -139,8 +141,7 @@ func (e *chromeExporter) layout() {
 		} else if named {
 			proc = info.Pid
 		}
-		laneTrack[l] = int32(len(e.tracks))
-		e.tracks = append(e.tracks, track{pid: pid, tid: ids.tid(pid, info.Tid), name: name, processName: proc, lane: int32(l)})
+		laneTrack[l] = e.addTrack(track{pid: pid, tid: ids.tid(pid, info.Tid), name: name, processName: proc, lane: int32(l)})
 	}
 	for lane, idx := range laneIntervals(t) {
 		if lane >= len(t.Lanes) {
@@ -162,30 +163,26 @@ func (e *chromeExporter) layout() {
 // overflow track (recursively).
 func (e *chromeExporter) nest(tr int32, idx []int32, depth int, ids *chromeIDs) {
 	t := e.t
-	var stackEnd []int64 // the (possibly clipped) ends of the open spans
 	var spill []int32
-	for _, i := range idx {
+	t.Nest(idx, func(i, parent int32, _ int) bool {
 		if t.Dur[i] < 0 {
 			e.res.Dropped++
-			continue
+			return false
 		}
-		s, end := t.Start[i], t.Start[i]+t.Dur[i]
-		for len(stackEnd) > 0 && stackEnd[len(stackEnd)-1] <= s {
-			stackEnd = stackEnd[:len(stackEnd)-1]
-		}
-		if n := len(stackEnd); n > 0 && end > stackEnd[n-1] {
-			if end-stackEnd[n-1] <= overhangNs {
-				end = stackEnd[n-1]
-				e.clipped[i] = end - s
-				e.res.Clipped++
-			} else {
+		if parent >= 0 {
+			s, end, parentEnd := t.Start[i], t.Start[i]+t.Dur[i], t.Start[parent]+e.dur(parent)
+			if end-parentEnd > overhangNs {
 				spill = append(spill, i)
-				continue
+				return false
+			}
+			if end > parentEnd {
+				e.clipped[i] = parentEnd - s
+				e.res.Clipped++
 			}
 		}
 		e.trackOf[i] = tr
-		stackEnd = append(stackEnd, end)
-	}
+		return true
+	}, nil)
 	if len(spill) == 0 {
 		return
 	}
@@ -200,9 +197,22 @@ func (e *chromeExporter) nest(tr int32, idx []int32, depth int, ids *chromeIDs) 
 	over := track{pid: base.pid, tid: ids.fresh(base.pid), processName: base.processName, lane: base.lane,
 		overflowDepth: depth + 1}
 	over.name = fmt.Sprintf("%s (overlapping %d)", e.tracks[base.lane].name, depth+1) // lane l's main track is track l
-	id := int32(len(e.tracks))
-	e.tracks = append(e.tracks, over)
-	e.nest(id, spill, depth+1, ids)
+	e.nest(e.addTrack(over), spill, depth+1, ids)
+}
+
+// dur returns event i's duration as exported: clipped to its parent, if it was.
+func (e *chromeExporter) dur(i int32) int64 {
+	if d, ok := e.clipped[i]; ok {
+		return d
+	}
+	return e.t.Dur[i]
+}
+
+// addTrack adds tr and returns its index.
+func (e *chromeExporter) addTrack(tr track) int32 {
+	tr.pidJSON, tr.tidJSON = strconv.FormatInt(tr.pid, 10), strconv.FormatInt(tr.tid, 10)
+	e.tracks = append(e.tracks, tr)
+	return int32(len(e.tracks) - 1)
 }
 
 // order returns the exported events sorted by start time (longest first at equal starts).
@@ -306,7 +316,7 @@ func WriteChrome(w io.Writer, t *trace.Table) (*ChromeExport, error) {
 
 func (e *chromeExporter) write(w *bufio.Writer, events []int32, part, parts int) error {
 	b := []byte(`{"displayTimeUnit":"ms","otherData":{"exporter":"gnnprof","source":`)
-	b = trace.AppendJSONString(b, string(e.t.Source))
+	b = chromejson.AppendString(b, string(e.t.Source))
 	b = append(b, `,"origin_ns":`...)
 	b = strconv.AppendInt(b, e.origin, 10)
 	if e.t.BaseTimeNs != 0 {
@@ -339,154 +349,46 @@ func (e *chromeExporter) write(w *bufio.Writer, events []int32, part, parts int)
 func (e *chromeExporter) appendMetadata(b []byte) []byte {
 	named := map[int64]bool{}
 	first := true
-	for _, tr := range e.tracks {
-		if !named[tr.pid] {
-			named[tr.pid] = true
-			if !first {
-				b = append(b, ",\n"...)
-			}
-			first = false
-			b = append(b, `{"ph":"M","name":"process_name","pid":`...)
-			b = strconv.AppendInt(b, tr.pid, 10)
-			b = append(b, `,"tid":0,"args":{"name":`...)
-			b = trace.AppendJSONString(b, tr.processName)
-			b = append(b, "}}"...)
-		}
+	sep := func(b []byte) []byte {
 		if !first {
 			b = append(b, ",\n"...)
 		}
 		first = false
-		b = append(b, `{"ph":"M","name":"thread_name","pid":`...)
-		b = strconv.AppendInt(b, tr.pid, 10)
-		b = append(b, `,"tid":`...)
-		b = strconv.AppendInt(b, tr.tid, 10)
-		b = append(b, `,"args":{"name":`...)
-		b = trace.AppendJSONString(b, tr.name)
-		b = append(b, `}},`+"\n"+`{"ph":"M","name":"thread_sort_index","pid":`...)
-		b = strconv.AppendInt(b, tr.pid, 10)
-		b = append(b, `,"tid":`...)
-		b = strconv.AppendInt(b, tr.tid, 10)
-		b = append(b, `,"args":{"sort_index":`...)
-		b = strconv.AppendInt(b, int64(tr.lane)*(maxOverflowTracks+1)+int64(tr.overflowDepth), 10)
-		b = append(b, "}}"...)
+		return b
 	}
-	if first { // no tracks: keep the array well formed for the events that follow
-		b = append(b, `{"ph":"M","name":"process_name","pid":0,"tid":0,"args":{"name":"gnnprof"}}`...)
+	for _, tr := range e.tracks {
+		if !named[tr.pid] {
+			named[tr.pid] = true
+			b = chromejson.AppendProcessName(sep(b), tr.pidJSON, tr.processName)
+		}
+		lane := e.t.Lanes[tr.lane]
+		b = chromejson.AppendThreadName(sep(b), &chromejson.Thread{Pid: tr.pidJSON, Tid: tr.tidJSON, Name: tr.name,
+			Lane: -1, Device: lane.Device, Stream: lane.Stream})
+		b = chromejson.AppendThreadSortIndex(sep(b), tr.pidJSON, tr.tidJSON, int64(tr.lane)*(maxOverflowTracks+1)+int64(tr.overflowDepth))
+	}
+	if len(e.tracks) == 0 { // no tracks: keep the array well formed for the events that follow
+		b = chromejson.AppendProcessName(sep(b), "0", "gnnprof")
 	}
 	return b
 }
 
+// appendEvent writes event i in the trace writer's encoding, on its track, with its time relative
+// to the export's origin; a memory event is followed by a sample of its device's memory counter.
 func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 	t := e.t
 	tr := &e.tracks[e.trackOf[i]]
-	kind := t.Kind[i]
-	switch kind {
-	case trace.KindSpan, trace.KindCopy:
-		b = append(b, `{"ph":"X","cat":`...)
-		b = trace.AppendJSONString(b, e.category(i))
-	case trace.KindMemory:
-		// A counter track per device shows the allocated total over time.
-		b = append(b, `{"ph":"C","cat":"memory","name":`...)
-		if t.Device[i] == trace.NoDevice {
-			b = trace.AppendJSONString(b, "Memory allocated (host)")
-		} else {
-			b = trace.AppendJSONString(b, "Memory allocated (device "+strconv.Itoa(int(t.Device[i]))+")")
-		}
-		b = append(b, `,"pid":`...)
-		b = strconv.AppendInt(b, tr.pid, 10)
-		b = append(b, `,"ts":`...)
-		b = trace.AppendMicros(b, t.Start[i]-e.origin)
-		b = append(b, `,"args":{"bytes":`...)
-		b = strconv.AppendInt(b, t.Total[i], 10)
-		return append(b, "}}"...)
-	case trace.KindCounter:
-		b = append(b, `{"ph":"C","cat":"gnnprof","name":`...)
-		b = trace.AppendJSONString(b, t.NameOf(int(i)))
-		b = append(b, `,"pid":`...)
-		b = strconv.AppendInt(b, tr.pid, 10)
-		b = append(b, `,"ts":`...)
-		b = trace.AppendMicros(b, t.Start[i]-e.origin)
-		b = append(b, `,"args":{"value":`...)
-		b = trace.AppendJSONFloat(b, t.Value[i])
-		return append(b, "}}"...)
-	default:
-		b = append(b, `{"ph":"i","s":"t","cat":`...)
-		b = trace.AppendJSONString(b, e.category(i))
+	lane := &t.Lanes[tr.lane]
+	ev := chromejson.Event{Kind: chromejson.Kind(t.Kind[i]), Cat: t.Strings[t.Cat[i]], Name: t.NameOf(int(i)),
+		Role: t.Role[i].String(), Pid: tr.pidJSON, Tid: tr.tidJSON, OnDevice: lane.IsDevice(),
+		Start: t.Start[i] - e.origin, Dur: e.dur(i), Step: t.Step[i], Bytes: t.Bytes[i], FLOPs: t.FLOPs[i],
+		Total: t.Total[i], Value: t.Value[i], Device: t.Device[i], Stream: lane.Stream,
+		Async: t.Flags[i]&trace.FlagAsync != 0, ExtID: t.ExtID[i], Corr: t.Corr[i], Shape: t.Strings[t.Shape[i]]}
+	b = chromejson.AppendEvent(b, &ev)
+	if t.Kind[i] == trace.KindMemory {
+		b = append(b, ",\n"...)
+		b = chromejson.AppendMemoryCounter(b, tr.pidJSON, ev.Start, t.Device[i], t.Total[i])
 	}
-	b = append(b, `,"name":`...)
-	b = trace.AppendJSONString(b, t.NameOf(int(i)))
-	b = append(b, `,"pid":`...)
-	b = strconv.AppendInt(b, tr.pid, 10)
-	b = append(b, `,"tid":`...)
-	b = strconv.AppendInt(b, tr.tid, 10)
-	b = append(b, `,"ts":`...)
-	b = trace.AppendMicros(b, t.Start[i]-e.origin)
-	if kind == trace.KindSpan || kind == trace.KindCopy {
-		dur, ok := e.clipped[i]
-		if !ok {
-			dur = t.Dur[i]
-		}
-		b = append(b, `,"dur":`...)
-		b = trace.AppendMicros(b, dur)
-	}
-	b = append(b, `,"args":{"role":"`...)
-	b = append(b, t.Role[i].String()...)
-	b = append(b, '"')
-	if t.Step[i] >= 0 {
-		b = append(b, `,"step":`...)
-		b = strconv.AppendInt(b, int64(t.Step[i]), 10)
-	}
-	if t.Bytes[i] != 0 {
-		b = append(b, `,"bytes":`...)
-		b = strconv.AppendInt(b, t.Bytes[i], 10)
-	}
-	if t.FLOPs[i] != 0 {
-		b = append(b, `,"flops":`...)
-		b = strconv.AppendInt(b, t.FLOPs[i], 10)
-	}
-	if kind == trace.KindCopy {
-		b = append(b, `,"device":`...)
-		b = strconv.AppendInt(b, int64(t.Device[i]), 10)
-		b = append(b, `,"pinned":`...)
-		b = strconv.AppendBool(b, t.Flags[i]&trace.FlagPinned != 0)
-		b = append(b, `,"async":`...)
-		b = strconv.AppendBool(b, t.Flags[i]&trace.FlagAsync != 0)
-	}
-	if t.ExtID[i] != 0 {
-		b = append(b, `,"External id":`...)
-		b = strconv.AppendInt(b, t.ExtID[i], 10)
-	}
-	if t.Corr[i] != 0 {
-		b = append(b, `,"correlation":`...)
-		b = strconv.AppendInt(b, t.Corr[i], 10)
-	}
-	if t.Shape[i] != 0 {
-		b = append(b, `,"Input Dims":`...)
-		b = trace.AppendJSONString(b, t.Strings[t.Shape[i]])
-	}
-	return append(b, "}}"...)
-}
-
-// category is the event's Chrome category: the one it was read with, else one derived from its
-// role the way torch names them.
-func (e *chromeExporter) category(i int32) string {
-	t := e.t
-	if c := t.Strings[t.Cat[i]]; c != "" {
-		return c
-	}
-	switch {
-	case t.Kind[i] == trace.KindCopy:
-		return "gpu_memcpy"
-	case t.Role[i] == trace.RoleKernel:
-		return "kernel"
-	case t.Role[i] == trace.RoleRuntime:
-		return "cuda_runtime"
-	case t.Role[i] == trace.RoleCPU:
-		return "cpu_op"
-	case t.Kind[i] == trace.KindInstant:
-		return "gnnprof"
-	}
-	return "user_annotation"
+	return b
 }
 
 // chromeIDs maps the lanes' pid and tid strings (foreign traces use names) to numbers.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/trace"
@@ -250,5 +251,62 @@ func TestPartPath(t *testing.T) {
 		if got := PartPath(c.path, c.n, c.parts); got != c.want {
 			t.Errorf("PartPath(%q, %d, %d) = %q, want %q", c.path, c.n, c.parts, got, c.want)
 		}
+	}
+}
+
+// The export writes copies and memory events exactly as the trace writer does (one encoder), so a
+// trace keeps its copy and memory arguments through `gnnprof export`.
+func TestExportEncodesLikeWriter(t *testing.T) {
+	lanes := []trace.LaneInfo{{Name: "main", Pid: "4242", Tid: "1", Device: trace.NoDevice},
+		{Name: "stream 7", Pid: "0", Tid: "7", Device: 0, Stream: 7}}
+	events := []trace.Event{
+		{Kind: trace.KindSpan, Role: trace.RoleStep, Device: trace.NoDevice, Step: 0, Lane: 0, Name: trace.StepName(0), Start: 0, Dur: 90_000},
+		{Kind: trace.KindCopy, Role: trace.RoleH2D, Dir: trace.DirH2D, Flags: trace.FlagPinned | trace.FlagAsync, Device: 0, Step: 0, Lane: 1,
+			Name: trace.CopyName(trace.DirH2D, trace.FlagPinned), Start: 1_000, Dur: 2_500, Bytes: 1 << 20},
+		{Kind: trace.KindCopy, Role: trace.RoleD2H, Dir: trace.DirD2H, Device: 0, Step: 0, Lane: 1,
+			Name: trace.CopyName(trace.DirD2H, 0), Start: 5_000, Dur: 700, Bytes: 4},
+		{Kind: trace.KindMemory, Device: 0, Step: 0, Lane: 0, Name: trace.MemoryName, Start: 6_000, Bytes: 4096, Total: 1 << 30},
+		{Kind: trace.KindMemory, Device: trace.NoDevice, Step: -1, Lane: 0, Name: trace.MemoryName, Start: 95_000, Bytes: -64, Total: 128},
+	}
+	path := filepath.Join(t.TempDir(), "trace.json")
+	w, err := trace.CreateWriter(path, trace.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(lanes, events); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := trace.ReadFile(path, trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var export bytes.Buffer
+	if _, err := WriteChrome(&export, tb); err != nil {
+		t.Fatal(err)
+	}
+	written, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first event starts at 0, so the export's times (relative to it) equal the writer's.
+	copiesAndMemory := func(doc []byte) []string {
+		var d struct{ TraceEvents []json.RawMessage }
+		if err := json.Unmarshal(doc, &d); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, raw := range d.TraceEvents {
+			if bytes.Contains(raw, []byte(`"cat":"gpu_memcpy"`)) || bytes.Contains(raw, []byte(`"name":"[memory]"`)) {
+				out = append(out, string(raw))
+			}
+		}
+		return out
+	}
+	got, want := copiesAndMemory(export.Bytes()), copiesAndMemory(written)
+	if len(want) != 4 || !slices.Equal(got, want) {
+		t.Fatalf("export's copy and memory events\n%s\nwriter's\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -36,13 +36,19 @@ func TestCPUProfileLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := WithStep(context.Background(), 3)
-	Phase(ctx, trace.RoleSample, func(context.Context) { sink += spin(300 * time.Millisecond) })
-	Phase(ctx, trace.RoleForward, func(ctx context.Context) {
+	rec := trace.NewRecorder(trace.NewMemorySink())
+	lane := rec.Lane("main")
+	step := lane.BeginStep(3)
+	lane.Do(context.Background(), trace.RoleSample, func(context.Context) { sink += spin(300 * time.Millisecond) })
+	lane.Do(context.Background(), trace.RoleForward, func(ctx context.Context) {
 		done := make(chan int)
 		go func() { done <- spin(300 * time.Millisecond) }() // inherits the labels
 		sink += spin(300*time.Millisecond) + <-done
 	})
+	step.End()
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := prof.Stop(); err != nil {
 		t.Fatal(err)
 	}

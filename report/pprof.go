@@ -127,8 +127,19 @@ func (b *pprofBuilder) lane(lane int32, idx []int32) error {
 	t := b.t
 	b.path = b.path[:0]
 	clear(b.laneIdx)
-	w := nestWalker{t: t}
-	w.leave = func(i int32, childNs int64) {
+	var err error
+	t.Nest(idx, func(i, _ int32, _ int) bool {
+		parent := int32(0)
+		if len(b.path) > 0 {
+			parent = b.path[len(b.path)-1]
+		}
+		n, nerr := b.node(parent, t.Name[i], t.Role[i])
+		if nerr != nil && err == nil {
+			err = nerr
+		}
+		b.path = append(b.path, n)
+		return true
+	}, func(i int32, _, childNs int64) {
 		node := b.path[len(b.path)-1]
 		b.path = b.path[:len(b.path)-1]
 		dur := max(t.Dur[i], 0)
@@ -147,21 +158,8 @@ func (b *pprofBuilder) lane(lane int32, idx []int32) error {
 		v[valCount]++
 		b.minNs = min(b.minNs, t.Start[i])
 		b.maxNs = max(b.maxNs, t.Start[i]+dur)
-	}
-	for _, i := range idx {
-		w.push(i) // first leaves (and records) the intervals that ended before i starts
-		parent := int32(0)
-		if len(b.path) > 0 {
-			parent = b.path[len(b.path)-1]
-		}
-		n, err := b.node(parent, t.Name[i], t.Role[i])
-		if err != nil {
-			return err
-		}
-		b.path = append(b.path, n)
-	}
-	w.finish()
-	return nil
+	})
+	return err
 }
 
 func (b *pprofBuilder) profile() *profile.Profile {

@@ -52,53 +52,6 @@ func laneIntervals(t *trace.Table) [][]int32 {
 	return byLane
 }
 
-func end(t *trace.Table, i int32) int64 { return t.Start[i] + max(t.Dur[i], 0) }
-
-// nestWalker walks one lane's sorted intervals keeping the stack of those that enclose the
-// current one. An interval that starts inside the top of the stack but ends after it overlaps
-// instead of nesting; the walker still treats it as the top's child (its time is clipped to the
-// parent when the parent's self time is computed) and counts it.
-type nestWalker struct {
-	t        *trace.Table
-	stack    []int32
-	childNs  []int64 // per stack entry: the time its children cover
-	overlaps int
-	// leave is called when an interval's subtree is finished, with its children's time.
-	leave func(i int32, childNs int64)
-}
-
-func (w *nestWalker) push(i int32) {
-	t := w.t
-	for len(w.stack) > 0 && end(t, w.stack[len(w.stack)-1]) <= t.Start[i] {
-		w.pop()
-	}
-	if n := len(w.stack); n > 0 {
-		top := w.stack[n-1]
-		e := end(t, i)
-		if e > end(t, top) {
-			w.overlaps++
-			e = end(t, top)
-		}
-		w.childNs[n-1] += e - t.Start[i]
-	}
-	w.stack = append(w.stack, i)
-	w.childNs = append(w.childNs, 0)
-}
-
-func (w *nestWalker) pop() {
-	n := len(w.stack) - 1
-	if w.leave != nil {
-		w.leave(w.stack[n], w.childNs[n])
-	}
-	w.stack, w.childNs = w.stack[:n], w.childNs[:n]
-}
-
-func (w *nestWalker) finish() {
-	for len(w.stack) > 0 {
-		w.pop()
-	}
-}
-
 // stepIndex maps times to the step whose span contains them, for traces whose events do not carry
 // their step (torch's). Our own traces record it with every event.
 type stepIndex struct {
@@ -118,10 +71,11 @@ func newStepIndex(t *trace.Table) *stepIndex {
 		}
 		n := t.Step[i]
 		if n < 0 {
-			var ok bool
-			if n, ok = stepFromName(t.NameOf(i)); !ok {
+			num, ok := trace.ParseStepName(t.NameOf(i))
+			if !ok {
 				continue
 			}
+			n = int32(num)
 		}
 		spans = append(spans, span{t.Start[i], t.Start[i] + t.Dur[i], n})
 	}
@@ -133,22 +87,6 @@ func newStepIndex(t *trace.Table) *stepIndex {
 		s.number = append(s.number, sp.n)
 	}
 	return s
-}
-
-// stepFromName parses the N of "ProfilerStep#N".
-func stepFromName(name string) (int32, bool) {
-	const prefix = "ProfilerStep#"
-	if len(name) <= len(prefix) || name[:len(prefix)] != prefix {
-		return 0, false
-	}
-	var n int64
-	for _, c := range name[len(prefix):] {
-		if c < '0' || c > '9' || n > 1<<30 {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return int32(n), true
 }
 
 // step returns event i's step, or -1 when it lies outside every step.

@@ -146,7 +146,6 @@ func buildTimeline(p *analyze.Profile, t *trace.Table, k int) *timeline {
 			return cmp.Compare(t.Dur[b], t.Dur[a])
 		})
 		tl.Spans += len(idx)
-		var ends []int64
 		var pend [tlMaxDepth]*tlMerge
 		depthUsed := 0
 		flush := func(d int) {
@@ -155,24 +154,20 @@ func buildTimeline(p *analyze.Profile, t *trace.Table, k int) *timeline {
 				pend[d] = nil
 			}
 		}
-		for _, i := range idx {
+		t.Nest(idx, func(i, _ int32, depth int) bool {
 			s, e := t.Start[i], t.Start[i]+t.Dur[i]
-			for len(ends) > 0 && ends[len(ends)-1] <= s {
-				ends = ends[:len(ends)-1]
-			}
-			d := min(len(ends), tlMaxDepth-1)
-			ends = append(ends, e)
+			d := min(depth, tlMaxDepth-1)
 			depthUsed = max(depthUsed, d+1)
 			x0, x1 := x(s), x(e)
 			role := t.Role[i].String()
 			if x1-x0 < tlMinW {
 				if m := pend[d]; m != nil && x0-m.x1 < 1 {
 					m.extend(x1, t.Dur[i], role)
-					continue
+					return true
 				}
 				flush(d)
 				pend[d] = newMerge(x0, x1, t.Dur[i], role)
-				continue
+				return true
 			}
 			flush(d)
 			name := t.NameOf(int(i))
@@ -182,7 +177,8 @@ func buildTimeline(p *analyze.Profile, t *trace.Table, k int) *timeline {
 			}
 			tl.add(tlRect{X: x0, Y: y + float64(d)*tlRowH, W: x1 - x0, H: tlRowH - 2, Fill: roleColor(role),
 				Title: title, Label: fitLabel(name, x1-x0)}, 0)
-		}
+			return true
+		}, nil)
 		for d := range pend {
 			flush(d)
 		}

@@ -1,6 +1,7 @@
 package saint
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -205,7 +206,7 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 	if first && t.chain != nil {
 		var tr mhaug.Transition
 		var err error
-		train.Phase(trace.RoleAugment, func() { tr, err = t.chain.Advance(t.chainRNG, t.hn, lane) })
+		lane.Do(context.Background(), trace.RoleAugment, func(context.Context) { tr, err = t.chain.Advance(t.chainRNG, t.hn, lane) })
 		if err != nil {
 			return 0, fmt.Errorf("MH-Aug step: %w", err)
 		}
@@ -239,7 +240,7 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 	}
 	sp = lane.Begin("optimizer.adam", trace.RoleOptimizer)
 	var flops, bytes int64
-	train.Phase(trace.RoleOptimizer, func() {
+	lane.Do(context.Background(), trace.RoleOptimizer, func(context.Context) {
 		if t.Config.ClipNorm > 0 {
 			clipGradNorm(t.full.Opt.Params(), t.Config.ClipNorm)
 		}
@@ -290,10 +291,10 @@ func (t *Trainer) forwardBackwardAugmented(lane *trace.Lane, b *batch) (float64,
 	return parts.Total, nil
 }
 
-// phase runs fn in a span on lane, its CPU time labelled with the span's role (train.Phase).
+// phase runs fn in a span on lane, its CPU time labelled with the span's role (Lane.Do).
 func phase(lane *trace.Lane, name string, role trace.Role, fn func()) {
 	sp := lane.Begin(name, role)
-	train.Phase(role, fn)
+	lane.Do(context.Background(), role, func(context.Context) { fn() })
 	sp.End()
 }
 

@@ -127,7 +127,7 @@ func BenchmarkWriter(b *testing.B) {
 				gz, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
 				out = gz
 			}
-			w, err := NewWriter(out, Header{})
+			w, err := newWriter(out, Header{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func BenchmarkWriter(b *testing.B) {
 func BenchmarkRead(b *testing.B) {
 	lanes, ev := benchEvents(100_000)
 	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{})
+	w, _ := newWriter(&buf, Header{})
 	if err := w.Write(lanes, ev); err != nil {
 		b.Fatal(err)
 	}

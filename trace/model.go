@@ -1,14 +1,11 @@
-// Package trace records GNN training traces and reads them back.
-//
-// A Recorder collects spans, steps, copies, memory events, counters and instants on lanes (a
-// goroutine's logical thread, or a device stream) and streams them to a Chrome trace event JSON file
-// in the form torch.profiler (Kineto) writes, so tools that know torch traces read ours. Read loads
-// such files — ours, Kineto's, and torch's legacy array form — into a columnar Table.
-//
-// The package imports nothing else of gnnprof, so any Go program can use it to instrument training.
 package trace
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
 
 // Kind is what an event is.
 type Kind uint8
@@ -160,5 +157,33 @@ type LaneInfo struct {
 // IsDevice reports whether the lane is a device stream.
 func (l LaneInfo) IsDevice() bool { return l.Device != NoDevice }
 
+// stepPrefix starts a step span's name.
+const stepPrefix = "ProfilerStep#"
+
 // StepName is the name of step n's span, as torch.profiler writes it.
-func StepName(n int) string { return fmt.Sprintf("ProfilerStep#%d", n) }
+func StepName(n int) string { return stepPrefix + strconv.Itoa(n) }
+
+// ParseStepName returns the n of a step span's name, "ProfilerStep#n". torch writes no spaces;
+// "ProfilerStep #n" and "ProfilerStep# n" are accepted too, as Holistic Trace Analysis does.
+func ParseStepName(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "ProfilerStep")
+	if !ok {
+		return 0, false
+	}
+	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " "), "#")
+	rest = strings.TrimSpace(rest)
+	if !ok || rest == "" || len(rest) > 10 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(rest) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n > math.MaxInt32 { // Event.Step holds it
+		return 0, false
+	}
+	return n, true
+}

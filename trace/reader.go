@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/gnnprof/gnnprof/internal/jsonscan"
 )
 
 // ReadOptions choose what the reader keeps.
@@ -112,7 +112,7 @@ func (rd *reader) reserveForFile() {
 	if kept == 0 {
 		return
 	}
-	per := float64(rd.s.offset()) / float64(kept)
+	per := float64(rd.s.Offset()) / float64(kept)
 	if per <= 0 {
 		return
 	}
@@ -135,11 +135,11 @@ func read(r io.Reader, name string, opt ReadOptions, size int64) (*Table, error)
 		defer zr.Close()
 		in = zr
 	}
-	rd := &reader{s: newScanner(in), t: NewTable(), opt: opt, size: size, lanes: map[string]int32{}, unknownCats: map[string]bool{}}
+	rd := &reader{s: jsonscan.NewScanner(in), t: NewTable(), opt: opt, size: size, lanes: map[string]int32{}, unknownCats: map[string]bool{}}
 	err := rd.read()
 	rd.finish()
 	if err != nil {
-		where := fmt.Sprintf("byte %d", rd.s.offset())
+		where := fmt.Sprintf("byte %d", rd.s.Offset())
 		if compressed {
 			where += " of the uncompressed stream"
 		}
@@ -149,10 +149,10 @@ func read(r io.Reader, name string, opt ReadOptions, size int64) (*Table, error)
 }
 
 type reader struct {
-	s   *scanner
+	s   *jsonscan.Scanner
 	t   *Table
 	opt ReadOptions
-	p   parser
+	p   jsonscan.Parser
 	ev  rawEvent
 
 	size        int64            // the uncompressed input's size, 0 if unknown
@@ -196,9 +196,9 @@ func (rd *reader) finish() {
 }
 
 func (rd *reader) read() error {
-	c, err := rd.s.peek()
+	c, err := rd.s.Peek()
 	if err != nil {
-		if errors.Is(err, errEOF) {
+		if errors.Is(err, jsonscan.ErrEOF) {
 			return errors.New("empty file")
 		}
 		return err
@@ -210,21 +210,21 @@ func (rd *reader) read() error {
 	case '{':
 		return rd.topObject()
 	}
-	return fmt.Errorf("%w: a trace starts with '{' or '[', not %q", errSyntax, c)
+	return fmt.Errorf("%w: a trace starts with '{' or '[', not %q", jsonscan.ErrSyntax, c)
 }
 
 // topObject reads the traceEvents object form, streaming the events array and decoding the other
 // (small) top-level values.
 func (rd *reader) topObject() error {
-	rd.s.pos++ // '{'
+	rd.s.Advance() // '{'
 	sawEvents := false
 	for first := true; ; first = false {
-		c, err := rd.s.peek()
+		c, err := rd.s.Peek()
 		if err != nil {
 			return rd.eofErr(err, sawEvents)
 		}
 		if c == '}' {
-			rd.s.pos++
+			rd.s.Advance()
 			if !sawEvents {
 				return errors.New(`no "traceEvents" array`)
 			}
@@ -232,21 +232,21 @@ func (rd *reader) topObject() error {
 		}
 		if !first {
 			if c != ',' {
-				return fmt.Errorf("%w: expected ',' between top-level keys", errSyntax)
+				return fmt.Errorf("%w: expected ',' between top-level keys", jsonscan.ErrSyntax)
 			}
-			rd.s.pos++
+			rd.s.Advance()
 		}
-		kv, err := rd.s.value()
+		kv, err := rd.s.Value()
 		if err != nil {
 			return rd.eofErr(err, sawEvents)
 		}
 		key := string(bytes.Trim(kv, `"`))
-		if c, err = rd.s.peek(); err != nil || c != ':' {
+		if c, err = rd.s.Peek(); err != nil || c != ':' {
 			return rd.eofErr(orSyntax(err, "expected ':'"), sawEvents)
 		}
-		rd.s.pos++
+		rd.s.Advance()
 		if key == "traceEvents" {
-			if c, err := rd.s.peek(); err != nil || c != '[' {
+			if c, err := rd.s.Peek(); err != nil || c != '[' {
 				return rd.eofErr(orSyntax(err, `"traceEvents" is not an array`), sawEvents)
 			}
 			if err := rd.events(); err != nil {
@@ -255,7 +255,7 @@ func (rd *reader) topObject() error {
 			sawEvents = true
 			continue
 		}
-		v, err := rd.s.value()
+		v, err := rd.s.Value()
 		if err != nil {
 			return rd.eofErr(err, sawEvents)
 		}
@@ -269,12 +269,12 @@ func orSyntax(err error, msg string) error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("%w: %s", errSyntax, msg)
+	return fmt.Errorf("%w: %s", jsonscan.ErrSyntax, msg)
 }
 
 // eofErr turns an end of input after the events into a warning: every event was read.
 func (rd *reader) eofErr(err error, sawEvents bool) error {
-	if sawEvents && errors.Is(err, errEOF) {
+	if sawEvents && errors.Is(err, jsonscan.ErrEOF) {
 		rd.warnf("file ends before its closing brace (every event was read)")
 		return nil
 	}
@@ -292,8 +292,8 @@ func (rd *reader) topValue(key string, v []byte) error {
 		if err := json.Unmarshal(v, &g); err != nil {
 			return err
 		}
-		if g.Format > FormatVersion {
-			rd.warnf("gnnprof trace format %d is newer than this reader's %d", g.Format, FormatVersion)
+		if g.Format > formatVersion {
+			rd.warnf("gnnprof trace format %d is newer than this reader's %d", g.Format, formatVersion)
 		}
 		for k, v := range rd.t.Meta { // keys read before the gnnprof header
 			if g.Meta == nil {
@@ -309,7 +309,7 @@ func (rd *reader) topValue(key string, v []byte) error {
 			rd.t.Source = SourceKineto
 		}
 	case "baseTimeNanoseconds":
-		n, ok := parseInt(v)
+		n, ok := jsonscan.ParseInt(v)
 		if !ok {
 			return fmt.Errorf("not an integer: %.40q", v)
 		}
@@ -332,30 +332,30 @@ func (rd *reader) topValue(key string, v []byte) error {
 
 // events reads the array at the scanner's position.
 func (rd *reader) events() error {
-	rd.s.pos++ // '['
+	rd.s.Advance() // '['
 	for first := true; ; first = false {
-		c, err := rd.s.peek()
+		c, err := rd.s.Peek()
 		if err != nil {
 			return rd.truncated(err)
 		}
 		if c == ']' {
-			rd.s.pos++
+			rd.s.Advance()
 			return nil
 		}
 		if !first {
 			if c != ',' {
-				return fmt.Errorf("%w: expected ',' or ']' between events", errSyntax)
+				return fmt.Errorf("%w: expected ',' or ']' between events", jsonscan.ErrSyntax)
 			}
-			rd.s.pos++
-			if c, err = rd.s.peek(); err != nil {
+			rd.s.Advance()
+			if c, err = rd.s.Peek(); err != nil {
 				return rd.truncated(err)
 			}
 		}
 		if c != '{' {
-			return fmt.Errorf("%w: event %d is not an object", errSyntax, rd.nEvents+1)
+			return fmt.Errorf("%w: event %d is not an object", jsonscan.ErrSyntax, rd.nEvents+1)
 		}
-		start := rd.s.offset()
-		v, err := rd.s.value()
+		start := rd.s.Offset()
+		v, err := rd.s.Value()
 		if err != nil {
 			return rd.truncated(err)
 		}
@@ -368,13 +368,13 @@ func (rd *reader) events() error {
 }
 
 func (rd *reader) truncated(err error) error {
-	if !errors.Is(err, errEOF) {
+	if !errors.Is(err, jsonscan.ErrEOF) {
 		return err
 	}
 	last := -1
 	for i, r := range rd.t.Role {
 		if r == RoleStep && rd.t.Kind[i] == KindSpan {
-			if n, ok := stepNumber(rd.t.NameOf(i)); ok && n > last {
+			if n, ok := ParseStepName(rd.t.NameOf(i)); ok && n > last {
 				last = n
 			}
 		}
@@ -383,16 +383,6 @@ func (rd *reader) truncated(err error) error {
 		return fmt.Errorf("%w: the file ends inside event object %d (no complete step)", ErrTruncated, rd.nEvents+1)
 	}
 	return fmt.Errorf("%w: the file ends inside event object %d; the last complete step is %d", ErrTruncated, rd.nEvents+1, last)
-}
-
-// stepNumber parses N from "ProfilerStep#N".
-func stepNumber(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, "ProfilerStep#")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest)
-	return n, err == nil
 }
 
 // rawEvent holds one event's fields as parsed, before it is classified.
@@ -417,15 +407,15 @@ type rawEvent struct {
 // event parses and stores one event object.
 func (rd *reader) event(v []byte) error {
 	p := &rd.p
-	p.b, p.i = v, 0
+	p.Reset(v)
 	e := &rd.ev
 	*e = rawEvent{devID: -1, devType: -1}
 	rd.arena = rd.arena[:0]
 	keep := rd.keep
-	err := p.object(func(key []byte) error {
+	err := p.Object(func(key []byte) error {
 		switch string(key) {
 		case "ph":
-			s, err := p.str()
+			s, err := p.Str()
 			if err != nil {
 				return err
 			}
@@ -433,23 +423,23 @@ func (rd *reader) event(v []byte) error {
 				e.ph = s[0]
 			}
 		case "name":
-			s, _, err := p.scalar()
+			s, _, err := p.Scalar()
 			e.name = keep(s)
 			return err
 		case "cat":
-			s, err := p.str()
+			s, err := p.Str()
 			e.cat = keep(s)
 			return err
 		case "pid":
-			s, _, err := p.scalar()
+			s, _, err := p.Scalar()
 			e.pid = keep(s)
 			return err
 		case "tid":
-			s, _, err := p.scalar()
+			s, _, err := p.Scalar()
 			e.tid = keep(s)
 			return err
 		case "s":
-			s, err := p.str()
+			s, err := p.Str()
 			if len(s) > 0 {
 				e.scope = s[0]
 			}
@@ -459,17 +449,17 @@ func (rd *reader) event(v []byte) error {
 		case "dur":
 			return rd.timeField(&e.dur, &e.hasDur, "dur")
 		case "step":
-			n, err := p.int()
+			n, err := p.Int()
 			e.step, e.hasStep = n, err == nil
 			return err
 		case "args":
-			if p.next() != '{' {
-				_, err := p.skip()
+			if p.Next() != '{' {
+				_, err := p.Skip()
 				return err
 			}
 			return rd.args(keep)
 		default:
-			_, err := p.skip()
+			_, err := p.Skip()
 			return err
 		}
 		return nil
@@ -481,11 +471,11 @@ func (rd *reader) event(v []byte) error {
 }
 
 func (rd *reader) timeField(dst *int64, has *bool, key string) error {
-	v, _, err := rd.p.scalar()
+	v, _, err := rd.p.Scalar()
 	if err != nil {
 		return err
 	}
-	ns, ok := micros(v)
+	ns, ok := jsonscan.Micros(v)
 	if !ok {
 		return fmt.Errorf("%q is not a time: %.30q", key, v)
 	}
@@ -495,64 +485,64 @@ func (rd *reader) timeField(dst *int64, has *bool, key string) error {
 
 func (rd *reader) args(keep func([]byte) []byte) error {
 	p, e := &rd.p, &rd.ev
-	return p.object(func(key []byte) error {
+	return p.Object(func(key []byte) error {
 		var err error
 		switch string(key) {
 		case "role":
 			var s []byte
-			s, err = p.str()
+			s, err = p.Str()
 			e.role = keep(s)
 		case "step":
-			e.step, err = p.int()
+			e.step, err = p.Int()
 			e.hasStep = err == nil
 		case "flops":
-			e.flops, err = p.int()
+			e.flops, err = p.Int()
 		case "bytes":
-			e.bytes, err = p.int()
+			e.bytes, err = p.Int()
 			e.hasBytes = err == nil
 		case "Bytes":
-			e.memBytes, err = p.int()
+			e.memBytes, err = p.Int()
 		case "Total Allocated":
-			e.total, err = p.int()
+			e.total, err = p.Int()
 		case "Device Type":
-			e.devType, err = p.int()
+			e.devType, err = p.Int()
 		case "Device Id":
-			e.devID, err = p.int()
+			e.devID, err = p.Int()
 		case "device":
-			e.device, err = p.int()
+			e.device, err = p.Int()
 			e.hasDevice = err == nil
 		case "stream":
-			e.stream, err = p.int()
+			e.stream, err = p.Int()
 		case "async":
 			var n int64
-			n, err = p.int()
+			n, err = p.Int()
 			e.async = n != 0
 		case "External id":
-			e.ext, err = p.int()
+			e.ext, err = p.Int()
 		case "correlation":
-			e.corr, err = p.int()
+			e.corr, err = p.Int()
 		case "Input Dims":
 			var raw []byte
-			raw, err = p.skip()
+			raw, err = p.Skip()
 			e.shape = keep(raw)
 		case "name":
 			var s []byte
-			s, _, err = p.scalar()
+			s, _, err = p.Scalar()
 			e.argName = keep(s)
 		case "lane":
-			e.laneID, err = p.int()
+			e.laneID, err = p.Int()
 			e.hasLaneID = 1
 		case "value":
 			var v []byte
-			v, _, err = p.scalar()
-			if f, ok := parseFloat(v); ok {
+			v, _, err = p.Scalar()
+			if f, ok := jsonscan.ParseFloat(v); ok {
 				e.value, e.hasValue = f, true
 			}
 		default:
 			var v []byte
-			v, err = p.skip()
+			v, err = p.Skip()
 			if !e.hasValue && e.ph == 'C' {
-				if f, ok := parseFloat(v); ok {
+				if f, ok := jsonscan.ParseFloat(v); ok {
 					e.value, e.hasValue = f, true
 				}
 			}
@@ -575,12 +565,12 @@ func (rd *reader) lane(device bool) int32 {
 	info := LaneInfo{Pid: string(e.pid), Tid: string(e.tid), Device: NoDevice}
 	info.Name = info.Pid + "/" + info.Tid
 	if device {
-		if d, ok := parseInt(e.pid); ok && d >= 0 && d < 1<<15 {
+		if d, ok := jsonscan.ParseInt(e.pid); ok && d >= 0 && d < 1<<15 {
 			info.Device = int16(d)
 		} else {
 			info.Device = 0
 		}
-		s, _ := parseInt(e.tid)
+		s, _ := jsonscan.ParseInt(e.tid)
 		info.Stream = int32(s)
 		info.Name = "stream " + info.Tid
 	}

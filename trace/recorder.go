@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gnnprof/gnnprof/internal/chromejson"
 )
 
 // A Sink receives the Recorder's events in batches, from one goroutine at a time. lanes describes
@@ -110,16 +112,6 @@ func (r *Recorder) addLane(info LaneInfo) *Lane {
 	r.infos = append(r.infos, info)
 	return l
 }
-
-// Lanes returns a copy of the lanes' descriptions, indexed by Event.Lane.
-func (r *Recorder) Lanes() []LaneInfo {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]LaneInfo(nil), r.infos...)
-}
-
-// Step returns the current step number, or -1 outside steps.
-func (r *Recorder) Step() int { return int(r.step.Load()) }
 
 // Err returns the first error the recorder met: a misuse such as an out-of-order End (reported
 // once; the trace stays well nested) or a failure of the sink.
@@ -462,7 +454,7 @@ func (l *Lane) Counter(name string, value float64) {
 }
 
 // MemoryName is the name of memory events, as torch.profiler writes them.
-const MemoryName = "[memory]"
+const MemoryName = chromejson.MemoryName
 
 var copyNames = func() (names [numDirs][2]string) {
 	host := [2]string{"Pageable", "Pinned"}

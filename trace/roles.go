@@ -63,9 +63,9 @@ var knownCategories = map[string]Role{
 	"fwdbwd": RoleOther, "gnnprof": RoleOther, "counter": RoleOther, "gpu_memcpy": RoleOther,
 }
 
-// RoleForName classifies a span by its name alone (the table above).
-func RoleForName(name string) Role {
-	if strings.HasPrefix(name, "ProfilerStep#") {
+// roleForName classifies a span by its name alone (the table above).
+func roleForName(name string) Role {
+	if strings.HasPrefix(name, stepPrefix) {
 		return RoleStep
 	}
 	lower := strings.ToLower(name)
@@ -88,13 +88,13 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role 
 		rd.warnf("unknown role %q; using other", recorded)
 	}
 	if noCategory {
-		if bytes.HasPrefix(name, []byte("ProfilerStep#")) {
+		if bytes.HasPrefix(name, []byte(stepPrefix)) {
 			return RoleStep
 		}
 		if bytes.Contains(name, []byte("::")) {
 			return RoleCPU
 		}
-		return RoleForName(string(name))
+		return roleForName(string(name))
 	}
 	r, known := knownCategories[cat]
 	if !known && !rd.unknownCats[cat] {
@@ -103,7 +103,7 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role 
 	}
 	switch cat {
 	case "user_annotation", "gpu_user_annotation":
-		return RoleForName(string(name))
+		return roleForName(string(name))
 	case "cuda_runtime", "cuda_driver":
 		if bytes.Contains(name, []byte("Synchronize")) || bytes.Contains(name, []byte("StreamWaitEvent")) {
 			return RoleSync

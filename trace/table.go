@@ -1,5 +1,7 @@
 package trace
 
+import "github.com/gnnprof/gnnprof/internal/chromejson"
+
 // Table is a trace in columnar form: one slice per attribute, indexed by event, with names interned.
 // It is what Read returns and what the analyzer works on; it holds tens of bytes per event.
 type Table struct {
@@ -52,15 +54,15 @@ func NewTable() *Table {
 // Len returns the number of events.
 func (t *Table) Len() int { return len(t.Kind) }
 
-// Intern returns the index of s in Strings, adding it if needed.
-func (t *Table) Intern(s string) int32 {
+// intern returns the index of s in Strings, adding it if needed.
+func (t *Table) intern(s string) int32 {
 	if id, ok := t.index[s]; ok {
 		return id
 	}
 	return t.internNew(s)
 }
 
-// internBytes is Intern for a byte slice; it allocates only for a string not seen before.
+// internBytes is intern for a byte slice; it allocates only for a string not seen before.
 func (t *Table) internBytes(b []byte) int32 {
 	if id, ok := t.index[string(b)]; ok {
 		return id
@@ -96,9 +98,9 @@ func (t *Table) Append(e Event, cat, shape string) {
 	t.Device = append(t.Device, e.Device)
 	t.Step = append(t.Step, e.Step)
 	t.Lane = append(t.Lane, e.Lane)
-	t.Name = append(t.Name, t.Intern(e.Name))
-	t.Cat = append(t.Cat, t.Intern(cat))
-	t.Shape = append(t.Shape, t.Intern(shape))
+	t.Name = append(t.Name, t.intern(e.Name))
+	t.Cat = append(t.Cat, t.intern(cat))
+	t.Shape = append(t.Shape, t.intern(shape))
 	t.Start = append(t.Start, e.Start)
 	t.Dur = append(t.Dur, e.Dur)
 	t.Bytes = append(t.Bytes, e.Bytes)
@@ -118,15 +120,6 @@ func (t *Table) Event(i int) Event {
 	}
 }
 
-// Truncate keeps the first n events.
-func (t *Table) Truncate(n int) {
-	t.Kind, t.Role, t.Dir, t.Flags = t.Kind[:n], t.Role[:n], t.Dir[:n], t.Flags[:n]
-	t.Device, t.Step, t.Lane = t.Device[:n], t.Step[:n], t.Lane[:n]
-	t.Name, t.Cat, t.Shape = t.Name[:n], t.Cat[:n], t.Shape[:n]
-	t.Start, t.Dur, t.Bytes, t.FLOPs, t.Total = t.Start[:n], t.Dur[:n], t.Bytes[:n], t.FLOPs[:n], t.Total[:n]
-	t.Value, t.ExtID, t.Corr = t.Value[:n], t.ExtID[:n], t.Corr[:n]
-}
-
 // MemorySink is a Sink that keeps events in a Table (for in-process analysis and tests).
 type MemorySink struct {
 	Table *Table
@@ -139,41 +132,10 @@ func (m *MemorySink) Write(lanes []LaneInfo, events []Event) error {
 	m.Table.Lanes = append(m.Table.Lanes[:0], lanes...)
 	for i := range events {
 		e := &events[i]
-		m.Table.Append(*e, spanCategory(e.Role, lanes[e.Lane].IsDevice()), "")
+		m.Table.Append(*e, chromejson.Category(chromejson.Kind(e.Kind), e.Role.String(), lanes[e.Lane].IsDevice()), "")
 	}
 	return nil
 }
 
 func (m *MemorySink) Flush() error { return nil }
 func (m *MemorySink) Close() error { return nil }
-
-// Tee is a Sink that writes to several sinks.
-type Tee []Sink
-
-func (t Tee) Write(lanes []LaneInfo, events []Event) error {
-	for _, s := range t {
-		if err := s.Write(lanes, events); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t Tee) Flush() error {
-	for _, s := range t {
-		if err := s.Flush(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t Tee) Close() error {
-	var first error
-	for _, s := range t {
-		if err := s.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}

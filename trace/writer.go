@@ -5,18 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/gnnprof/gnnprof/internal/chromejson"
 )
 
-// FormatVersion is the version of gnnprof's trace format, written as gnnprof.format.
-const FormatVersion = 1
+// formatVersion is the version of gnnprof's trace format, written as gnnprof.format.
+const formatVersion = 1
 
 // Header is what a trace file says about itself before its events.
 type Header struct {
@@ -28,17 +28,17 @@ type Header struct {
 	Start time.Time
 }
 
-// Writer is a Sink that streams Chrome trace event JSON (the traceEvents object form that
+// writer is a Sink that streams Chrome trace event JSON (the traceEvents object form that
 // torch.profiler writes), gzip-compressed when its path ends in ".gz".
-type Writer struct {
+type writer struct {
 	file      io.Closer
 	gz        *gzip.Writer
 	w         *bufio.Writer
 	buf       []byte
 	lanesSeen int
 	pidsSeen  map[string]bool
-	any       bool // an element has been written to traceEvents
-	events    int64
+	ids       [][2]string // per lane: its pid and tid as JSON text
+	any       bool        // an element has been written to traceEvents
 	err       error
 }
 
@@ -51,14 +51,15 @@ func Create(path string, h Header) (*Recorder, error) {
 	return NewRecorder(w), nil
 }
 
-// CreateWriter creates the file at path and writes the trace's header.
-func CreateWriter(path string, h Header) (*Writer, error) {
+// CreateWriter creates a trace file at path, writes its header and returns the Sink that writes
+// its events: for a recorder that also writes elsewhere, or for events made without a recorder.
+func CreateWriter(path string, h Header) (Sink, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("creating trace: %w", err)
 	}
 	var out io.Writer = f
-	w := &Writer{file: f}
+	w := &writer{file: f}
 	if strings.HasSuffix(path, ".gz") {
 		w.gz, _ = gzip.NewWriterLevel(f, gzip.BestSpeed)
 		out = w.gz
@@ -71,17 +72,17 @@ func CreateWriter(path string, h Header) (*Writer, error) {
 	return w, nil
 }
 
-// NewWriter writes an uncompressed trace to out (closing out is the caller's business).
-func NewWriter(out io.Writer, h Header) (*Writer, error) {
-	w := &Writer{w: bufio.NewWriterSize(out, 256<<10)}
+// newWriter writes an uncompressed trace to out (closing out is the caller's business).
+func newWriter(out io.Writer, h Header) (*writer, error) {
+	w := &writer{w: bufio.NewWriterSize(out, 256<<10)}
 	return w, w.header(h)
 }
 
-func (w *Writer) header(h Header) error {
+func (w *writer) header(h Header) error {
 	if h.Start.IsZero() {
 		h.Start = time.Now()
 	}
-	meta := map[string]any{"format": FormatVersion}
+	meta := map[string]any{"format": formatVersion}
 	if h.Meta != nil {
 		meta["meta"] = h.Meta
 	}
@@ -109,7 +110,7 @@ func (w *Writer) header(h Header) error {
 }
 
 // Write encodes events; lane metadata events come first for lanes not seen before.
-func (w *Writer) Write(lanes []LaneInfo, events []Event) error {
+func (w *writer) Write(lanes []LaneInfo, events []Event) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -120,8 +121,7 @@ func (w *Writer) Write(lanes []LaneInfo, events []Event) error {
 	for i := range events {
 		e := &events[i]
 		b = w.sep(b)
-		b = appendEvent(b, e, lanes[e.Lane])
-		w.events++
+		b = w.appendEvent(b, e, &lanes[e.Lane])
 		if len(b) > 64<<10 {
 			if _, err := w.w.Write(b); err != nil {
 				w.err = err
@@ -135,11 +135,8 @@ func (w *Writer) Write(lanes []LaneInfo, events []Event) error {
 	return w.err
 }
 
-// Events returns the number of events written.
-func (w *Writer) Events() int64 { return w.events }
-
 // sep writes the separator before an element of traceEvents.
-func (w *Writer) sep(b []byte) []byte {
+func (w *writer) sep(b []byte) []byte {
 	if w.any {
 		b = append(b, ",\n"...)
 	}
@@ -147,7 +144,9 @@ func (w *Writer) sep(b []byte) []byte {
 	return b
 }
 
-func (w *Writer) appendLaneMeta(b []byte, id int32, l LaneInfo) []byte {
+func (w *writer) appendLaneMeta(b []byte, id int32, l LaneInfo) []byte {
+	pid, tid := chromejson.ID(l.Pid), chromejson.ID(l.Tid)
+	w.ids = append(w.ids, [2]string{pid, tid})
 	if !w.pidsSeen[l.Pid] {
 		if w.pidsSeen == nil {
 			w.pidsSeen = map[string]bool{}
@@ -158,212 +157,23 @@ func (w *Writer) appendLaneMeta(b []byte, id int32, l LaneInfo) []byte {
 			procName = "device " + l.Pid
 		}
 		b = w.sep(b)
-		b = append(b, `{"ph":"M","name":"process_name","pid":`...)
-		b = appendID(b, l.Pid)
-		b = append(b, `,"tid":0,"args":{"name":`...)
-		b = AppendJSONString(b, procName)
-		b = append(b, "}}"...)
+		b = chromejson.AppendProcessName(b, pid, procName)
 	}
 	b = w.sep(b)
-	b = append(b, `{"ph":"M","name":"thread_name","pid":`...)
-	b = appendID(b, l.Pid)
-	b = append(b, `,"tid":`...)
-	b = appendID(b, l.Tid)
-	b = append(b, `,"args":{"name":`...)
-	b = AppendJSONString(b, l.Name)
-	b = append(b, `,"lane":`...)
-	b = strconv.AppendInt(b, int64(id), 10)
-	if l.IsDevice() {
-		b = append(b, `,"device":`...)
-		b = strconv.AppendInt(b, int64(l.Device), 10)
-		b = append(b, `,"stream":`...)
-		b = strconv.AppendInt(b, int64(l.Stream), 10)
-	}
-	return append(b, "}}"...)
+	return chromejson.AppendThreadName(b, &chromejson.Thread{Pid: pid, Tid: tid, Name: l.Name, Lane: id,
+		Device: l.Device, Stream: l.Stream})
 }
 
-// spanCategory is the Kineto category a span of this role is written under, so foreign tools
-// classify it as torch's own would.
-func spanCategory(r Role, device bool) string {
-	switch r {
-	case RoleKernel:
-		return "kernel"
-	case RoleMemset:
-		return "gpu_memset"
-	case RoleRuntime:
-		return "cuda_runtime"
-	case RoleCPU:
-		return "cpu_op"
-	}
-	if device {
-		return "gpu_user_annotation"
-	}
-	return "user_annotation"
-}
-
-func appendEvent(b []byte, e *Event, l LaneInfo) []byte {
-	switch e.Kind {
-	case KindSpan, KindCopy:
-		b = append(b, `{"ph":"X","cat":"`...)
-		if e.Kind == KindCopy {
-			b = append(b, "gpu_memcpy"...)
-		} else {
-			b = append(b, spanCategory(e.Role, l.IsDevice())...)
-		}
-		b = append(b, '"')
-	case KindMemory:
-		b = append(b, `{"ph":"i","cat":"cpu_instant_event","s":"t"`...)
-	case KindInstant:
-		b = append(b, `{"ph":"i","cat":"gnnprof","s":"t"`...)
-	case KindCounter:
-		b = append(b, `{"ph":"C","cat":"gnnprof"`...)
-	}
-	b = append(b, `,"name":`...)
-	b = AppendJSONString(b, e.Name)
-	b = append(b, `,"pid":`...)
-	b = appendID(b, l.Pid)
-	b = append(b, `,"tid":`...)
-	b = appendID(b, l.Tid)
-	b = append(b, `,"ts":`...)
-	b = AppendMicros(b, e.Start)
-	if e.Kind == KindSpan || e.Kind == KindCopy {
-		b = append(b, `,"dur":`...)
-		b = AppendMicros(b, e.Dur)
-	}
-	if e.Kind == KindCounter {
-		// A counter's args are its series, so its step goes beside them.
-		b = append(b, `,"step":`...)
-		b = strconv.AppendInt(b, int64(e.Step), 10)
-		b = append(b, `,"args":{"value":`...)
-		b = AppendJSONFloat(b, e.Value)
-		return append(b, "}}"...)
-	}
-	b = append(b, `,"args":{"step":`...)
-	b = strconv.AppendInt(b, int64(e.Step), 10)
-	switch e.Kind {
-	case KindSpan, KindInstant:
-		b = append(b, `,"role":"`...)
-		b = append(b, e.Role.String()...)
-		b = append(b, '"')
-		if e.FLOPs != 0 {
-			b = append(b, `,"flops":`...)
-			b = strconv.AppendInt(b, e.FLOPs, 10)
-		}
-		if e.Bytes != 0 {
-			b = append(b, `,"bytes":`...)
-			b = strconv.AppendInt(b, e.Bytes, 10)
-		}
-	case KindCopy:
-		b = append(b, `,"role":"`...)
-		b = append(b, e.Role.String()...)
-		b = append(b, `","bytes":`...)
-		b = strconv.AppendInt(b, e.Bytes, 10)
-		b = append(b, `,"device":`...)
-		b = strconv.AppendInt(b, int64(e.Device), 10)
-		b = append(b, `,"stream":`...)
-		b = strconv.AppendInt(b, int64(l.Stream), 10)
-		b = append(b, `,"async":`...)
-		b = strconv.AppendBool(b, e.Flags&FlagAsync != 0)
-		if e.Dur > 0 {
-			b = append(b, `,"memory bandwidth (GB/s)":`...)
-			b = AppendJSONFloat(b, float64(e.Bytes)/float64(e.Dur))
-		}
-	case KindMemory:
-		b = append(b, `,"Bytes":`...)
-		b = strconv.AppendInt(b, e.Bytes, 10)
-		b = append(b, `,"Total Allocated":`...)
-		b = strconv.AppendInt(b, e.Total, 10)
-		if e.Device == NoDevice {
-			b = append(b, `,"Device Type":0,"Device Id":-1`...)
-		} else {
-			b = append(b, `,"Device Type":1,"Device Id":`...)
-			b = strconv.AppendInt(b, int64(e.Device), 10)
-		}
-	}
-	return append(b, "}}"...)
-}
-
-// AppendMicros writes ns as microseconds with three decimals, as Chrome traces want times: exact,
-// unlike a float.
-func AppendMicros(b []byte, ns int64) []byte {
-	if ns < 0 {
-		b = append(b, '-')
-		ns = -ns
-	}
-	b = strconv.AppendInt(b, ns/1000, 10)
-	frac := ns % 1000
-	return append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
-}
-
-// AppendJSONFloat writes f as a JSON number, or null for NaN and infinities, which JSON lacks.
-func AppendJSONFloat(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
-	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
-}
-
-// appendID writes a pid or tid: a number when it is one, else a string.
-func appendID(b []byte, id string) []byte {
-	if _, err := strconv.ParseInt(id, 10, 64); err == nil {
-		return append(b, id...)
-	}
-	return AppendJSONString(b, id)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// AppendJSONString writes s as a JSON string: control characters escaped (Perfetto rejects raw
-// ones), invalid UTF-8 as U+FFFD, and <, > and & as \u escapes so the text is also safe inside an
-// HTML <script> element.
-func AppendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\r':
-				b = append(b, '\\', 'r')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			if r == utf8.RuneError {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = append(b, `\u202`...)
-				b = append(b, hexDigits[r&0xf])
-			}
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+func (w *writer) appendEvent(b []byte, e *Event, l *LaneInfo) []byte {
+	ids := &w.ids[e.Lane]
+	return chromejson.AppendEvent(b, &chromejson.Event{Kind: chromejson.Kind(e.Kind), Name: e.Name, Role: e.Role.String(),
+		Pid: ids[0], Tid: ids[1], OnDevice: l.IsDevice(), Start: e.Start, Dur: e.Dur, Step: e.Step,
+		Bytes: e.Bytes, FLOPs: e.FLOPs, Total: e.Total, Value: e.Value, Device: e.Device, Stream: l.Stream,
+		Async: e.Flags&FlagAsync != 0})
 }
 
 // Flush pushes buffered output through the compressor to the file.
-func (w *Writer) Flush() error {
+func (w *writer) Flush() error {
 	if w.err != nil {
 		return w.err
 	}
@@ -377,7 +187,7 @@ func (w *Writer) Flush() error {
 }
 
 // Close ends the JSON document and closes the file.
-func (w *Writer) Close() error {
+func (w *writer) Close() error {
 	err := w.err
 	if err == nil {
 		_, err = w.w.WriteString("\n]}\n")

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -231,17 +232,17 @@ func (f *FullBatch) TrainEpoch(lane *trace.Lane) (float64, error) {
 	f.Opt.ZeroGrad()
 	var loss float64
 	sp := lane.Begin("forward", trace.RoleForward)
-	phase(trace.RoleForward, func() {
+	lane.Do(context.Background(), trace.RoleForward, func(context.Context) {
 		logits := f.Model.Forward(c, f.In.Adj, f.In.X)
 		loss = f.ce.Forward(c, logits, nn.Targets{Rows: f.split.Train, Labels: f.labels})
 	})
 	sp.End()
 	sp = lane.Begin("backward", trace.RoleBackward)
-	phase(trace.RoleBackward, func() { f.Model.Backward(c, f.ce.Backward(c)) })
+	lane.Do(context.Background(), trace.RoleBackward, func(context.Context) { f.Model.Backward(c, f.ce.Backward(c)) })
 	sp.End()
 	sp = lane.Begin("optimizer.adam", trace.RoleOptimizer)
 	var flops, bytes int64
-	phase(trace.RoleOptimizer, func() { flops, bytes = f.Opt.Step() })
+	lane.Do(context.Background(), trace.RoleOptimizer, func(context.Context) { flops, bytes = f.Opt.Step() })
 	sp.EndWork(flops, bytes)
 	got, err := f.readBack(lane, loss)
 	if err != nil {

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -8,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/device"
-	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/procmem"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -125,13 +126,16 @@ func (l *Loop) Run() (*Result, error) {
 		}
 		sp := l.Lane.Begin("eval", trace.RoleEval)
 		var sc Scores
-		phase(trace.RoleEval, func() { sc, err = l.Eval(epoch) })
+		l.Lane.Do(context.Background(), trace.RoleEval, func(context.Context) { sc, err = l.Eval(epoch) })
 		sp.End()
+		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
+		if err == nil {
+			rundir.RecordEpoch(l.Lane, e) // in the trace too, for watching the run live
+		}
 		step.End()
 		if err != nil {
 			return nil, fmt.Errorf("epoch %d: evaluating: %w", epoch, err)
 		}
-		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		if d := l.Device; d != nil {
 			setEpochCopies(&e, d.Dev.Copies().Sub(copies0))
 			m := d.Dev.MemInfo()
@@ -167,6 +171,6 @@ func (l *Loop) Run() (*Result, error) {
 	}
 	res.Final.Epochs = len(res.Epochs)
 	res.Final.Seconds = time.Since(start).Seconds()
-	res.Final.PeakHostBytes = graph.PeakRSS()
+	res.Final.PeakHostBytes = procmem.PeakRSS()
 	return res, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/procmem"
 	"github.com/spf13/cobra"
 )
 
@@ -60,7 +61,7 @@ program, which must be on PATH). --compare runs both and prints their ratios.
 			ds = nil
 			runtime.GC()
 			debug.FreeOSMemory()
-			graph.ResetPeakRSS()
+			procmem.ResetPeakRSS()
 			opt := graph.PartitionOptions{Seed: flags.seed, Imbalance: imbalance}
 			methods := []string{method}
 			if compare {
@@ -111,7 +112,7 @@ func runPartition(cmd *cobra.Command, g *graph.CSR, k int, method string, opt gr
 		}
 		r.p = p
 		r.seconds = time.Since(start).Seconds()
-		r.peak = graph.PeakRSS()
+		r.peak = procmem.PeakRSS()
 	case "gpmetis":
 		res, err := graph.PartitionGpmetis(cmd.Context(), g, k, opt)
 		if err != nil {

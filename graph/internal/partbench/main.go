@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/procmem"
 	"github.com/gnnprof/gnnprof/internal/shareddata"
 )
 
@@ -101,13 +102,13 @@ func run(ksFlag string, seeds int, rmat string) error {
 
 				runtime.GC()
 				debug.FreeOSMemory()
-				graph.ResetPeakRSS()
+				procmem.ResetPeakRSS()
 				start := time.Now()
 				p, err := graph.Partition(g, k, opt)
 				if err != nil {
 					return err
 				}
-				builtin.add(p, time.Since(start).Seconds(), graph.PeakRSS())
+				builtin.add(p, time.Since(start).Seconds(), procmem.PeakRSS())
 			}
 			n := float64(seeds)
 			mt := metis.median()

@@ -1,9 +1,9 @@
 //go:build !linux
 
-package graph
+package procmem
 
-// watchPeakRSS reports 0: peak memory of another process is only measured on Linux.
-func watchPeakRSS(pid int, stop <-chan struct{}) <-chan int64 {
+// WatchPeakRSS reports 0: peak memory of another process is only measured on Linux.
+func WatchPeakRSS(pid int, stop <-chan struct{}) <-chan int64 {
 	out := make(chan int64, 1)
 	go func() { <-stop; out <- 0 }()
 	return out

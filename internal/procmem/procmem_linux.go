@@ -1,4 +1,4 @@
-package graph
+package procmem
 
 import (
 	"bytes"
@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// watchPeakRSS samples a running process's VmHWM (peak resident memory) every few milliseconds
+// WatchPeakRSS samples a running process's VmHWM (peak resident memory) every few milliseconds
 // until stop is closed, then sends the largest value seen. The child's own rusage cannot be
 // used: on Linux a child started with vfork inherits the parent's high-water mark.
-func watchPeakRSS(pid int, stop <-chan struct{}) <-chan int64 {
+func WatchPeakRSS(pid int, stop <-chan struct{}) <-chan int64 {
 	out := make(chan int64, 1)
 	go func() {
 		var peak int64
@@ -39,6 +39,11 @@ func readVmHWM(path string) int64 {
 	if err != nil {
 		return 0
 	}
+	return parseVmHWM(data)
+}
+
+// parseVmHWM returns the VmHWM line of /proc status text in bytes, or 0.
+func parseVmHWM(data []byte) int64 {
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if rest, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
 			if f := bytes.Fields(rest); len(f) > 0 {

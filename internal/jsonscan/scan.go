@@ -1,4 +1,4 @@
-package trace
+package jsonscan
 
 import (
 	"bytes"
@@ -11,13 +11,12 @@ import (
 	"unicode/utf8"
 )
 
-// maxValueBytes bounds one JSON value the reader holds at once (one event, or one top-level value
-// other than traceEvents): a value larger than this is not a trace event.
+// maxValueBytes bounds one JSON value the scanner holds at once: a larger value is an error.
 const maxValueBytes = 256 << 20
 
-// scanner reads a JSON stream one complete value at a time, without building a document: the
-// trace reader asks it for each event object's bytes and parses those in place.
-type scanner struct {
+// Scanner reads a JSON stream one complete value at a time, without building a document: the
+// trace reader asks it for each event object's bytes and parses those in place with a Parser.
+type Scanner struct {
 	r    io.Reader
 	buf  []byte
 	pos  int   // next unread byte
@@ -26,15 +25,16 @@ type scanner struct {
 	rerr error // the reader's error once it has returned one (io.EOF at the end)
 }
 
-func newScanner(r io.Reader) *scanner {
-	return &scanner{r: r, buf: make([]byte, 1<<20)}
+// NewScanner returns a scanner reading r.
+func NewScanner(r io.Reader) *Scanner {
+	return &Scanner{r: r, buf: make([]byte, 1<<20)}
 }
 
-// offset returns the stream offset of the next unread byte.
-func (s *scanner) offset() int64 { return s.off + int64(s.pos) }
+// Offset returns the stream offset of the next unread byte.
+func (s *Scanner) Offset() int64 { return s.off + int64(s.pos) }
 
 // more reads more input, keeping bytes from pos on. It reports whether any arrived.
-func (s *scanner) more() bool {
+func (s *Scanner) more() bool {
 	if s.pos > 0 {
 		copy(s.buf, s.buf[s.pos:s.n])
 		s.off += int64(s.pos)
@@ -60,22 +60,25 @@ func (s *scanner) more() bool {
 	return false
 }
 
-// errEOF says the input ended before the value did.
-var errEOF = errors.New("unexpected end of input")
+// Advance consumes the byte Peek returned.
+func (s *Scanner) Advance() { s.pos++ }
+
+// ErrEOF says the input ended before the value did.
+var ErrEOF = errors.New("unexpected end of input")
 
 // endErr explains why more input could not be had.
-func (s *scanner) endErr() error {
+func (s *Scanner) endErr() error {
 	switch {
 	case s.rerr != nil && s.rerr != io.EOF && s.rerr != io.ErrUnexpectedEOF:
 		return s.rerr
 	case s.n-s.pos >= maxValueBytes:
 		return fmt.Errorf("a value longer than %d MiB", maxValueBytes>>20)
 	}
-	return errEOF
+	return ErrEOF
 }
 
-// peek skips white space and returns the next byte without consuming it.
-func (s *scanner) peek() (byte, error) {
+// Peek skips white space and returns the next byte without consuming it.
+func (s *Scanner) Peek() (byte, error) {
 	for {
 		for s.pos < s.n {
 			c := s.buf[s.pos]
@@ -90,10 +93,10 @@ func (s *scanner) peek() (byte, error) {
 	}
 }
 
-// value returns the bytes of the next complete JSON value and consumes them. The slice is valid
-// until the next call. Only the value's extent is checked here; its contents are parsed later.
-func (s *scanner) value() ([]byte, error) {
-	c, err := s.peek()
+// Value returns the bytes of the next complete JSON value and consumes them. The slice is valid
+// until the next call. Only the value's extent is checked here; a Parser reads its contents.
+func (s *Scanner) Value() ([]byte, error) {
+	c, err := s.Peek()
 	if err != nil {
 		return nil, err
 	}
@@ -217,16 +220,20 @@ func (st *nestState) scan(b []byte, j int) (int, bool) {
 	return len(b), false
 }
 
-// parser walks one complete JSON value held in memory.
-type parser struct {
+// Parser walks one complete JSON value held in memory (Reset gives it one).
+type Parser struct {
 	b   []byte
 	i   int
 	tmp []byte // scratch for unescaped strings
 }
 
-var errSyntax = errors.New("invalid JSON")
+// Reset makes the parser walk b from its start.
+func (p *Parser) Reset(b []byte) { p.b, p.i = b, 0 }
 
-func (p *parser) ws() {
+// ErrSyntax is wrapped by the errors of malformed JSON.
+var ErrSyntax = errors.New("invalid JSON")
+
+func (p *Parser) ws() {
 	for p.i < len(p.b) {
 		switch p.b[p.i] {
 		case ' ', '\n', '\r', '\t':
@@ -237,8 +244,8 @@ func (p *parser) ws() {
 	}
 }
 
-// next skips white space and returns the next byte, or 0 at the end.
-func (p *parser) next() byte {
+// Next skips white space and returns the next byte, or 0 at the end.
+func (p *Parser) Next() byte {
 	p.ws()
 	if p.i < len(p.b) {
 		return p.b[p.i]
@@ -246,19 +253,19 @@ func (p *parser) next() byte {
 	return 0
 }
 
-func (p *parser) expect(c byte) error {
-	if p.next() != c {
-		return fmt.Errorf("%w: expected %q at %d", errSyntax, c, p.i)
+func (p *Parser) expect(c byte) error {
+	if p.Next() != c {
+		return fmt.Errorf("%w: expected %q at %d", ErrSyntax, c, p.i)
 	}
 	p.i++
 	return nil
 }
 
-// str parses a string and returns its contents, unescaped (into scratch space valid until the next
+// Str parses a string and returns its contents, unescaped (into scratch space valid until the next
 // call when there were escapes).
-func (p *parser) str() ([]byte, error) {
-	if p.next() != '"' {
-		return nil, fmt.Errorf("%w: expected a string at %d", errSyntax, p.i)
+func (p *Parser) Str() ([]byte, error) {
+	if p.Next() != '"' {
+		return nil, fmt.Errorf("%w: expected a string at %d", ErrSyntax, p.i)
 	}
 	p.i++
 	start := p.i
@@ -272,14 +279,14 @@ func (p *parser) str() ([]byte, error) {
 			return p.unescape(start)
 		}
 		if c < 0x20 {
-			return nil, fmt.Errorf("%w: control character in string at %d", errSyntax, p.i)
+			return nil, fmt.Errorf("%w: control character in string at %d", ErrSyntax, p.i)
 		}
 		p.i++
 	}
-	return nil, fmt.Errorf("%w: unterminated string", errSyntax)
+	return nil, fmt.Errorf("%w: unterminated string", ErrSyntax)
 }
 
-func (p *parser) unescape(start int) ([]byte, error) {
+func (p *Parser) unescape(start int) ([]byte, error) {
 	out := append(p.tmp[:0], p.b[start:p.i]...)
 	for p.i < len(p.b) {
 		c := p.b[p.i]
@@ -289,7 +296,7 @@ func (p *parser) unescape(start int) ([]byte, error) {
 			p.tmp = out
 			return out, nil
 		case c < 0x20:
-			return nil, fmt.Errorf("%w: control character in string at %d", errSyntax, p.i)
+			return nil, fmt.Errorf("%w: control character in string at %d", ErrSyntax, p.i)
 		case c != '\\':
 			out = append(out, c)
 			p.i++
@@ -316,7 +323,7 @@ func (p *parser) unescape(start int) ([]byte, error) {
 		case 'u':
 			r, ok := p.hex4()
 			if !ok {
-				return nil, fmt.Errorf("%w: bad \\u escape at %d", errSyntax, p.i)
+				return nil, fmt.Errorf("%w: bad \\u escape at %d", ErrSyntax, p.i)
 			}
 			if utf16.IsSurrogate(r) {
 				r2 := utf8.RuneError
@@ -330,13 +337,13 @@ func (p *parser) unescape(start int) ([]byte, error) {
 			}
 			out = utf8.AppendRune(out, r)
 		default:
-			return nil, fmt.Errorf("%w: bad escape \\%c at %d", errSyntax, e, p.i-1)
+			return nil, fmt.Errorf("%w: bad escape \\%c at %d", ErrSyntax, e, p.i-1)
 		}
 	}
-	return nil, fmt.Errorf("%w: unterminated string", errSyntax)
+	return nil, fmt.Errorf("%w: unterminated string", ErrSyntax)
 }
 
-func (p *parser) hex4() (rune, bool) {
+func (p *Parser) hex4() (rune, bool) {
 	if p.i+4 > len(p.b) {
 		return 0, false
 	}
@@ -357,16 +364,16 @@ func (p *parser) hex4() (rune, bool) {
 	return r, true
 }
 
-// skip passes over one value of any type and returns its raw bytes.
-func (p *parser) skip() ([]byte, error) {
+// Skip passes over one value of any type and returns its raw bytes.
+func (p *Parser) Skip() ([]byte, error) {
 	p.ws()
 	start := p.i
 	if p.i >= len(p.b) {
-		return nil, fmt.Errorf("%w: expected a value at %d", errSyntax, p.i)
+		return nil, fmt.Errorf("%w: expected a value at %d", ErrSyntax, p.i)
 	}
 	switch p.b[p.i] {
 	case '"':
-		if _, err := p.str(); err != nil {
+		if _, err := p.Str(); err != nil {
 			return nil, err
 		}
 	case '{', '[':
@@ -394,7 +401,7 @@ func (p *parser) skip() ([]byte, error) {
 				}
 			}
 		}
-		return nil, fmt.Errorf("%w: unterminated value", errSyntax)
+		return nil, fmt.Errorf("%w: unterminated value", ErrSyntax)
 	default:
 		for p.i < len(p.b) {
 			switch p.b[p.i] {
@@ -408,13 +415,13 @@ func (p *parser) skip() ([]byte, error) {
 	return p.b[start:p.i], nil
 }
 
-func (p *parser) checkScalar(v []byte) error {
+func (p *Parser) checkScalar(v []byte) error {
 	switch string(v) {
 	case "true", "false", "null":
 		return nil
 	}
 	if !isNumber(v) {
-		return fmt.Errorf("%w: bad value %.20q at %d", errSyntax, v, p.i-len(v))
+		return fmt.Errorf("%w: bad value %.20q at %d", ErrSyntax, v, p.i-len(v))
 	}
 	return nil
 }
@@ -436,7 +443,7 @@ func isNumber(v []byte) bool {
 		}
 	}
 	if digits == 0 {
-		_, ok := parseFloat(v) // NaN, Inf, Infinity
+		_, ok := ParseFloat(v) // NaN, Inf, Infinity
 		return ok
 	}
 	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
@@ -455,17 +462,17 @@ func isNumber(v []byte) bool {
 	return i == len(v)
 }
 
-// object calls fn for each key of the object at the parser's position; fn must consume the value.
-func (p *parser) object(fn func(key []byte) error) error {
+// Object calls fn for each key of the object at the parser's position; fn must consume the value.
+func (p *Parser) Object(fn func(key []byte) error) error {
 	if err := p.expect('{'); err != nil {
 		return err
 	}
-	if p.next() == '}' {
+	if p.Next() == '}' {
 		p.i++
 		return nil
 	}
 	for {
-		key, err := p.str()
+		key, err := p.Str()
 		if err != nil {
 			return err
 		}
@@ -475,38 +482,38 @@ func (p *parser) object(fn func(key []byte) error) error {
 		if err := fn(key); err != nil {
 			return err
 		}
-		switch p.next() {
+		switch p.Next() {
 		case ',':
 			p.i++
 		case '}':
 			p.i++
 			return nil
 		default:
-			return fmt.Errorf("%w: expected ',' or '}' at %d", errSyntax, p.i)
+			return fmt.Errorf("%w: expected ',' or '}' at %d", ErrSyntax, p.i)
 		}
 	}
 }
 
-// scalar returns the raw bytes of a number or literal, or the contents of a string.
-func (p *parser) scalar() ([]byte, bool, error) {
-	if p.next() == '"' {
-		s, err := p.str()
+// Scalar returns the raw bytes of a number or literal, or the contents of a string.
+func (p *Parser) Scalar() ([]byte, bool, error) {
+	if p.Next() == '"' {
+		s, err := p.Str()
 		return s, true, err
 	}
-	v, err := p.skip()
+	v, err := p.Skip()
 	return v, false, err
 }
 
-// int parses an integer value (a float is rounded; a quoted number is accepted).
-func (p *parser) int() (int64, error) {
-	v, _, err := p.scalar()
+// Int parses an integer value (a float is rounded; a quoted number is accepted).
+func (p *Parser) Int() (int64, error) {
+	v, _, err := p.Scalar()
 	if err != nil {
 		return 0, err
 	}
-	if n, ok := parseInt(v); ok {
+	if n, ok := ParseInt(v); ok {
 		return n, nil
 	}
-	if f, ok := parseFloat(v); ok && math.Abs(f) < 9e18 {
+	if f, ok := ParseFloat(v); ok && math.Abs(f) < 9e18 {
 		return int64(math.Round(f)), nil
 	}
 	if string(v) == "true" {
@@ -518,7 +525,8 @@ func (p *parser) int() (int64, error) {
 	return 0, fmt.Errorf("%q is not a number", v)
 }
 
-func parseInt(v []byte) (int64, bool) {
+// ParseInt parses a decimal integer of at most 19 digits, without allocating.
+func ParseInt(v []byte) (int64, bool) {
 	if len(v) == 0 || len(v) > 19 {
 		return 0, false
 	}
@@ -542,14 +550,15 @@ func parseInt(v []byte) (int64, bool) {
 	return n, true
 }
 
-func parseFloat(v []byte) (float64, bool) {
+// ParseFloat parses a number as strconv does.
+func ParseFloat(v []byte) (float64, bool) {
 	f, err := strconv.ParseFloat(string(v), 64)
 	return f, err == nil
 }
 
-// micros parses a time in microseconds, as Chrome traces write them, into integer nanoseconds.
+// Micros parses a time in microseconds, as Chrome traces write them, into integer nanoseconds.
 // Decimal digits are read exactly: a float64 cannot hold today's epoch microseconds to the ns.
-func micros(v []byte) (int64, bool) {
+func Micros(v []byte) (int64, bool) {
 	neg := len(v) > 0 && v[0] == '-'
 	d := v
 	if neg {
@@ -594,7 +603,7 @@ func micros(v []byte) (int64, bool) {
 }
 
 func microsFloat(v []byte) (int64, bool) {
-	f, ok := parseFloat(v)
+	f, ok := ParseFloat(v)
 	if !ok || math.IsNaN(f) || math.Abs(f*1000) > 9e18 {
 		return 0, false
 	}

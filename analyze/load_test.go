@@ -1,0 +1,78 @@
+package analyze
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// A directory of torch per-worker traces is a multi-rank profile; ranks come from the file names
+// when the traces do not say.
+func TestTorchRankFiles(t *testing.T) {
+	b, err := os.ReadFile(legacyTorchTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"host_rank1.1.pt.trace.json.gz", "host_rank0.1.pt.trace.json.gz", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Ranks) != 2 || p.Ranks[0].Rank != 0 || p.Ranks[1].Rank != 1 || !strings.Contains(p.Trace.Path, "rank0") {
+		t.Fatalf("ranks %+v, reference %s", p.Ranks, p.Trace.Path)
+	}
+	if hasFinding(p, "straggler-rank") != nil || p.Ranks[0].MeanStepNs != p.Ranks[1].MeanStepNs {
+		t.Fatalf("identical ranks: %+v", p.Ranks)
+	}
+}
+
+// TestStragglerRank: a directory with one trace per rank; rank 1 is 50% slower.
+func TestStragglerRank(t *testing.T) {
+	for _, slow := range []bool{true, false} {
+		dir := t.TempDir()
+		for rank := range 3 {
+			sub := filepath.Join(dir, fmt.Sprintf("rank%d", rank))
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			s := newScenarioAt(t, filepath.Join(sub, "trace.json.gz"), map[string]any{"rank": rank})
+			l := int64(10)
+			if slow && rank == 1 {
+				l = 15
+			}
+			for n := range 4 {
+				s.step(n, func() {
+					s.span("forward", trace.RoleForward, l*ms, func(start int64) {
+						s.stream.Complete("k", trace.RoleKernel, start, start+l*ms)
+					})
+				})
+			}
+			if err := s.rec.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := Load(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Ranks) != 3 || p.Trace.Rank != 0 {
+			t.Fatalf("ranks %+v, reference rank %d", p.Ranks, p.Trace.Rank)
+		}
+		f := hasFinding(p, "straggler-rank")
+		if slow != (f != nil) {
+			t.Fatalf("slow=%v: straggler finding %v", slow, f)
+		}
+		if slow && (!p.Ranks[1].Straggler || p.Ranks[0].Straggler || p.Ranks[1].MeanStepNs != 15*ms) {
+			t.Fatalf("ranks %+v", p.Ranks)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package analyze
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Per-device peaks, per-step peaks and their spread, and the share of the device's memory.
+func TestMemory(t *testing.T) {
+	s := newScenario(t).withMemoryLimit(1 << 30)
+	for n := range 3 {
+		s.main.Complete(trace.StepName(n), trace.RoleStep, int64(n)*10*ms, int64(n+1)*10*ms)
+	}
+	const mib = 1 << 20
+	for _, m := range []struct{ at, total int64 }{{1 * ms, 100 * mib}, {5 * ms, 300 * mib}, {8 * ms, 200 * mib},
+		{12 * ms, 250 * mib}, {25 * ms, 900 * mib}, {28 * ms, 100 * mib}} {
+		s.memory(m.at, m.total)
+	}
+	p := s.profile()
+	if p.Memory.PeakBytes != 900*mib || len(p.Memory.Devices) != 1 {
+		t.Fatalf("memory %+v", p.Memory)
+	}
+	d := p.Memory.Devices[0]
+	if d.Device != 0 || d.Events != 6 || d.PeakBytes != 900*mib || d.PeakAtNs != 25*ms || d.LimitBytes != 1<<30 ||
+		d.PeakPercent != 100*900.0/1024 {
+		t.Errorf("device 0 %+v", d)
+	}
+	if !slices.Equal(d.StepPeaks, []int64{300 * mib, 250 * mib, 900 * mib}) || d.StepPeakMin != 250*mib ||
+		d.StepPeakMedian != 300*mib || d.StepPeakMax != 900*mib {
+		t.Errorf("step peaks %v, min %d median %d max %d", d.StepPeaks, d.StepPeakMin, d.StepPeakMedian, d.StepPeakMax)
+	}
+	if len(d.Curve) != 6 || d.Curve[4] != (MemoryPoint{25 * ms, 900 * mib}) {
+		t.Errorf("curve %v", d.Curve)
+	}
+	for k, st := range p.Steps.Steps {
+		if st.PeakMemory != d.StepPeaks[k] {
+			t.Errorf("step %d peak memory %d, device says %d", k, st.PeakMemory, d.StepPeaks[k])
+		}
+	}
+}
+
+// A long memory curve is reduced to maxCurvePoints points that keep its peak.
+func TestMemoryCurveKeepsPeak(t *testing.T) {
+	s := newScenario(t)
+	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 10*ms)
+	for k := range int64(5000) {
+		total := 1<<20 + k%7
+		if k == 1234 {
+			total = 1 << 30
+		}
+		s.memory(k*us, total)
+	}
+	d := s.profile().Memory.Devices[0]
+	peak := slices.MaxFunc(d.Curve, func(a, b MemoryPoint) int { return int(a.Bytes - b.Bytes) })
+	if len(d.Curve) > maxCurvePoints || peak != (MemoryPoint{1234 * us, 1 << 30}) {
+		t.Fatalf("%d curve points (at most %d), peak %+v", len(d.Curve), maxCurvePoints, peak)
+	}
+}

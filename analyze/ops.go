@@ -1,0 +1,258 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// ops computes operator statistics by name and by name+shape, and the kernel table. Host self time
+// is a span's duration minus its children's on the same lane (runtime calls included, as torch
+// counts it). Device time joins device events to the operator that launched them: through their
+// External id, else through the correlation id of the runtime call that launched them (that call's
+// External id, or the innermost operator around it).
+func (a *analysis) ops() (Ops, []KernelStat) {
+	byName, byShape := a.opGroups(a.deviceSelf())
+	hasDevice := false
+	for _, g := range byName {
+		if g.devSelf > 0 {
+			hasDevice = true
+			break
+		}
+	}
+	ops := Ops{Count: len(byName), SortKey: "host_self"}
+	if hasDevice {
+		ops.SortKey = "device_self"
+	}
+	ops.ByName = opStats(a, byName, hasDevice)
+	ops.ByShape = opStats(a, byShape, hasDevice)
+	return ops, a.kernels()
+}
+
+// isOp reports whether host event i is an operator for the op table: every host span but steps and
+// device runtime calls.
+func (a *analysis) isOp(i int) bool {
+	t := a.t
+	return t.Kind[i] == trace.KindSpan && a.lane[t.Lane[i]] != laneDevice &&
+		t.Role[i] != trace.RoleStep && t.Role[i] != trace.RoleRuntime
+}
+
+// extEntry indexes an operator by torch's External id.
+type extEntry struct {
+	ext int64
+	op  int32
+}
+
+// extIndex returns the operators with an External id, sorted by it (none for our own traces).
+func (a *analysis) extIndex() []extEntry {
+	if a.ours {
+		return nil
+	}
+	t := a.t
+	count := 0 // counted first: a large trace has millions
+	for _, i := range a.hostSpans {
+		if t.ExtID[i] != 0 && a.isOp(int(i)) {
+			count++
+		}
+	}
+	index := make([]extEntry, 0, count)
+	for _, i := range a.hostSpans {
+		if t.ExtID[i] != 0 && a.isOp(int(i)) {
+			index = append(index, extEntry{t.ExtID[i], i})
+		}
+	}
+	slices.SortFunc(index, func(x, y extEntry) int { return cmp.Compare(x.ext, y.ext) })
+	return index
+}
+
+// opByExt returns the operator with External id ext in index, or -1.
+func opByExt(index []extEntry, ext int64) int32 {
+	k, ok := slices.BinarySearchFunc(index, ext, func(e extEntry, ext int64) int { return cmp.Compare(e.ext, ext) })
+	if !ok {
+		return -1
+	}
+	return index[k].op
+}
+
+// joinRuntimeOps sets each runtime call's op to the innermost operator around it on its thread:
+// the join for traces whose runtime calls carry their correlation as External id.
+func (a *analysis) joinRuntimeOps() {
+	if a.runtimes == nil {
+		return
+	}
+	t := a.t
+	t.Nest(a.hostSpans, func(i, parent int32, _ int) bool {
+		if t.Corr[i] != 0 && (t.Role[i] == trace.RoleRuntime || t.Role[i] == trace.RoleSync) {
+			if k := a.runtimeIndex(t.Corr[i]); k >= 0 && parent >= 0 && a.runtimes[k].event == i {
+				a.runtimes[k].op = parent // only operators open, so the parent is the innermost one
+			}
+			return false
+		}
+		return a.isOp(int(i))
+	}, nil)
+}
+
+// deviceSelf returns, per event, the device time of the work it launched itself: each kernel,
+// copy and memset joined to its operator. It is nil when nothing joins (our own traces).
+func (a *analysis) deviceSelf() []int64 {
+	ext := a.extIndex()
+	a.joinRuntimeOps()
+	if len(ext) == 0 && len(a.runtimes) == 0 {
+		return nil
+	}
+	t := a.t
+	devSelf := make([]int64, t.Len())
+	for i := range t.Len() {
+		if !a.isDeviceWork(i) {
+			continue
+		}
+		op := int32(-1)
+		if t.ExtID[i] != 0 {
+			op = opByExt(ext, t.ExtID[i])
+		}
+		if op < 0 && t.Corr[i] != 0 {
+			if k := a.runtimeIndex(t.Corr[i]); k >= 0 {
+				if r := a.runtimes[k].event; t.ExtID[r] != 0 {
+					op = opByExt(ext, t.ExtID[r])
+				}
+				if op < 0 {
+					op = a.runtimes[k].op
+				}
+			}
+		}
+		if op >= 0 {
+			devSelf[op] += t.Dur[i]
+		}
+	}
+	return devSelf
+}
+
+// opAgg accumulates one operator group.
+type opAgg struct {
+	name, shape int32
+	role        trace.Role
+	calls       int
+	hostTotal   int64
+	hostSelf    int64
+	devSelf     int64
+	devTotal    int64
+	flops       int64
+	bytes       int64
+}
+
+func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64) {
+	g.calls++
+	g.hostTotal += host
+	g.hostSelf += self
+	g.devSelf += devSelf
+	g.devTotal += devTotal
+	g.flops += t.FLOPs[i]
+	g.bytes += t.Bytes[i]
+}
+
+// opGroups walks each host lane's span tree and sums every operator's times by name and by
+// name+shape. devSelf (nil: none) is each event's own device time; an operator's device total adds
+// its children's.
+func (a *analysis) opGroups(devSelf []int64) (byName map[int32]*opAgg, byShape map[[2]int32]*opAgg) {
+	t := a.t
+	byName, byShape = map[int32]*opAgg{}, map[[2]int32]*opAgg{}
+	var devChild []int64 // per open span: its children's device total
+	t.Nest(a.hostSpans, func(i, _ int32, _ int) bool {
+		devChild = append(devChild, 0)
+		return true
+	}, func(i int32, dur, childNs int64) {
+		n := len(devChild) - 1
+		var dself int64
+		if devSelf != nil {
+			dself = devSelf[i]
+		}
+		dtotal := dself + devChild[n]
+		devChild = devChild[:n]
+		if n > 0 {
+			devChild[n-1] += dtotal
+		}
+		if !a.isOp(int(i)) {
+			return
+		}
+		self := max(dur-childNs, 0)
+		g := byName[t.Name[i]]
+		if g == nil {
+			g = &opAgg{name: t.Name[i], role: t.Role[i]}
+			byName[t.Name[i]] = g
+		}
+		g.add(t, i, dur, self, dself, dtotal)
+		key := [2]int32{t.Name[i], t.Shape[i]}
+		gs := byShape[key]
+		if gs == nil {
+			gs = &opAgg{name: t.Name[i], shape: t.Shape[i], role: t.Role[i]}
+			byShape[key] = gs
+		}
+		gs.add(t, i, dur, self, dself, dtotal)
+	})
+	return byName, byShape
+}
+
+// opStats sorts operator groups (by device self time when there is device time, then host self
+// time, name and shape) and returns the top ones.
+func opStats[K comparable](a *analysis, groups map[K]*opAgg, byDevice bool) []OpStat {
+	t := a.t
+	sorted := make([]*opAgg, 0, len(groups))
+	for _, g := range groups {
+		sorted = append(sorted, g)
+	}
+	slices.SortFunc(sorted, func(x, y *opAgg) int {
+		if byDevice {
+			if c := cmp.Compare(y.devSelf, x.devSelf); c != 0 {
+				return c
+			}
+		}
+		if c := cmp.Compare(y.hostSelf, x.hostSelf); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(t.Strings[x.name], t.Strings[y.name]); c != 0 {
+			return c
+		}
+		return cmp.Compare(t.Strings[x.shape], t.Strings[y.shape])
+	})
+	out := []OpStat{}
+	for _, g := range sorted[:min(len(sorted), a.opt.topOps())] {
+		out = append(out, OpStat{Name: t.Strings[g.name], Shape: t.Strings[g.shape], Role: g.role.String(),
+			Calls: g.calls, HostTotalNs: g.hostTotal, HostSelfNs: g.hostSelf, DeviceSelfNs: g.devSelf,
+			DeviceTotal: g.devTotal, FLOPs: g.flops, Bytes: g.bytes})
+	}
+	return out
+}
+
+// kernels returns the kernel table: device kernels (not copies or memsets) by name, the longest
+// in total first.
+func (a *analysis) kernels() []KernelStat {
+	t := a.t
+	byName := map[int32]*KernelStat{}
+	for i := range t.Len() {
+		if t.Kind[i] != trace.KindSpan || !a.isDeviceWork(i) || t.Role[i] == trace.RoleMemset {
+			continue
+		}
+		k := byName[t.Name[i]]
+		if k == nil {
+			k = &KernelStat{Name: t.NameOf(i), MinNs: t.Dur[i]}
+			byName[t.Name[i]] = k
+		}
+		k.Calls++
+		k.TotalNs += t.Dur[i]
+		k.MinNs = min(k.MinNs, t.Dur[i])
+		k.MaxNs = max(k.MaxNs, t.Dur[i])
+	}
+	ks := make([]KernelStat, 0, len(byName))
+	for _, k := range byName {
+		k.MeanNs = k.TotalNs / int64(k.Calls)
+		ks = append(ks, *k)
+	}
+	slices.SortFunc(ks, func(x, y KernelStat) int {
+		if c := cmp.Compare(y.TotalNs, x.TotalNs); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Name, y.Name)
+	})
+	return ks[:min(len(ks), a.opt.topOps())]
+}

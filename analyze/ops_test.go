@@ -1,0 +1,95 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Operator host times: total is the span, self the span minus its children; a span that ends
+// after its parent counts only inside it; steps are not operators.
+func TestOpTimes(t *testing.T) {
+	s := newScenario(t)
+	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 10*ms)
+	s.child("forward", trace.RoleForward, 0, 6*ms)
+	s.child("spmm", trace.RoleForward, 1*ms, 2*ms)
+	s.child("inner", trace.RoleGather, 1500*us, 1*ms)
+	s.child("spmm", trace.RoleForward, 3*ms, 1*ms)
+	s.child("backward", trace.RoleBackward, 6*ms, 4*ms)
+	s.child("overhang", trace.RoleBackward, 8*ms, 4*ms) // 2 ms past backward's end
+	p := s.profile()
+	type times struct {
+		calls       int
+		total, self int64
+	}
+	want := map[string]times{"forward": {1, 6 * ms, 3 * ms}, "spmm": {2, 3 * ms, 2 * ms}, "inner": {1, 1 * ms, 1 * ms},
+		"backward": {1, 4 * ms, 2 * ms}, "overhang": {1, 2 * ms, 2 * ms}}
+	if p.Ops.Count != len(want) || p.Ops.SortKey != "host_self" || len(p.Ops.ByName) != len(want) || len(p.Ops.ByShape) != len(want) {
+		t.Fatalf("ops %+v", p.Ops)
+	}
+	for _, o := range p.Ops.ByName {
+		if got := (times{o.Calls, o.HostTotalNs, o.HostSelfNs}); got != want[o.Name] {
+			t.Errorf("%s: %+v, want %+v", o.Name, got, want[o.Name])
+		}
+	}
+	if first := p.Ops.ByName[0]; first.Name != "forward" || first.Role != "forward" {
+		t.Errorf("top operator %+v, want forward (most self time)", first)
+	}
+}
+
+// A torch trace's device work joins to the operator that launched it: through the kernel's
+// External id, its runtime call's External id, or else the innermost operator around that call.
+// An operator's device total adds its children's.
+func TestOpDeviceTimeJoin(t *testing.T) {
+	const doc = `{"schemaVersion":1,"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":1,"tid":1,"ts":0,"dur":300},
+{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":0,"dur":115},
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":100},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"correlation":100}},
+{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":30,"dur":50,"args":{"correlation":100,"device":0,"stream":7}},
+{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":120,"dur":50,"args":{"External id":5}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":130,"dur":5,"args":{"correlation":101,"External id":5}},
+{"ph":"X","cat":"kernel","name":"add_kernel","pid":0,"tid":7,"ts":140,"dur":20,"args":{"correlation":101,"device":0,"stream":7}},
+{"ph":"X","cat":"kernel","name":"elementwise","pid":0,"tid":7,"ts":165,"dur":10,"args":{"External id":5,"device":0,"stream":7}}]}`
+	tb, err := trace.Read(strings.NewReader(doc), "join.json", trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Analyze(tb, "join.json", Options{})
+	type times struct{ self, devSelf, devTotal int64 }
+	want := map[string]times{"aten::mm": {95 * us, 50 * us, 50 * us}, "aten::linear": {15 * us, 0, 50 * us},
+		"aten::add": {45 * us, 30 * us, 30 * us}}
+	if p.Ops.SortKey != "device_self" || p.Ops.ByName[0].Name != "aten::mm" || len(p.Ops.ByName) != len(want) {
+		t.Fatalf("ops %+v", p.Ops)
+	}
+	for _, o := range p.Ops.ByName {
+		if got := (times{o.HostSelfNs, o.DeviceSelfNs, o.DeviceTotal}); got != want[o.Name] {
+			t.Errorf("%s: %+v, want %+v", o.Name, got, want[o.Name])
+		}
+	}
+	if len(p.Kernels) != 3 || p.Kernels[0].Name != "gemm" || p.Kernels[0].TotalNs != 50*us {
+		t.Errorf("kernels %+v", p.Kernels)
+	}
+}
+
+// Every kernel, memcpy and memset of the Kineto sample joins to an operator through External id
+// or correlation, so the operators' device self times add up to the device events' time.
+func TestKinetoSampleOps(t *testing.T) {
+	p, raw := kinetoSample(t)
+	var devNs, opDev int64
+	for _, e := range raw {
+		if e.Ph == "X" && (e.Cat == "kernel" || e.Cat == "gpu_memcpy" || e.Cat == "gpu_memset") {
+			devNs += int64(e.Dur * 1000)
+		}
+	}
+	for _, o := range p.Ops.ByName {
+		opDev += o.DeviceSelfNs
+	}
+	if opDev != devNs {
+		t.Fatalf("operators' device self time %d ns, device events %d ns", opDev, devNs)
+	}
+	if p.Ops.SortKey != "device_self" || p.Ops.ByName[0].Name != "aten::to" {
+		t.Fatalf("top op %+v sorted by %s", p.Ops.ByName[0], p.Ops.SortKey)
+	}
+}

@@ -1,0 +1,117 @@
+package analyze
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// A step is extended to the end of the device work it launched, and the next step starts there.
+func TestDeviceExtendedSteps(t *testing.T) {
+	s := newScenario(t)
+	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 10*ms)
+	s.stream.Complete("long kernel", trace.RoleKernel, 8*ms, 14*ms)
+	s.main.Complete(trace.StepName(1), trace.RoleStep, 11*ms, 20*ms)
+	s.stream.Complete("k", trace.RoleKernel, 15*ms, 19*ms)
+	p := s.profile()
+	checkPartsSum(t, p)
+	st := p.Steps.Steps
+	if st[0].HostNs != 10*ms || st[0].WallNs != 14*ms || st[1].HostNs != 9*ms || st[1].WallNs != 6*ms {
+		t.Fatalf("steps %+v", st)
+	}
+	if st[1].StartNs-st[0].StartNs != 14*ms {
+		t.Fatalf("step 1 starts %d after step 0", st[1].StartNs-st[0].StartNs)
+	}
+}
+
+func TestNoStepsFallbackFindsIterations(t *testing.T) {
+	p := noSteps(true)(t)
+	if p.Steps.Detection != DetectRepeating || p.Steps.Marker != "forward" || p.Steps.Count != 4 {
+		t.Fatalf("detection %q marker %q count %d", p.Steps.Detection, p.Steps.Marker, p.Steps.Count)
+	}
+	for _, s := range p.Steps.Steps[:3] {
+		if s.HostNs != 8*ms {
+			t.Fatalf("inferred step %d lasts %d ns, want 8 ms (forward+backward)", s.Number, s.HostNs)
+		}
+	}
+	if len(p.Warnings) == 0 || !strings.Contains(p.Warnings[0], "NO STEPS") {
+		t.Fatalf("no loud warning: %v", p.Warnings)
+	}
+}
+
+// The Kineto sample has no ProfilerStep spans: the benchmark's two iterations (warm-up, measured)
+// are found from the repeating "[param|clear_cache]" annotation, loudly.
+func TestKinetoSampleSteps(t *testing.T) {
+	p, _ := kinetoSample(t)
+	if p.Trace.Format != "kineto" || p.Trace.Rank != 0 || len(p.Trace.Devices) != 8 {
+		t.Fatalf("trace info %+v", p.Trace)
+	}
+	st := p.Steps
+	if st.Detection != DetectRepeating || st.Marker != "[param|clear_cache]" || st.Count != 2 || st.Measured != 1 {
+		t.Fatalf("steps: detection %q marker %q count %d measured %d", st.Detection, st.Marker, st.Count, st.Measured)
+	}
+	if !st.Steps[0].Warmup || st.Steps[1].Warmup {
+		t.Fatalf("warm-up flags %v %v", st.Steps[0].Warmup, st.Steps[1].Warmup)
+	}
+	if hasFinding(p, "steps-missing") == nil || hasFinding(p, "warmup") == nil {
+		t.Fatalf("findings %v", findingIDsOf(p))
+	}
+	checkPartsSum(t, p)
+	// The measured step runs from the second clear_cache to the end of its enclosing annotation:
+	// 1695835585784555 µs to 1695835585784481 + 79678 µs.
+	if got, want := st.Steps[1].HostNs, int64(1695835585784481+79678-1695835585784555)*1000; got != want {
+		t.Fatalf("measured step host time %d ns, want %d", got, want)
+	}
+}
+
+// torch 1.13's legacy trace has its ProfilerStep spans, and each step's host time is its span's.
+func TestLegacyTorchSteps(t *testing.T) {
+	p, err := Load(legacyTorchTrace, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Trace.Format != "torch-legacy" {
+		t.Fatalf("format %q", p.Trace.Format)
+	}
+	var nums []int
+	for _, s := range p.Steps.Steps {
+		nums = append(nums, s.Number)
+	}
+	// torch 1.13 records ProfilerStep#0 twice (the profiler's start and the first prof.step()).
+	if p.Steps.Detection != DetectProfilerStep || !slices.Equal(nums, []int{0, 0, 1, 2, 3, 4}) {
+		t.Fatalf("steps %q %v", p.Steps.Detection, nums)
+	}
+	var stepSpans []rawEvent
+	for _, e := range decodeRaw(t, legacyTorchTrace) {
+		if strings.HasPrefix(e.Name, "ProfilerStep#") {
+			stepSpans = append(stepSpans, e)
+		}
+	}
+	slices.SortFunc(stepSpans, func(a, b rawEvent) int { return int(a.Ts - b.Ts) })
+	for k, s := range stepSpans {
+		if p.Steps.Steps[k].HostNs != int64(s.Dur*1000) {
+			t.Fatalf("step %d: host time %d, span %v µs", k, p.Steps.Steps[k].HostNs, s.Dur)
+		}
+	}
+}
+
+// Step spans are found by their role and numbered from their names, in every spelling
+// trace.ParseStepName accepts; a step-role span with another name is not a step.
+func TestStepNames(t *testing.T) {
+	s := newScenario(t)
+	for k, name := range []string{"ProfilerStep#7", "ProfilerStep #8", "ProfilerStep# 9", "step ten"} {
+		start := int64(k) * 10 * ms
+		s.main.Complete(name, trace.RoleStep, start, start+10*ms)
+		s.main.Complete("forward", trace.RoleForward, start, start+5*ms)
+	}
+	p := s.profile()
+	var nums []int
+	for _, st := range p.Steps.Steps {
+		nums = append(nums, st.Number)
+	}
+	if p.Steps.Detection != DetectProfilerStep || !slices.Equal(nums, []int{7, 8, 9}) {
+		t.Fatalf("steps %q %v, want ProfilerStep detection of 7, 8, 9", p.Steps.Detection, nums)
+	}
+}
