@@ -161,3 +161,16 @@ func TestRunSaintUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSaintDeviceMemoryLimit: the batches, the chain and the model live in device memory, so a
+// device too small for them fails the run with the allocation named, keeping the trace recorded.
+func TestRunSaintDeviceMemoryLimit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "oom")
+	_, err := runSaintArgs(dir, "--aug", "mh", "--epochs", "2", "--device-memory", "256KiB", "--no-report")
+	if err == nil || !strings.Contains(err.Error(), "out of memory") {
+		t.Fatalf("run on a 256 KiB device: %v, want an out-of-memory error", err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "trace.json.gz")); err != nil || fi.Size() == 0 {
+		t.Errorf("the failed run's trace: %v", err)
+	}
+}
