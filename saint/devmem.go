@@ -72,17 +72,3 @@ func (m *deviceMemory) Read(dst, src []float64, at int) error {
 	}
 	return m.dev.Dev.Copy(m.lane, device.HostSlice(dst), b.Range(int64(at)*8, int64(len(dst))*8))
 }
-
-// Free releases every array.
-func (m *deviceMemory) Free() error {
-	var errs []error
-	for _, b := range m.f32 {
-		errs = append(errs, m.dev.Dev.Free(b))
-	}
-	for _, b := range m.f64 {
-		errs = append(errs, m.dev.Dev.Free(b))
-	}
-	clear(m.f32)
-	clear(m.f64)
-	return errors.Join(errs...)
-}
