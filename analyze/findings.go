@@ -448,13 +448,23 @@ func ruleRepeatedWork(a *analysis, p *Profile) *Finding {
 }
 
 func ruleAugmentDominated(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "augment")
+	part, steps := share(p, "augment")
+	// The time inside augmentation spans counts too: a naive augmentation's time goes mostly to
+	// the read-backs and syncs it blocks on, which the breakdown gives to d2h and sync.
+	var in, wall int64
+	for _, k := range measuredSteps(p) {
+		in += p.Steps.Steps[k].AugmentedNs
+		wall += p.Steps.Steps[k].WallNs
+	}
+	inside := pct(in, wall)
+	v := max(part, inside)
 	if v < AugmentShare {
 		return nil
 	}
 	return &Finding{Severity: SeverityWarning, Title: "Augmentation dominates the step",
 		Summary: fmt.Sprintf("Graph augmentation takes %.1f%% of each step, more than the model's own forward and backward passes (%.1f%%).", v, partPercent(p, "forward")+partPercent(p, "backward")),
-		Evidence: Evidence{Metrics: []Metric{{Name: "augment share", Value: v, Unit: "%", Threshold: AugmentShare}},
+		Evidence: Evidence{Metrics: []Metric{{Name: "augment share", Value: part, Unit: "%", Threshold: AugmentShare},
+			{Name: "time inside augmentation (with its waits)", Value: inside, Unit: "%", Threshold: AugmentShare}},
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "augment")},
 		Fix: "Make augmentation cheaper or hide it: shorten the MH chain or draw fewer candidates per step, reuse accepted augmentations across a few steps, and run the chain for batch k+1 in a background worker while batch k trains."}
 }
