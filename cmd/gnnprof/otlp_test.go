@@ -94,8 +94,8 @@ func TestExportOTLPCommand(t *testing.T) {
 	}
 }
 
-// TestRunStreamsOTLP: every trainer's run takes --otlp-endpoint; the spans stream to the
-// collector, and run.json and stderr say how many were sent and dropped. A collector that
+// TestRunStreamsOTLP: every trainer's run (full, saint) takes --otlp-endpoint; the spans stream
+// to the collector, and run.json and stderr say how many were sent and dropped. A collector that
 // refuses connections costs the run nothing but the dropped spans, which are reported.
 func TestRunStreamsOTLP(t *testing.T) {
 	rcv := otlptest.NewReceiver(t)
@@ -126,6 +126,22 @@ func TestRunStreamsOTLP(t *testing.T) {
 		if kv.Key == "gnnprof.run.id" && kv.Value.GetStringValue() != "streamed" {
 			t.Errorf("gnnprof.run.id %v, want the run directory's name", kv.Value)
 		}
+	}
+
+	// GraphSAINT's run takes the flag through the same record path: a step per batch streams.
+	rcv = otlptest.NewReceiver(t)
+	saint := []string{"run", "saint", "--data", "sbm:nodes=400,classes=3,degree=6,features=8", "--epochs", "2", "--budget", "100",
+		"--no-report", "--out", filepath.Join(t.TempDir(), "saint"), "--otlp-endpoint", rcv.URL}
+	if code, _, errOut := runOutputs(t, saint...); code != 0 {
+		t.Fatalf("run saint: exit %d: %s", code, errOut)
+	}
+	spans, _, _ = rcv.Received()
+	names := map[string]bool{}
+	for _, s := range spans {
+		names[s.Name] = true
+	}
+	if !names["ProfilerStep#0"] || !names["ProfilerStep#1"] || len(spans) < 10 {
+		t.Errorf("run saint streamed %d spans named %v: want its steps and their spans", len(spans), names)
 	}
 
 	dir = filepath.Join(t.TempDir(), "refused")
