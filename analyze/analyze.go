@@ -342,7 +342,8 @@ func (a *analysis) isHostSpan(i int32) bool {
 	return a.t.Kind[i] == trace.KindSpan && a.lane[a.t.Lane[i]] != laneDevice
 }
 
-// isDeviceWork reports whether event i is work on a device stream: a kernel, copy or memset (and
+// isDeviceWork reports whether event i is work on a device stream: a kernel (compute or
+// communication), copy or memset (and
 // for our traces, any span recorded on a stream lane). Torch's GPU projections of annotations
 // (gpu_user_annotation) are not work, and neither are device-side syncs.
 func (a *analysis) isDeviceWork(i int) bool {
@@ -358,7 +359,7 @@ func (a *analysis) isDeviceWork(i int) bool {
 		return false
 	}
 	switch t.Role[i] {
-	case trace.RoleKernel, trace.RoleMemset:
+	case trace.RoleKernel, trace.RoleMemset, trace.RoleComm:
 		return true
 	case trace.RoleSync, trace.RoleStep:
 		return false

@@ -244,9 +244,11 @@ type MemoryPoint struct {
 // DeviceUsage is how busy a device was over the steps.
 type DeviceUsage struct {
 	Device int `json:"device"`
-	// KernelNs is the union of kernel time within the steps; Utilization its share of the steps'
-	// wall time (the TensorBoard definition: copies do not count as busy).
+	// KernelNs is the union of kernel time (communication kernels included) within the steps;
+	// Utilization its share of the steps' wall time (the TensorBoard definition: copies do not
+	// count as busy). CommNs is the union of communication kernels alone.
 	KernelNs    int64   `json:"kernel_ns"`
+	CommNs      int64   `json:"comm_ns"`
 	CopyNs      int64   `json:"copy_ns"`
 	BusyNs      int64   `json:"busy_ns"` // kernels, copies or memsets
 	WallNs      int64   `json:"wall_ns"`
