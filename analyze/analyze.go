@@ -39,6 +39,8 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 	p.Memory = a.memory(&p.Steps)
 	p.Devices = a.devices()
 	p.Lanes = a.lanes()
+	p.GPU = a.gpu()
+	p.CriticalPath = a.criticalPath(&p.Steps)
 	a.stepExtras(&p.Steps)
 	p.Findings = a.findings(p)
 	p.Warnings = append(a.warnings, t.Warnings...)
@@ -119,6 +121,10 @@ type analysis struct {
 
 	repeatedName  []int32 // per step: the most repeated identical work (see stepExtras)
 	repeatedCount []int
+
+	launched []opLaunch   // device events joined to their operators (launchedOps)
+	streams  []streamWork // device work per stream (deviceWork)
+	gpuScope string
 }
 
 func (a *analysis) warnf(format string, args ...any) {

@@ -11,7 +11,7 @@ func (a *analysis) devices() []DeviceUsage {
 	t := a.t
 	type devAgg struct {
 		kernel, comm, copy, busy []ival
-		streams            map[int32]bool
+		streams                  map[int32]bool
 	}
 	byDev := map[int16]*devAgg{}
 	for _, i := range a.order {

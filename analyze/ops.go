@@ -93,16 +93,24 @@ func (a *analysis) joinRuntimeOps() {
 	}, nil)
 }
 
-// deviceSelf returns, per event, the device time of the work it launched itself: each kernel,
-// copy and memset joined to its operator. It is nil when nothing joins (our own traces).
-func (a *analysis) deviceSelf() []int64 {
+// opLaunch joins a device event to the operator that launched it.
+type opLaunch struct{ op, dev int32 }
+
+// launchedOps joins device events (kernels, copies, memsets) to the operators that launched them:
+// through their External id, else through the correlation id of the runtime call that launched
+// them (that call's External id, or the innermost operator around it). The joins are sorted by
+// operator; none for our own traces, which record no join keys.
+func (a *analysis) launchedOps() []opLaunch {
+	if a.launched != nil {
+		return a.launched
+	}
+	a.launched = []opLaunch{}
 	ext := a.extIndex()
 	a.joinRuntimeOps()
 	if len(ext) == 0 && len(a.runtimes) == 0 {
-		return nil
+		return a.launched
 	}
 	t := a.t
-	devSelf := make([]int64, t.Len())
 	for i := range t.Len() {
 		if !a.isDeviceWork(i) {
 			continue
@@ -122,8 +130,39 @@ func (a *analysis) deviceSelf() []int64 {
 			}
 		}
 		if op >= 0 {
-			devSelf[op] += t.Dur[i]
+			a.launched = append(a.launched, opLaunch{op, int32(i)})
 		}
+	}
+	slices.SortFunc(a.launched, func(x, y opLaunch) int {
+		if c := cmp.Compare(x.op, y.op); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.dev, y.dev)
+	})
+	return a.launched
+}
+
+// launchedBy returns the joins of operator op (a run of launchedOps).
+func (a *analysis) launchedBy(op int32) []opLaunch {
+	l := a.launchedOps()
+	k, _ := slices.BinarySearchFunc(l, op, func(x opLaunch, op int32) int { return cmp.Compare(x.op, op) })
+	end := k
+	for end < len(l) && l[end].op == op {
+		end++
+	}
+	return l[k:end]
+}
+
+// deviceSelf returns, per event, the device time of the work it launched itself. It is nil when
+// nothing joins (our own traces).
+func (a *analysis) deviceSelf() []int64 {
+	launched := a.launchedOps()
+	if len(launched) == 0 {
+		return nil
+	}
+	devSelf := make([]int64, a.t.Len())
+	for _, x := range launched {
+		devSelf[x.op] += a.t.Dur[x.dev]
 	}
 	return devSelf
 }
