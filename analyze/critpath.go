@@ -48,8 +48,8 @@ type hostSeg struct {
 //     the wait);
 //   - a device op started when the latest of its dependencies was met: the op before it on its
 //     stream ended (a kernel–kernel gap), its launch call started (the launch call and delay; the
-//     path continues on the host), or — where the stream waited on an event — the last op on
-//     another stream of the device ended. An op without a launch call continues on the host at its
+//     path continues on the host), or — where the stream was told to wait on an event since the
+//     op before — the last op on another stream of the device ended. An op without a launch call continues on the host at its
 //     start unless the op before it on its stream ended within ConsecutiveKernelDelayNs.
 //
 // Simplification, as in HTA: the step thread is the host's only path (background threads feed it
@@ -260,7 +260,7 @@ func (c *criticalWalk) deviceStep(d int32, at int64) (int64, int32) {
 	if launch >= 0 && t.Start[launch] <= start {
 		launchAt = t.Start[launch]
 	}
-	if other := c.crossStream(d, max(prevEnd, launchAt)); other >= 0 && c.end(other) > max(prevEnd, launchAt) {
+	if other := c.crossStream(d, prev); other >= 0 && c.end(other) > max(prevEnd, launchAt) {
 		c.add(c.end(other), start, -1, "kernel_gap", BoundKernelGap)
 		return c.end(other), other
 	}
@@ -277,13 +277,24 @@ func (c *criticalWalk) deviceStep(d int32, at int64) (int64, int32) {
 }
 
 // crossStream returns the op on another stream of d's device that ended last before d started,
-// when d's stream waited on an event after since; else -1.
-func (c *criticalWalk) crossStream(d int32, since int64) int32 {
+// when d's stream was told to wait on an event between issuing prev (the op before d on it, or -1)
+// and d; else -1. Kineto stamps a stream-wait event when the host issues it, not when the device
+// waits.
+func (c *criticalWalk) crossStream(d, prev int32) int32 {
 	t := c.a.t
-	start := t.Start[d]
+	issued := func(i int32) int64 {
+		if l := c.a.launchOf(i); l >= 0 {
+			return t.Start[l]
+		}
+		return t.Start[i]
+	}
+	since, until := int64(-1<<62), issued(d)
+	if prev >= 0 {
+		since = issued(prev)
+	}
 	waited := false
 	for _, ws := range c.waits[t.Lane[d]] {
-		if ws >= since && ws <= start {
+		if ws >= since && ws <= until {
 			waited = true
 			break
 		}
@@ -291,7 +302,7 @@ func (c *criticalWalk) crossStream(d int32, since int64) int32 {
 	if !waited {
 		return -1
 	}
-	dev := t.Lanes[t.Lane[d]].Device
+	start, dev := t.Start[d], t.Lanes[t.Lane[d]].Device
 	k, _ := slices.BinarySearchFunc(c.byEnd, start+1, func(i int32, at int64) int { return cmp.Compare(c.end(i), at) })
 	for k--; k >= 0; k-- {
 		o := c.byEnd[k]
