@@ -582,14 +582,25 @@ func ruleStepOutliers(a *analysis, p *Profile) *Finding {
 	if len(a.outliers) == 0 {
 		return nil
 	}
+	med := max(p.Steps.DeviceMedianNs, 1)
 	worst := 0.0
+	var excess, wall int64
 	for _, k := range a.outliers {
-		worst = max(worst, float64(p.Steps.Steps[k].WallNs)/float64(max(p.Steps.DeviceMedianNs, 1)))
+		worst = max(worst, float64(p.Steps.Steps[k].WallNs)/float64(med))
+		excess += p.Steps.Steps[k].WallNs - med
+	}
+	for _, k := range measuredSteps(p) {
+		wall += p.Steps.Steps[k].WallNs
+	}
+	share := pct(excess, wall)
+	if share < OutlierExcessShare {
+		return nil // a few slow steps that cost little: noise, not a bottleneck
 	}
 	return &Finding{Severity: SeverityWarning, Title: "Step-time outliers",
-		Summary: fmt.Sprintf("%d of %d measured steps take more than %.1f× the median step (the worst %.1f×).", len(a.outliers), p.Steps.Measured, OutlierFactor, worst),
+		Summary: fmt.Sprintf("%d of %d measured steps are far slower than the median step (the worst %.1f×); their extra time is %.0f%% of all step time.", len(a.outliers), p.Steps.Measured, worst, share),
 		Evidence: Evidence{Metrics: []Metric{{Name: "outlier steps", Value: float64(len(a.outliers)), Unit: "count"},
-			{Name: "worst/median", Value: worst, Unit: "x", Threshold: OutlierFactor}},
+			{Name: "worst/median", Value: worst, Unit: "x", Threshold: OutlierFactor},
+			{Name: "time over the median", Value: share, Unit: "%", Threshold: OutlierExcessShare}},
 			Steps: stepList(p.Steps.Steps, a.outliers)},
 		Fix: "Look at what the slow steps do differently (their breakdown row): periodic evaluation or checkpointing inside the step, a much larger sampled batch, garbage collection or allocator growth; move periodic work out of the step and bound batch sizes."}
 }
