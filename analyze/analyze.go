@@ -122,6 +122,8 @@ type analysis struct {
 	repeatedName  []int32 // per step: the most repeated identical work (see stepExtras)
 	repeatedCount []int
 
+	topHost, topDev *opAgg // the operators with the most self time in measured steps (findDominant)
+
 	launched []opLaunch   // device events joined to their operators (launchedOps)
 	streams  []streamWork // device work per stream (deviceWork)
 	gpuScope string

@@ -27,7 +27,29 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 	}
 	ops.ByName = opStats(a, byName, hasDevice)
 	ops.ByShape = opStats(a, byShape, hasDevice)
+	a.findDominant(byName)
 	return ops, a.kernels()
+}
+
+// findDominant keeps the operators with the most host self time and the most device self time
+// in the measured steps, for the dominant-op finding. Roles that other findings name (input,
+// augmentation, history, evaluation, syncs) are left to them.
+func (a *analysis) findDominant(byName map[int32]*opAgg) {
+	for _, g := range byName {
+		switch g.role {
+		case trace.RoleSample, trace.RoleGather, trace.RoleDataload, trace.RoleAugment, trace.RoleHistory,
+			trace.RoleEval, trace.RoleSync:
+			continue
+		}
+		if a.topHost == nil || g.measuredHost > a.topHost.measuredHost ||
+			g.measuredHost == a.topHost.measuredHost && a.t.Strings[g.name] < a.t.Strings[a.topHost.name] {
+			a.topHost = g
+		}
+		if a.topDev == nil || g.measuredDev > a.topDev.measuredDev ||
+			g.measuredDev == a.topDev.measuredDev && a.t.Strings[g.name] < a.t.Strings[a.topDev.name] {
+			a.topDev = g
+		}
+	}
 }
 
 // isOp reports whether host event i is an operator for the op table: every host span but steps and
@@ -178,6 +200,8 @@ type opAgg struct {
 	devTotal    int64
 	flops       int64
 	bytes       int64
+	// Self times within the measured steps (by name only): what the dominant-op finding weighs.
+	measuredHost, measuredDev int64
 }
 
 func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64) {
@@ -221,6 +245,10 @@ func (a *analysis) opGroups(devSelf []int64) (byName map[int32]*opAgg, byShape m
 			byName[t.Name[i]] = g
 		}
 		g.add(t, i, dur, self, dself, dtotal)
+		if k := a.stepOf[i]; k >= int32(a.warmupN) {
+			g.measuredHost += self
+			g.measuredDev += dself
+		}
 		key := [2]int32{t.Name[i], t.Shape[i]}
 		gs := byShape[key]
 		if gs == nil {

@@ -1,0 +1,207 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Scenarios for the findings that name what bounds a GPU or GNN step, as traces torch.profiler
+// would write (kinetoRun) or gnnprof's recorder does (scenario).
+
+// gcnDropout: a PyG-style GCN step on the GPU. With dense input dropout (problem) the dropout's
+// aten::bernoulli_ kernel over the N×F input takes most of the step; with dropout after the first
+// projection (fixed) it works on N×H and no operator takes more than a quarter.
+func gcnDropout(dense bool) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		k := newKineto(t)
+		drop := 60 * us
+		if dense {
+			drop = 1500 * us
+		}
+		for n := range 4 {
+			k.step(n, func() {
+				k.op("aten::dropout", 10*us, func() {
+					k.op("aten::bernoulli_", 10*us, func() {
+						k.kernel("void at::native::(anonymous namespace)::bernoulli_tensor_cuda_kernel<float, float>(at::TensorIteratorBase&)", kinetoStream, drop)
+					})
+				})
+				k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x64_tn", kinetoStream, 200*us) })
+				k.op("aten::index_select", 10*us, func() { k.kernel("indexSelectLargeIndex", kinetoStream, 200*us) })
+				k.op("aten::scatter_add_", 10*us, func() { k.kernel("scatter_add_kernel", kinetoStream, 200*us) })
+				k.op("aten::addmm", 10*us, func() { k.kernel("ampere_sgemm_64x64_tn", kinetoStream, 150*us) })
+				k.sync(kinetoStream)
+			})
+		}
+		return k.profile()
+	}
+}
+
+// evalInStep: a full-batch trainer that evaluates inside every step (problem: eval is a quarter
+// of the step) or rarely and briefly (fixed).
+func evalInStep(evalDur int64) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 5 {
+			s.step(n, func() {
+				s.span("forward", trace.RoleForward, 4*ms, nil)
+				s.span("backward", trace.RoleBackward, 4*ms, nil)
+				s.span("optimizer.adam", trace.RoleOptimizer, 300*us, nil)
+				s.span("eval", trace.RoleEval, evalDur, func(start int64) {
+					s.child("gcn.linear", trace.RoleEval, start, evalDur)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// dlrmStep is one step of a DLRM-style embedding model on rank 0 of 8: embedding lookups, an
+// all_to_all of the pooled embeddings on NCCL's stream that the interaction waits for (or, when
+// overlapped, that runs beside the dense MLP), syncReads pageable device-to-host copies of
+// per-table statistics, and the MLPs.
+func dlrmStep(k *kinetoRun, n int, overlapped bool, syncReads int) {
+	k.step(n, func() {
+		k.annotate("## forward ##", func() {
+			k.op("aten::embedding_bag", 20*us, func() { k.kernel("void at::native::embedding_bag_kernel<float>(int)", kinetoStream, 400*us) })
+			k.op("nccl:all_to_all", 15*us, func() {
+				k.kernel("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", ncclStream, 1200*us)
+			})
+			if overlapped {
+				k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x128_tn", kinetoStream, 1300*us) })
+			}
+			k.waitStream(kinetoStream, ncclStream)
+			k.op("aten::bmm", 10*us, func() { k.kernel("ampere_sgemm_64x64_nn", kinetoStream, 300*us) })
+			if !overlapped {
+				k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x128_tn", kinetoStream, 1300*us) })
+			}
+		})
+		for range syncReads {
+			k.op("aten::to", 5*us, func() { k.copyTo("DtoH", true, 64<<10, kinetoStream, 8*us) })
+		}
+		k.annotate("## backward ##", func() {
+			k.op("autograd::engine::evaluate_function: LinearBackward0", 10*us, func() {
+				k.kernel("ampere_sgemm_128x128_nt", kinetoStream, 1500*us)
+			})
+		})
+		k.sync(kinetoStream)
+	})
+}
+
+func dlrm(overlapped bool, syncReads int) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		k := newKineto(t).withDevices(8, 0)
+		for n := range 4 {
+			dlrmStep(k, n, overlapped, syncReads)
+		}
+		return k.profile()
+	}
+}
+
+// launchStorm: a step of many tiny kernels (problem: 300 elementwise kernels of 3 µs, each
+// launched by its own operator) or the same work in a few fused kernels (fixed).
+func launchStorm(tiny bool) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		k := newKineto(t)
+		for n := range 3 {
+			k.step(n, func() {
+				if tiny {
+					for range 300 {
+						k.op("aten::add", 6*us, func() { k.kernel("vectorized_elementwise_kernel<add>", kinetoStream, 3*us) })
+					}
+				} else {
+					for range 4 {
+						k.op("aten::linear", 6*us, func() { k.kernel("ampere_sgemm_128x64_tn", kinetoStream, 900*us) })
+					}
+				}
+				k.sync(kinetoStream)
+			})
+		}
+		return k.profile()
+	}
+}
+
+// hostBound: every step prepares its batch in Python on the training thread (problem: 2 ms per
+// 300 µs of kernels) or in a worker, handing over a ready batch (fixed: 20 µs).
+func hostBound(prep int64) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		k := newKineto(t)
+		for n := range 4 {
+			k.step(n, func() {
+				k.host(prep)
+				k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x64_tn", kinetoStream, 300*us) })
+				k.op("aten::relu", 10*us, func() { k.kernel("relu_kernel", kinetoStream, 50*us) })
+				k.sync(kinetoStream)
+			})
+		}
+		return k.profile()
+	}
+}
+
+// The PyG GCN case from issue 12: dense input dropout is most of the step; the finding names
+// aten::bernoulli_ and gives the fix PyG users need.
+func TestDominantDropoutFix(t *testing.T) {
+	p := gcnDropout(true)(t)
+	f := hasFinding(p, "dominant-op")
+	if f == nil {
+		t.Fatalf("no dominant-op: %v", findingIDsOf(p))
+	}
+	if !strings.Contains(f.Summary, "aten::bernoulli_") || !strings.Contains(f.Fix, "after the first projection") {
+		t.Errorf("finding %q, fix %q", f.Summary, f.Fix)
+	}
+	if hasFinding(p, "step-outliers") != nil {
+		t.Errorf("step-outliers fired on equal steps")
+	}
+}
+
+// The DLRM case from issue 12 (8 GPUs, NCCL all_to_all, sync pageable read-backs): NCCL time is
+// communication, not other, and the findings name exposed communication, the sync storm and
+// pageable copies.
+func TestDLRMFindings(t *testing.T) {
+	p := dlrm(false, 60)(t)
+	if v := partPercent(p, "comm"); v < CommExposedShare {
+		t.Errorf("comm part %.1f%%: %s", v, partsString(p))
+	}
+	for _, id := range []string{"comm-exposed", "sync-storm", "pageable-copies"} {
+		if hasFinding(p, id) == nil {
+			t.Errorf("%s did not fire; findings %v", id, findingIDsOf(p))
+		}
+	}
+	if s := p.Steps.Steps[0].SyncCount; s != 61 { // 60 read-backs and the step's final sync
+		t.Errorf("sync points in step 0: %d, want 61", s)
+	}
+	if len(p.Trace.Devices) != 8 || p.Trace.Rank != 0 {
+		t.Errorf("devices %d, rank %d", len(p.Trace.Devices), p.Trace.Rank)
+	}
+}
+
+// Traces with their problem fixed raise no finding about it, and the positive traces name their
+// largest cost.
+func TestGPUScenariosNameTheirTopCost(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		p    func(*testing.T) *Profile
+		want string
+	}{
+		{"dropout", gcnDropout(true), "dominant-op"},
+		{"dlrm", dlrm(false, 60), "comm-exposed"},
+		{"launches", launchStorm(true), "launch-bound"},
+		{"host", hostBound(2 * ms), "host-bound"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.p(t)
+			checkPartsSum(t, p)
+			if len(p.Findings) == 0 || hasFinding(p, c.want) == nil {
+				t.Fatalf("findings %v, want %s among them", findingIDsOf(p), c.want)
+			}
+			for _, f := range p.Findings {
+				for _, m := range f.Evidence.Metrics {
+					if m.Name == "" || m.Unit == "" {
+						t.Errorf("%s: metric without name or unit: %+v", f.ID, m)
+					}
+				}
+			}
+		})
+	}
+}
