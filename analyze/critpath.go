@@ -43,9 +43,9 @@ type hostSeg struct {
 // nothing:
 //
 //   - on the step's thread, time before a point belongs to the innermost span running then (host
-//     work), except at the end of a blocking sync: that ended when the device op it waited for
-//     ended, so the path moves to that op (the last to end on the synced stream or device during
-//     the wait);
+//     work), except at the end of a blocking call: that ended when the device op it waited for
+//     ended, so the path moves to that op — a sync's last op to end on the synced stream or
+//     device during the wait, a blocking (pageable) copy call's copy;
 //   - a device op started when the latest of its dependencies was met: the op before it on its
 //     stream ended (a kernel–kernel gap), its launch call started (the launch call and delay; the
 //     path continues on the host), or — where the stream was told to wait on an event since the
@@ -114,7 +114,10 @@ type criticalWalk struct {
 	// start times of stream-wait events per lane.
 	syncLane map[int64]int32
 	waits    map[int32][]int64
-	path     []pathSeg
+	// Copies by the correlation id of their launch call, for calls that block until their copy
+	// ends (pageable copies).
+	copyByCorr map[int64]int32
+	path       []pathSeg
 }
 
 func (c *criticalWalk) end(i int32) int64 { return c.a.t.Start[i] + c.a.t.Dur[i] }
@@ -122,7 +125,7 @@ func (c *criticalWalk) end(i int32) int64 { return c.a.t.Start[i] + c.a.t.Dur[i]
 func (c *criticalWalk) collect() {
 	a, t, w := c.a, c.a.t, c.w
 	c.streams, c.pos = map[int32][]int32{}, map[int32]int{}
-	c.syncLane, c.waits = map[int64]int32{}, map[int32][]int64{}
+	c.syncLane, c.waits, c.copyByCorr = map[int64]int32{}, map[int32][]int64{}, map[int64]int32{}
 	var hostIdx []int32
 	for _, i := range a.order { // by lane, then start
 		if t.Start[i] >= w.e || c.end(i) <= w.s {
@@ -136,6 +139,9 @@ func (c *criticalWalk) collect() {
 			c.pos[i] = len(c.streams[l])
 			c.streams[l] = append(c.streams[l], i)
 			c.byEnd = append(c.byEnd, i)
+			if t.Kind[i] == trace.KindCopy && t.Corr[i] != 0 && !a.isAsync(int(i)) {
+				c.copyByCorr[t.Corr[i]] = i
+			}
 		case a.lane[l] == laneDevice && t.Role[i] == trace.RoleSync:
 			if isWaitEvent(t.NameOf(int(i))) {
 				c.waits[l] = append(c.waits[l], t.Start[i])
@@ -186,7 +192,7 @@ func (c *criticalWalk) add(s, e int64, ev int32, role, category string) {
 
 // walk goes back from the step's end to its start. hostEnd is the step span's end.
 func (c *criticalWalk) walk(hostEnd int64) {
-	a, t := c.a, c.a.t
+	t := c.a.t
 	at := c.w.e
 	dev := int32(-1)
 	if n := len(c.byEnd); n > 0 && c.end(c.byEnd[n-1]) >= hostEnd {
@@ -198,7 +204,7 @@ func (c *criticalWalk) walk(hostEnd int64) {
 			continue
 		}
 		h := c.hostAt(at)
-		if h.ev >= 0 && at == h.e && h.e == c.end(h.ev) && a.isHostSync(h.ev) {
+		if h.ev >= 0 && at == h.e && h.e == c.end(h.ev) {
 			if r := c.release(h.ev, at); r >= 0 {
 				c.add(c.end(r), at, h.ev, trace.RoleSync.String(), BoundSync)
 				at, dev = c.end(r), r
@@ -313,10 +319,20 @@ func (c *criticalWalk) crossStream(d, prev int32) int32 {
 	return -1
 }
 
-// release returns the device op whose end let host sync s return at time at: the last to end
+// release returns the device op whose end let host call s return at time at, or -1 when s does
+// not wait for the device: for a blocking copy call, its copy; for a sync, the last op to end
 // during the wait on the stream s synchronised (when the trace says which), else on any stream.
 func (c *criticalWalk) release(s int32, at int64) int32 {
 	t := c.a.t
+	if cp, ok := c.copyByCorr[t.Corr[s]]; ok && t.Corr[s] != 0 && c.a.launchOf(cp) == s {
+		if e := c.end(cp); e <= at && e >= t.Start[s] && t.Dur[cp] > 0 {
+			return cp
+		}
+		return -1
+	}
+	if !c.a.isHostSync(s) {
+		return -1
+	}
 	lane, known := c.syncLane[t.Corr[s]]
 	known = known && t.Corr[s] != 0 && t.Lanes[lane].Stream >= 0
 	k, _ := slices.BinarySearchFunc(c.byEnd, at+1, func(i int32, at int64) int { return cmp.Compare(c.end(i), at) })

@@ -205,3 +205,28 @@ func TestGPUScenariosNameTheirTopCost(t *testing.T) {
 		})
 	}
 }
+
+// Each .item() counts once as a sync point, though it nests _local_scalar_dense, a copy call and a
+// cudaStreamSynchronize; cudaStreamWaitEvent does not block the host and does not count.
+func TestSyncPointsCountOutermost(t *testing.T) {
+	k := newKineto(t)
+	for n := range 3 {
+		k.step(n, func() {
+			k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x64_tn", kinetoStream, 300*us) })
+			k.waitStream(kinetoStream, ncclStream)
+			for range 70 {
+				k.item(kinetoStream)
+			}
+			k.sync(kinetoStream)
+		})
+	}
+	p := k.profile()
+	for _, s := range p.Steps.Steps {
+		if s.SyncCount != 71 {
+			t.Errorf("step %d: %d sync points, want 71 (70 items and the final sync)", s.Number, s.SyncCount)
+		}
+	}
+	if hasFinding(p, "sync-storm") == nil {
+		t.Errorf("no sync-storm: %v", findingIDsOf(p))
+	}
+}

@@ -416,6 +416,16 @@ def critical_path(events, host, window, host_end):
             elif e.get("args", {}).get("correlation"):
                 sync_lane[e["args"]["correlation"]] = (e["pid"], e["tid"])
 
+    # Copies whose launch call blocks until they end: all but cudaMemcpy*Async of pinned memory
+    # (or device to device).
+    blocking_copy = {}
+    for d in dev:
+        r = runtime.get(d.get("args", {}).get("correlation"))
+        if d["cat"] == "gpu_memcpy" and r is not None:
+            asynchronous = "Async" in r["name"] and ("Pinned" in d["name"] or "DtoD" in d["name"] or "PtoP" in d["name"])
+            if not asynchronous:
+                blocking_copy[d["args"]["correlation"]] = d
+
     cats = defaultdict(int)
 
     def add(s, e, cat):
@@ -473,7 +483,13 @@ def critical_path(events, host, window, host_end):
             continue
         seg = next(s for s in segs if s[0] < at <= s[1])
         ev = seg[2]
-        if ev is not None and at == seg[1] == ev["_e"] and is_host_sync(ev):
+        cp = blocking_copy.get(ev.get("args", {}).get("correlation")) if ev is not None and ev.get("cat") == "cuda_runtime" else None
+        if cp is not None and at == seg[1] == ev["_e"]:
+            if ev["_s"] <= cp["_e"] <= at and cp["_e"] > cp["_s"]:
+                add(cp["_e"], at, "sync_overhead")
+                at, cur = cp["_e"], cp
+                continue
+        elif ev is not None and at == seg[1] == ev["_e"] and is_host_sync(ev):
             lane = sync_lane.get(ev.get("args", {}).get("correlation"))
             if lane is not None and int(lane[1]) < 0:
                 lane = None
