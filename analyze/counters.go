@@ -2,10 +2,20 @@ package analyze
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
+
+// memcpyKinds names copies by direction, as HTA's memory kernel sub-types do ("Memcpy HtoD").
+var memcpyKinds = func() map[trace.Dir]string {
+	m := map[trace.Dir]string{}
+	for _, d := range []trace.Dir{trace.DirNone, trace.DirH2D, trace.DirD2H, trace.DirD2D, trace.DirH2H} {
+		m[d] = "Memcpy " + d.String()
+	}
+	return m
+}()
 
 // QueueFull is the number of outstanding ops at which a CUDA stream's launch queue is full and the
 // host blocks in the next launch call.
@@ -20,29 +30,50 @@ type counterStep struct {
 	delta float64
 }
 
-// series sorts steps (decreases first at equal times) and returns the counter's running value as
-// points, one per distinct time.
-func series(steps []counterStep) []CounterPoint {
+// eachValue sorts steps (decreases first at equal times) and calls visit with the counter's value
+// from each distinct time on; the value lasts until the next call's time.
+func eachValue(steps []counterStep, visit func(p CounterPoint)) {
 	slices.SortFunc(steps, func(x, y counterStep) int {
 		if c := cmp.Compare(x.at, y.at); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.delta, y.delta)
 	})
-	var pts []CounterPoint
 	v := 0.0
-	for _, s := range steps {
+	for k, s := range steps {
 		v += s.delta
 		if v < 1e-9 && v > -1e-9 {
 			v = 0 // rounding of float bandwidth sums
 		}
-		if n := len(pts); n > 0 && pts[n-1].AtNs == s.at {
-			pts[n-1].Value = v
-			continue
+		if k+1 == len(steps) || steps[k+1].at != s.at {
+			visit(CounterPoint{AtNs: s.at, Value: v})
 		}
-		pts = append(pts, CounterPoint{AtNs: s.at, Value: v})
 	}
-	return pts
+}
+
+// curve keeps a counter's time series to at most maxCounterPoints points: each time bucket's
+// highest value, so peaks survive. Times are made relative to origin.
+type curve struct {
+	origin, first, span int64
+	bucket              int
+	points              []CounterPoint
+}
+
+func newCurve(origin, first, last int64) *curve {
+	return &curve{origin: origin, first: first, span: max(last-first, 1), bucket: -1, points: []CounterPoint{}}
+}
+
+func (c *curve) add(p CounterPoint) {
+	p.AtNs -= c.origin
+	b := int((p.AtNs + c.origin - c.first) * (maxCounterPoints - 1) / c.span)
+	if b != c.bucket {
+		c.points = append(c.points, p)
+		c.bucket = b
+		return
+	}
+	if q := &c.points[len(c.points)-1]; p.Value > q.Value {
+		*q = p
+	}
 }
 
 // queues computes HTA's queue length counter per stream: an op joins its stream's queue when the
@@ -51,33 +82,37 @@ func series(steps []counterStep) []CounterPoint {
 func (a *analysis) queues() []StreamQueue {
 	t := a.t
 	out := []StreamQueue{}
+	var steps []counterStep // reused across streams
 	for _, s := range a.deviceWork() {
-		steps := make([]counterStep, 0, 2*len(s.ops))
-		for _, i := range s.ops {
-			enq := t.Start[i]
-			if r := a.launchOf(i); r >= 0 {
+		steps = slices.Grow(steps[:0], 2*len(s.ops))
+		first, last := int64(math.MaxInt64), int64(math.MinInt64)
+		for k, i := range s.ops {
+			enq, end := t.Start[i], t.Start[i]+t.Dur[i]
+			if r := s.launch[k]; r >= 0 {
 				enq = min(t.Start[r], enq)
 			}
-			steps = append(steps, counterStep{enq, 1}, counterStep{t.Start[i] + t.Dur[i], -1})
+			first, last = min(first, enq), max(last, end)
+			steps = append(steps, counterStep{enq, 1}, counterStep{end, -1})
 		}
-		pts := series(steps)
 		info := t.Lanes[s.lane]
 		q := StreamQueue{Device: int(s.device), Stream: int(info.Stream), Lane: info.Name}
+		c := newCurve(a.origin, first, last)
 		var area float64
-		for k, p := range pts {
-			q.Max = max(q.Max, int(p.Value))
-			if k+1 < len(pts) {
-				d := pts[k+1].AtNs - p.AtNs
-				area += p.Value * float64(d)
-				if p.Value >= QueueFull {
-					q.FullNs += d
-				}
+		prev := CounterPoint{AtNs: first}
+		eachValue(steps, func(p CounterPoint) {
+			d := p.AtNs - prev.AtNs
+			area += prev.Value * float64(d)
+			if prev.Value >= QueueFull {
+				q.FullNs += d
 			}
+			q.Max = max(q.Max, int(p.Value))
+			c.add(p)
+			prev = p
+		})
+		if last > first {
+			q.Mean = area / float64(last-first)
 		}
-		if span := pts[len(pts)-1].AtNs - pts[0].AtNs; span > 0 {
-			q.Mean = area / float64(span)
-		}
-		q.Curve = a.relative(downsample(pts, maxCounterPoints))
+		q.Curve = c.points
 		out = append(out, q)
 	}
 	return out
@@ -92,34 +127,51 @@ func (a *analysis) bandwidth() []MemoryBandwidth {
 		kind   string
 	}
 	type agg struct {
-		steps  []counterStep
-		active []ival
-		bytes  int64
-		count  int
+		steps       []counterStep
+		active      []ival
+		bytes       int64
+		count       int
+		first, last int64
+	}
+	kindOf := func(i int32) string {
+		if t.Kind[i] == trace.KindCopy {
+			return memcpyKinds[t.Dir[i]]
+		}
+		return "Memset"
 	}
 	byKey := map[key]*agg{}
 	var keys []key
+	for _, s := range a.deviceWork() { // counted first, to size each counter's steps once
+		for _, i := range s.ops {
+			if a.kernelTypeOf(i) != typeMemory {
+				continue
+			}
+			k := key{s.device, kindOf(i)}
+			g := byKey[k]
+			if g == nil {
+				g = &agg{first: math.MaxInt64, last: math.MinInt64}
+				byKey[k] = g
+				keys = append(keys, k)
+			}
+			g.count++
+		}
+	}
+	for _, g := range byKey {
+		g.steps, g.active, g.count = make([]counterStep, 0, 2*g.count), make([]ival, 0, g.count), 0
+	}
 	for _, s := range a.deviceWork() {
 		for _, i := range s.ops {
 			if a.kernelTypeOf(i) != typeMemory {
 				continue
 			}
-			k := key{s.device, "Memset"}
-			if t.Kind[i] == trace.KindCopy {
-				k.kind = "Memcpy " + t.Dir[i].String()
-			}
-			g := byKey[k]
-			if g == nil {
-				g = &agg{}
-				byKey[k] = g
-				keys = append(keys, k)
-			}
+			g := byKey[key{s.device, kindOf(i)}]
 			g.count++
 			g.bytes += t.Bytes[i]
 			if d := t.Dur[i]; d > 0 {
 				bw := float64(t.Bytes[i]) / float64(d) // bytes per ns = GB/s
 				g.steps = append(g.steps, counterStep{t.Start[i], bw}, counterStep{t.Start[i] + d, -bw})
 				g.active = append(g.active, ival{t.Start[i], t.Start[i] + d})
+				g.first, g.last = min(g.first, t.Start[i]), max(g.last, t.Start[i]+d)
 			}
 		}
 	}
@@ -133,48 +185,16 @@ func (a *analysis) bandwidth() []MemoryBandwidth {
 	for _, k := range keys {
 		g := byKey[k]
 		m := MemoryBandwidth{Device: int(k.device), Kind: k.kind, Count: g.count, Bytes: g.bytes, ActiveNs: length(merge(g.active))}
-		pts := series(g.steps)
-		for _, p := range pts {
+		c := newCurve(a.origin, g.first, g.last)
+		eachValue(g.steps, func(p CounterPoint) {
 			m.PeakGBs = max(m.PeakGBs, p.Value)
-		}
+			c.add(p)
+		})
 		if m.ActiveNs > 0 {
 			m.MeanGBs = float64(m.Bytes) / float64(m.ActiveNs)
 		}
-		m.Curve = a.relative(downsample(pts, maxCounterPoints))
+		m.Curve = c.points
 		out = append(out, m)
-	}
-	return out
-}
-
-// downsample reduces a counter's points to at most n, keeping each time bucket's highest value so
-// peaks survive.
-func downsample(pts []CounterPoint, n int) []CounterPoint {
-	if len(pts) <= n {
-		return pts
-	}
-	first, last := pts[0].AtNs, pts[len(pts)-1].AtNs
-	span := max(last-first, 1)
-	out := make([]CounterPoint, 0, n)
-	bucket := -1
-	for _, p := range pts {
-		b := int((p.AtNs - first) * int64(n-1) / span)
-		if b != bucket {
-			out = append(out, p)
-			bucket = b
-			continue
-		}
-		if q := &out[len(out)-1]; p.Value > q.Value {
-			*q = p
-		}
-	}
-	return out
-}
-
-// relative makes points' times relative to the trace origin.
-func (a *analysis) relative(pts []CounterPoint) []CounterPoint {
-	out := make([]CounterPoint, len(pts))
-	for k, p := range pts {
-		out[k] = CounterPoint{AtNs: p.AtNs - a.origin, Value: p.Value}
 	}
 	return out
 }

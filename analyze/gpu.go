@@ -52,11 +52,13 @@ const (
 	ScopeTrace = "trace" // all device work (no or a single step span)
 )
 
-// streamWork is one device stream's work in the analysed scope, by start time.
+// streamWork is one device stream's work in the analysed scope, by start time, with the runtime
+// call that launched each op (-1 when unknown).
 type streamWork struct {
 	lane   int32
 	device int16
 	ops    []int32
+	launch []int32
 }
 
 // deviceWork returns every stream's work in scope, streams in lane order. As HTA does, a trace
@@ -81,6 +83,7 @@ func (a *analysis) deviceWork() []streamWork {
 		}
 		s := &a.streams[len(a.streams)-1]
 		s.ops = append(s.ops, i)
+		s.launch = append(s.launch, a.launchOf(i))
 	}
 	return a.streams
 }

@@ -19,10 +19,10 @@ func (a *analysis) idle() []StreamIdle {
 		si := StreamIdle{Device: int(s.device), Stream: int(info.Stream), Lane: info.Name, Ops: len(s.ops)}
 		first := t.Start[s.ops[0]]
 		prevEnd := first + t.Dur[s.ops[0]]
-		for _, i := range s.ops[1:] {
+		for k, i := range s.ops[1:] {
 			start, end := t.Start[i], t.Start[i]+t.Dur[i]
 			if gap := start - prevEnd; gap > 0 {
-				switch l := a.launchOf(i); {
+				switch l := s.launch[k+1]; {
 				case l >= 0 && t.Start[l] > prevEnd:
 					si.HostWaitNs += gap
 					si.HostWaitCount++

@@ -41,7 +41,7 @@ func (a *analysis) kernelBreakdown() ([]KernelTypeShare, []TypedKernel) {
 			if typ == typeMemory {
 				key := "Memset"
 				if t.Kind[i] == trace.KindCopy {
-					key = "Memcpy " + t.Dir[i].String()
+					key = memcpyKinds[t.Dir[i]]
 				}
 				if g = byKey[key]; g == nil {
 					g = &agg{typ: typ, name: key, min: d}

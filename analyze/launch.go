@@ -28,17 +28,25 @@ const (
 func (a *analysis) launches() Launches {
 	t := a.t
 	var l Launches
-	var cpu, gpu, delay []int64
+	n := 0 // ops with a launch call, counted first to size the samples once
+	for _, s := range a.deviceWork() {
+		for _, r := range s.launch {
+			if r >= 0 {
+				n++
+			}
+		}
+	}
+	cpu, gpu, delay := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
 	var outliers []LaunchOutlier
 	for _, s := range a.deviceWork() {
-		for _, i := range s.ops {
+		for k, i := range s.ops {
 			if a.kernelTypeOf(i) != typeMemory {
 				l.Kernels++
 				if t.Dur[i] < ShortKernelNs {
 					l.KernelsUnder10us++
 				}
 			}
-			r := a.launchOf(i)
+			r := s.launch[k]
 			if r < 0 {
 				continue
 			}

@@ -1,5 +1,7 @@
 package analyze
 
+import "slices"
+
 // temporal computes HTA's temporal breakdown and communication–computation overlap per device.
 //
 // A device's span runs from its first op's start to its last op's end. Every instant of it goes to
@@ -7,49 +9,72 @@ package analyze
 // union of compute kernels, communication what communication kernels add to it (exposed
 // communication), memory what copies and memsets add to both. HTA's non-compute time is
 // communication + memory. The overlap is the share of communication time during which compute
-// kernels ran (HTA's get_comm_comp_overlap).
+// kernels ran (HTA's get_comm_comp_overlap). One sweep over the device's op boundaries.
 func (a *analysis) temporal() []TemporalBreakdown {
+	t := a.t
 	streams := a.deviceWork()
 	out := []TemporalBreakdown{}
+	var bounds []uint64 // reused across devices
 	for _, d := range devicesOf(streams) {
-		var byType [numKernelTypes][]ival
-		first, last := int64(0), int64(0)
-		seen := false
-		streamsN := 0
+		tb := TemporalBreakdown{Device: int(d)}
+		first := int64(-1)
+		n := 0
+		for _, s := range streams {
+			if s.device == d {
+				tb.Streams++
+				n += len(s.ops)
+				if f := t.Start[s.ops[0]]; first < 0 || f < first {
+					first = f
+				}
+			}
+		}
+		bounds = slices.Grow(bounds[:0], 2*n)
 		for _, s := range streams {
 			if s.device != d {
 				continue
 			}
-			streamsN++
 			for _, i := range s.ops {
-				x := ival{a.t.Start[i], a.t.Start[i] + a.t.Dur[i]}
-				if !seen || x.s < first {
-					first = x.s
-				}
-				if !seen || x.e > last {
-					last = x.e
-				}
-				seen = true
-				k := a.kernelTypeOf(i)
-				byType[k] = append(byType[k], x)
+				k := int(a.kernelTypeOf(i))
+				st := t.Start[i] - first
+				bounds = append(bounds, packBoundary(st, k, true), packBoundary(st+t.Dur[i], k, false))
 			}
 		}
-		compute := merge(byType[typeCompute])
-		comm := merge(byType[typeComm])
-		computeComm := merge(append(append([]ival{}, compute...), comm...))
-		all := merge(append(append([]ival{}, computeComm...), byType[typeMemory]...))
-		tb := TemporalBreakdown{Device: int(d), Streams: streamsN, SpanNs: last - first,
-			ComputeNs: length(compute), CommTotalNs: length(comm)}
-		tb.CommNs = length(computeComm) - tb.ComputeNs
-		busy := length(all)
-		tb.MemoryNs = busy - length(computeComm)
-		tb.IdleNs = tb.SpanNs - busy
+		slices.Sort(bounds)
+		var open [numKernelTypes]int32
+		prev := int64(0)
+		for _, b := range bounds {
+			if at := int64(b >> 7); at > prev {
+				span := at - prev
+				switch {
+				case open[typeCompute] > 0:
+					tb.ComputeNs += span
+					if open[typeComm] > 0 {
+						tb.CommOverlapNs += span
+					}
+				case open[typeComm] > 0:
+					tb.CommNs += span
+				case open[typeMemory] > 0:
+					tb.MemoryNs += span
+				default:
+					tb.IdleNs += span
+				}
+				if open[typeComm] > 0 {
+					tb.CommTotalNs += span
+				}
+				prev = at
+			}
+			if k := b >> 1 & (1<<classBits - 1); b&1 != 0 {
+				open[k]++
+			} else {
+				open[k]--
+			}
+		}
+		tb.SpanNs = prev
 		tb.NonComputeNs = tb.CommNs + tb.MemoryNs
 		tb.ComputePercent = pct(tb.ComputeNs, tb.SpanNs)
 		tb.CommPercent = pct(tb.CommNs, tb.SpanNs)
 		tb.MemoryPercent = pct(tb.MemoryNs, tb.SpanNs)
 		tb.IdlePercent = pct(tb.IdleNs, tb.SpanNs)
-		tb.CommOverlapNs = tb.CommTotalNs - tb.CommNs
 		tb.CommOverlapPercent = pct(tb.CommOverlapNs, tb.CommTotalNs)
 		out = append(out, tb)
 	}
