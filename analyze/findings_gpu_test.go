@@ -1,6 +1,9 @@
 package analyze
 
 import (
+	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,5 +231,32 @@ func TestSyncPointsCountOutermost(t *testing.T) {
 	}
 	if hasFinding(p, "sync-storm") == nil {
 		t.Errorf("no sync-storm: %v", findingIDsOf(p))
+	}
+}
+
+// A directory of per-rank Kineto traces: each rank's summary carries its temporal breakdown and
+// communication overlap (rank 1 overlaps its all_to_all with compute, rank 0 does not).
+func TestRankTemporal(t *testing.T) {
+	dir := t.TempDir()
+	for rank := range 2 {
+		k := newKineto(t).withDevices(2, rank)
+		for n := range 3 {
+			dlrmStep(k, n, rank == 1, 0)
+		}
+		k.write(filepath.Join(dir, fmt.Sprintf("worker%d.pt.trace.json.gz", rank)))
+	}
+	p, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Ranks) != 2 || len(p.Ranks[0].Temporal) != 1 || len(p.Ranks[1].Temporal) != 1 {
+		t.Fatalf("ranks %+v", p.Ranks)
+	}
+	r0, r1 := p.Ranks[0], p.Ranks[1]
+	if r0.Temporal[0].CommNs == 0 || r1.CommOverlapPercent <= r0.CommOverlapPercent || r1.CommOverlapPercent < 90 {
+		t.Errorf("rank 0 exposed comm %d ns, overlap %.0f%%; rank 1 overlap %.0f%%", r0.Temporal[0].CommNs, r0.CommOverlapPercent, r1.CommOverlapPercent)
+	}
+	if !slices.Contains(r0.Findings, "comm-exposed") || slices.Contains(r1.Findings, "comm-exposed") {
+		t.Errorf("findings: rank 0 %v, rank 1 %v", r0.Findings, r1.Findings)
 	}
 }

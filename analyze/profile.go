@@ -4,7 +4,7 @@ package analyze
 // field is renamed, removed or changes meaning; adding a field keeps it (see SCHEMA.md).
 const (
 	SchemaName    = "gnnprof.profile"
-	SchemaVersion = 1
+	SchemaVersion = 2
 )
 
 // Profile is everything the analyzer computes from one trace (or one directory of per-rank traces).
@@ -522,6 +522,10 @@ type RankSummary struct {
 	Parts      []int64  `json:"parts_ns"` // mean per role, Breakdown.Parts order
 	Findings   []string `json:"findings"` // finding ids
 	Straggler  bool     `json:"straggler"`
+	// Temporal is the rank's device temporal breakdown (GPU.Temporal); CommOverlapPercent its
+	// communication time overlapped with compute, over all its devices.
+	Temporal           []TemporalBreakdown `json:"temporal"`
+	CommOverlapPercent float64             `json:"comm_overlap_percent"`
 }
 
 // Diff compares two profiles, A (the baseline) and B.
