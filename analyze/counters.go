@@ -51,11 +51,13 @@ func eachValue(steps []counterStep, visit func(p CounterPoint)) {
 	}
 }
 
-// curve keeps a counter's time series to at most maxCounterPoints points: each time bucket's
-// highest value, so peaks survive. Times are made relative to origin.
+// curve keeps a counter's time series to at most 2·maxCounterPoints points: in each time bucket,
+// its highest value (so peaks survive) and its last (so drops do), in time order. Times are made
+// relative to origin. Call done after the last point.
 type curve struct {
 	origin, first, span int64
-	bucket              int
+	bucket, peak        int // the current bucket, and its highest point's index in points
+	last                *CounterPoint
 	points              []CounterPoint
 }
 
@@ -64,16 +66,27 @@ func newCurve(origin, first, last int64) *curve {
 }
 
 func (c *curve) add(p CounterPoint) {
+	b := int((p.AtNs - c.first) * (maxCounterPoints - 1) / c.span)
 	p.AtNs -= c.origin
-	b := int((p.AtNs + c.origin - c.first) * (maxCounterPoints - 1) / c.span)
-	if b != c.bucket {
+	switch {
+	case b != c.bucket:
+		c.done()
 		c.points = append(c.points, p)
-		c.bucket = b
-		return
+		c.bucket, c.peak = b, len(c.points)-1
+	case p.Value > c.points[c.peak].Value:
+		c.points[c.peak], c.last = p, nil // later than any pending last point
+	default:
+		c.last = &p
 	}
-	if q := &c.points[len(c.points)-1]; p.Value > q.Value {
-		*q = p
+}
+
+// done writes the pending last point of the current bucket.
+func (c *curve) done() []CounterPoint {
+	if c.last != nil {
+		c.points = append(c.points, *c.last)
+		c.last = nil
 	}
+	return c.points
 }
 
 // queues computes HTA's queue length counter per stream: an op joins its stream's queue when the
@@ -112,7 +125,7 @@ func (a *analysis) queues() []StreamQueue {
 		if last > first {
 			q.Mean = area / float64(last-first)
 		}
-		q.Curve = c.points
+		q.Curve = c.done()
 		out = append(out, q)
 	}
 	return out
@@ -193,7 +206,7 @@ func (a *analysis) bandwidth() []MemoryBandwidth {
 		if m.ActiveNs > 0 {
 			m.MeanGBs = float64(m.Bytes) / float64(m.ActiveNs)
 		}
-		m.Curve = c.points
+		m.Curve = c.done()
 		out = append(out, m)
 	}
 	return out

@@ -368,7 +368,7 @@ func (c *criticalWalk) result(step int) *CriticalPath {
 		if s.ev >= 0 {
 			it := items[t.Name[s.ev]]
 			if it == nil {
-				it = &item{role: s.role}
+				it = &item{role: t.Role[s.ev].String()}
 				items[t.Name[s.ev]] = it
 			}
 			it.ns += d

@@ -657,7 +657,7 @@ func ruleSyncStorm(a *analysis, p *Profile) *Finding {
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "sync points per step", Value: per, Unit: "count", Threshold: SyncPointsPerStep},
 			{Name: "sync share", Value: partPercent(p, "sync"), Unit: "%"}},
-			Steps: stepList(p.Steps.Steps, idx), Ops: topOps(p, "sync", "d2h")},
+			Steps: stepList(p.Steps.Steps, idx), Ops: slices.DeleteFunc(topOps(p, "sync", "d2h"), isWaitEvent)},
 		Fix: "Keep values on the device: accumulate losses and metrics in device tensors and read them back once per step (or per epoch) with a single copy; drop per-batch .item()/.cpu() calls and explicit synchronize() inside the loop."}
 }
 

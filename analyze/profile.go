@@ -412,7 +412,8 @@ type StreamQueue struct {
 	Max    int            `json:"max"`
 	Mean   float64        `json:"mean"`    // over time
 	FullNs int64          `json:"full_ns"` // time at QueueFull or more: launches block the host
-	Curve  []CounterPoint `json:"curve"`
+	// Curve is the counter over time: per time bucket (of 400), its highest and its last value.
+	Curve []CounterPoint `json:"curve"`
 }
 
 // MemoryBandwidth is HTA's memory bandwidth counter of one kind of copy (or memsets) on a device.
