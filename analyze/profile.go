@@ -77,7 +77,10 @@ type Steps struct {
 	HostStdNs      int64  `json:"host_std_ns"`
 	DeviceMeanNs   int64  `json:"device_mean_ns"`
 	DeviceMedianNs int64  `json:"device_median_ns"`
-	Steps          []Step `json:"steps"`
+	// Typical is the number of the measured step whose wall time is closest to the median (the
+	// earliest of equals): the step the critical path follows and reports draw.
+	Typical int    `json:"typical"`
+	Steps   []Step `json:"steps"`
 }
 
 // Step is one training step.

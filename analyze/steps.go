@@ -352,6 +352,9 @@ func (a *analysis) steps() Steps {
 	st.HostMinNs, st.HostMaxNs = slices.Min(host), slices.Max(host)
 	st.DeviceMeanNs, _ = meanStd(wall)
 	st.DeviceMedianNs = median(wall)
+	if k := typicalStep(&st); k >= 0 {
+		st.Typical = st.Steps[k].Number
+	}
 	if len(wall) >= OutlierMinSteps {
 		limit := outlierLimit(wall, st.DeviceMedianNs)
 		for k := range st.Steps {
