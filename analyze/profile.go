@@ -70,13 +70,13 @@ type Steps struct {
 	Measured  int    `json:"measured"` // steps in the averages: Count minus warm-up
 	// Host times are the step spans' own durations; device-extended times stretch each step to the
 	// end of the device work it launched (the TensorBoard rule), which is what the breakdown covers.
-	HostMeanNs     int64  `json:"host_mean_ns"`
-	HostMedianNs   int64  `json:"host_median_ns"`
-	HostMinNs      int64  `json:"host_min_ns"`
-	HostMaxNs      int64  `json:"host_max_ns"`
-	HostStdNs      int64  `json:"host_std_ns"`
-	DeviceMeanNs   int64  `json:"device_mean_ns"`
-	DeviceMedianNs int64  `json:"device_median_ns"`
+	HostMeanNs     int64 `json:"host_mean_ns"`
+	HostMedianNs   int64 `json:"host_median_ns"`
+	HostMinNs      int64 `json:"host_min_ns"`
+	HostMaxNs      int64 `json:"host_max_ns"`
+	HostStdNs      int64 `json:"host_std_ns"`
+	DeviceMeanNs   int64 `json:"device_mean_ns"`
+	DeviceMedianNs int64 `json:"device_median_ns"`
 	// Typical is the number of the measured step whose wall time is closest to the median (the
 	// earliest of equals): the step the critical path follows and reports draw.
 	Typical int    `json:"typical"`
@@ -409,12 +409,12 @@ type KernelPattern struct {
 
 // StreamQueue is HTA's queue length counter of one stream: ops launched and not yet finished.
 type StreamQueue struct {
-	Device int            `json:"device"`
-	Stream int            `json:"stream"`
-	Lane   string         `json:"lane"`
-	Max    int            `json:"max"`
-	Mean   float64        `json:"mean"`    // over time
-	FullNs int64          `json:"full_ns"` // time at QueueFull or more: launches block the host
+	Device int     `json:"device"`
+	Stream int     `json:"stream"`
+	Lane   string  `json:"lane"`
+	Max    int     `json:"max"`
+	Mean   float64 `json:"mean"`    // over time
+	FullNs int64   `json:"full_ns"` // time at QueueFull or more: launches block the host
 	// Curve is the counter over time: per time bucket (of 400), its highest and its last value.
 	Curve []CounterPoint `json:"curve"`
 }

@@ -133,9 +133,9 @@ type kernelTypeRow struct {
 }
 
 type typedKernelRow struct {
-	Type, Name, Full, Color                    string
-	Count                                      int
-	Total, Mean, Min, Max, Std                 int64
+	Type, Name, Full, Color                   string
+	Count                                     int
+	Total, Mean, Min, Max, Std                int64
 	TotalS, MeanS, MinS, MaxS, StdS, PercentS string
 }
 

@@ -78,13 +78,6 @@ func chooseStep(p *analyze.Profile, want *int) int {
 	return 0
 }
 
-func abs64(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
 // buildTimeline lays out step k of p from the events of t.
 func buildTimeline(p *analyze.Profile, t *trace.Table, k int) *timeline {
 	st := p.Steps.Steps[k]
