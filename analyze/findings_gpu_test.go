@@ -260,3 +260,23 @@ func TestRankTemporal(t *testing.T) {
 		t.Errorf("findings: rank 0 %v, rank 1 %v", r0.Findings, r1.Findings)
 	}
 }
+
+// The torch samples' findings name their top cost: the legacy PyG-style CPU trace its operator
+// with the most self time, the real Kineto trace the GPU idling for the host and the host work on
+// its critical path.
+func TestSamplesNameTheirTopCost(t *testing.T) {
+	legacy, err := Load(legacyTorchTrace, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := hasFinding(legacy, "dominant-op")
+	if f == nil || len(f.Evidence.Ops) == 0 || f.Evidence.Ops[0] != legacy.Ops.ByName[0].Name {
+		t.Errorf("legacy trace: dominant-op %+v, top operator %q", f, legacy.Ops.ByName[0].Name)
+	}
+	kineto, _ := kinetoSample(t)
+	f = hasFinding(kineto, "host-bound")
+	if f == nil || kineto.CriticalPath == nil || kineto.CriticalPath.BoundBy != BoundCPU ||
+		!slices.Contains(f.Evidence.Ops, kineto.CriticalPath.Top[0].Name) {
+		t.Errorf("kineto trace: host-bound %+v, critical path %+v", f, kineto.CriticalPath)
+	}
+}
