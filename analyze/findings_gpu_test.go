@@ -280,3 +280,31 @@ func TestSamplesNameTheirTopCost(t *testing.T) {
 		t.Errorf("kineto trace: host-bound %+v, critical path %+v", f, kineto.CriticalPath)
 	}
 }
+
+// A PyG NeighborLoader step whose neighbour sampling runs on the training thread: input-bound
+// says it is the sampler and gives PyG's fix; the same with DGL's sampler gives DGL's.
+func TestSamplerBoundNamesTheLibrary(t *testing.T) {
+	for _, c := range []struct {
+		loader, sampler, want string
+	}{
+		{"enumerate(DataLoader)#NeighborLoader.__next__", "pyg::neighbor_sample", "NeighborLoader(…, num_workers"},
+		{"enumerate(DataLoader)#dgl.dataloading.DataLoader.__next__", "dgl::sampling::SampleNeighbors", "use_uva=True"},
+	} {
+		k := newKineto(t)
+		for n := range 3 {
+			k.step(n, func() {
+				k.annotate(c.loader, func() {
+					k.op(c.sampler, 3*ms, nil)
+					k.op("aten::index_select", 200*us, nil)
+				})
+				k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x64_tn", kinetoStream, 1*ms) })
+				k.sync(kinetoStream)
+			})
+		}
+		p := k.profile()
+		f := hasFinding(p, "input-bound")
+		if f == nil || f.Title != "Sampler bound" || !strings.Contains(f.Fix, c.want) {
+			t.Errorf("%s: input-bound %+v", c.sampler, f)
+		}
+	}
+}
