@@ -57,7 +57,8 @@ func eachValue(steps []counterStep, visit func(p CounterPoint)) {
 type curve struct {
 	origin, first, span int64
 	bucket, peak        int // the current bucket, and its highest point's index in points
-	last                *CounterPoint
+	last                CounterPoint
+	pending             bool // last is the bucket's latest point, not yet written
 	points              []CounterPoint
 }
 
@@ -74,17 +75,17 @@ func (c *curve) add(p CounterPoint) {
 		c.points = append(c.points, p)
 		c.bucket, c.peak = b, len(c.points)-1
 	case p.Value > c.points[c.peak].Value:
-		c.points[c.peak], c.last = p, nil // later than any pending last point
+		c.points[c.peak], c.pending = p, false // later than any pending last point
 	default:
-		c.last = &p
+		c.last, c.pending = p, true
 	}
 }
 
 // done writes the pending last point of the current bucket.
 func (c *curve) done() []CounterPoint {
-	if c.last != nil {
-		c.points = append(c.points, *c.last)
-		c.last = nil
+	if c.pending {
+		c.points = append(c.points, c.last)
+		c.pending = false
 	}
 	return c.points
 }
@@ -95,33 +96,50 @@ func (c *curve) done() []CounterPoint {
 func (a *analysis) queues() []StreamQueue {
 	t := a.t
 	out := []StreamQueue{}
-	var steps []counterStep // reused across streams
+	var keys []uint64 // reused across streams: time since the first launch, then 1 to join, 0 to leave
 	for _, s := range a.deviceWork() {
-		steps = slices.Grow(steps[:0], 2*len(s.ops))
 		first, last := int64(math.MaxInt64), int64(math.MinInt64)
 		for k, i := range s.ops {
-			enq, end := t.Start[i], t.Start[i]+t.Dur[i]
+			enq := t.Start[i]
 			if r := s.launch[k]; r >= 0 {
 				enq = min(t.Start[r], enq)
 			}
-			first, last = min(first, enq), max(last, end)
-			steps = append(steps, counterStep{enq, 1}, counterStep{end, -1})
+			first, last = min(first, enq), max(last, t.Start[i]+t.Dur[i])
 		}
+		keys = slices.Grow(keys[:0], 2*len(s.ops))
+		for k, i := range s.ops {
+			enq := t.Start[i]
+			if r := s.launch[k]; r >= 0 {
+				enq = min(t.Start[r], enq)
+			}
+			keys = append(keys, uint64(enq-first)<<1|1, uint64(t.Start[i]+t.Dur[i]-first)<<1)
+		}
+		slices.Sort(keys) // leaving before joining at equal times
 		info := t.Lanes[s.lane]
 		q := StreamQueue{Device: int(s.device), Stream: int(info.Stream), Lane: info.Name}
 		c := newCurve(a.origin, first, last)
 		var area float64
 		prev := CounterPoint{AtNs: first}
-		eachValue(steps, func(p CounterPoint) {
+		n := 0
+		for j, key := range keys {
+			if key&1 != 0 {
+				n++
+			} else {
+				n--
+			}
+			if j+1 < len(keys) && keys[j+1]>>1 == key>>1 {
+				continue // the value at this time is the one after its last change
+			}
+			p := CounterPoint{AtNs: first + int64(key>>1), Value: float64(n)}
 			d := p.AtNs - prev.AtNs
 			area += prev.Value * float64(d)
 			if prev.Value >= QueueFull {
 				q.FullNs += d
 			}
-			q.Max = max(q.Max, int(p.Value))
+			q.Max = max(q.Max, n)
 			c.add(p)
 			prev = p
-		})
+		}
 		if last > first {
 			q.Mean = area / float64(last-first)
 		}
