@@ -185,6 +185,15 @@ const (
 	classBits        = 6
 )
 
+// boundaryShift returns the resolution (2^shift ns) at which times from lo to hi fit a boundary.
+func boundaryShift(lo, hi int64) uint {
+	shift := uint(0)
+	for (uint64(hi)-uint64(lo))>>shift >= 1<<boundaryTimeBits {
+		shift++
+	}
+	return shift
+}
+
 func packBoundary(t int64, class int, open bool) uint64 {
 	b := uint64(t)<<7 | uint64(class)<<1
 	if open {
@@ -214,9 +223,7 @@ func (a *analysis) sweep(st *Steps) Breakdown {
 	if nSteps > 0 {
 		var hi int64
 		lo, hi = a.wallIv[0].s, a.wallIv[nSteps-1].e
-		for uint64(hi-lo)>>shift >= 1<<boundaryTimeBits {
-			shift++
-		}
+		shift = boundaryShift(lo, hi)
 		bounds = make([]uint64, 0, 2*len(a.order))
 		for _, i := range a.order {
 			s, e := t.Start[i], t.Start[i]+t.Dur[i]

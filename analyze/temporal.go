@@ -1,6 +1,9 @@
 package analyze
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // temporal computes HTA's temporal breakdown and communication–computation overlap per device.
 //
@@ -17,17 +20,19 @@ func (a *analysis) temporal() []TemporalBreakdown {
 	var bounds []uint64 // reused across devices
 	for _, d := range devicesOf(streams) {
 		tb := TemporalBreakdown{Device: int(d)}
-		first := int64(-1)
+		first, last := int64(math.MaxInt64), int64(math.MinInt64)
 		n := 0
 		for _, s := range streams {
 			if s.device == d {
 				tb.Streams++
 				n += len(s.ops)
-				if f := t.Start[s.ops[0]]; first < 0 || f < first {
-					first = f
+				first = min(first, t.Start[s.ops[0]])
+				for _, i := range s.ops {
+					last = max(last, t.Start[i]+t.Dur[i])
 				}
 			}
 		}
+		shift := boundaryShift(first, last) // 0 but for spans of decades
 		bounds = slices.Grow(bounds[:0], 2*n)
 		for _, s := range streams {
 			if s.device != d {
@@ -35,15 +40,15 @@ func (a *analysis) temporal() []TemporalBreakdown {
 			}
 			for _, i := range s.ops {
 				k := int(a.kernelTypeOf(i))
-				st := t.Start[i] - first
-				bounds = append(bounds, packBoundary(st, k, true), packBoundary(st+t.Dur[i], k, false))
+				st := uint64(t.Start[i]) - uint64(first)
+				bounds = append(bounds, packBoundary(int64(st>>shift), k, true), packBoundary(int64((st+uint64(t.Dur[i]))>>shift), k, false))
 			}
 		}
 		slices.Sort(bounds)
 		var open [numKernelTypes]int32
 		prev := int64(0)
 		for _, b := range bounds {
-			if at := int64(b >> 7); at > prev {
+			if at := int64(b>>7) << shift; at > prev {
 				span := at - prev
 				switch {
 				case open[typeCompute] > 0:
