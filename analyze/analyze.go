@@ -39,6 +39,8 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 	p.Memory = a.memory(&p.Steps)
 	p.Devices = a.devices()
 	p.Lanes = a.lanes()
+	p.GPU = a.gpu()
+	p.CriticalPath = a.criticalPath(&p.Steps)
 	a.stepExtras(&p.Steps)
 	p.Findings = a.findings(p)
 	p.Warnings = append(a.warnings, t.Warnings...)
@@ -119,6 +121,12 @@ type analysis struct {
 
 	repeatedName  []int32 // per step: the most repeated identical work (see stepExtras)
 	repeatedCount []int
+
+	topHost, topDev *opAgg // the operators with the most self time in measured steps (findDominant)
+
+	launched []opLaunch   // device events joined to their operators (launchedOps)
+	streams  []streamWork // device work per stream (deviceWork)
+	gpuScope string
 }
 
 func (a *analysis) warnf(format string, args ...any) {
@@ -342,7 +350,8 @@ func (a *analysis) isHostSpan(i int32) bool {
 	return a.t.Kind[i] == trace.KindSpan && a.lane[a.t.Lane[i]] != laneDevice
 }
 
-// isDeviceWork reports whether event i is work on a device stream: a kernel, copy or memset (and
+// isDeviceWork reports whether event i is work on a device stream: a kernel (compute or
+// communication), copy or memset (and
 // for our traces, any span recorded on a stream lane). Torch's GPU projections of annotations
 // (gpu_user_annotation) are not work, and neither are device-side syncs.
 func (a *analysis) isDeviceWork(i int) bool {
@@ -358,7 +367,7 @@ func (a *analysis) isDeviceWork(i int) bool {
 		return false
 	}
 	switch t.Role[i] {
-	case trace.RoleKernel, trace.RoleMemset:
+	case trace.RoleKernel, trace.RoleMemset, trace.RoleComm:
 		return true
 	case trace.RoleSync, trace.RoleStep:
 		return false

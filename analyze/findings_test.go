@@ -33,6 +33,11 @@ func TestRules(t *testing.T) {
 		{"step-outliers", stepTimes([]int64{10, 10, 25, 10, 10}), stepTimes([]int64{10, 11, 10, 12, 10}), SeverityWarning},
 		{"warmup", stepTimes([]int64{40, 10, 10, 11, 10}), stepTimes([]int64{10, 10, 11, 10, 10}), SeverityInfo},
 		{"steps-missing", noSteps(true), noSteps(false), SeverityWarning},
+		{"dominant-op", gcnDropout(true), gcnDropout(false), SeverityCritical},
+		{"eval-in-step", evalInStep(3 * ms), evalInStep(200 * us), SeverityWarning},
+		{"comm-exposed", dlrm(false, 0), dlrm(true, 0), SeverityWarning},
+		{"launch-bound", launchStorm(true), launchStorm(false), SeverityWarning},
+		{"host-bound", hostBound(2 * ms), hostBound(20 * us), SeverityCritical},
 	}
 	covered := map[string]bool{"straggler-rank": true} // TestStragglerRank
 	for _, c := range cases {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/internal/browsertest"
+	"github.com/gnnprof/gnnprof/internal/shareddata"
 	"github.com/gnnprof/gnnprof/rundir"
 )
 
@@ -145,8 +146,8 @@ func TestHTMLInBrowser(t *testing.T) {
 	path := writeReport(t, "report.html", p, tb, testRun())
 	b := openInBrowser(t, path)
 
-	// pie, steps, ops, copy steps, copy sizes, memory, peaks, loss, accuracy
-	checkChartsPainted(t, b, 9)
+	// pie, steps, ops, queues, bandwidth, copy steps, copy sizes, memory, peaks, loss, accuracy
+	checkChartsPainted(t, b, 11)
 	if n := eval[int](t, b, `document.querySelectorAll("#timeline svg rect.span").length`); n < 10 {
 		t.Errorf("timeline drew %d spans, want at least 10", n)
 	}
@@ -267,5 +268,49 @@ func TestHTMLDiffInBrowser(t *testing.T) {
 		t.Errorf("diff page lacks the runs' names or roles")
 	}
 	screenshot(t, b, "diff.png")
+	checkClean(t, b)
+}
+
+// The critical path and GPU sections on a real multi-stream GPU trace (the shared Kineto sample:
+// an A100, streams 7 and 20): drawn, readable, kernel names shortened with the full name on hover.
+func TestHTMLGPUSectionsInBrowser(t *testing.T) {
+	path := shareddata.Path(t, "testdata", "torch", "kineto_gpu_benchmark.pt.trace.json.gz")
+	p, tb, err := analyze.ReadProfileTable(path, analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := openInBrowser(t, writeReport(t, "kineto.html", p, tb, nil))
+	checkChartsPainted(t, b, eval[int](t, b, `document.querySelectorAll("div.chart").length`))
+	if n := eval[int](t, b, `document.querySelectorAll("#critical .pathstrip span").length`); n != len(p.CriticalPath.Segments) || n < 10 {
+		t.Errorf("critical path strip has %d segments, the profile %d", n, len(p.CriticalPath.Segments))
+	}
+	if n := eval[int](t, b, `document.querySelectorAll("#gpu .stack").length`); n != len(p.GPU.Temporal)+len(p.GPU.Idle) || len(p.GPU.Idle) != 2 {
+		t.Errorf("%d stacked bars for %d devices and %d streams", n, len(p.GPU.Temporal), len(p.GPU.Idle))
+	}
+	type cell struct {
+		Text  string `json:"text"`
+		Title string `json:"title"`
+	}
+	names := eval[[]cell](t, b, `Array.from(document.querySelectorAll("#typedkernels td.name")).map(function (c) { return {text: c.textContent, title: c.title}; })`)
+	if len(names) != len(p.GPU.TopKernels) {
+		t.Fatalf("%d kernel rows, want %d", len(names), len(p.GPU.TopKernels))
+	}
+	folded := 0
+	for k, c := range names {
+		if c.Title != p.GPU.TopKernels[k].Name || len(c.Text) > len(c.Title) {
+			t.Errorf("kernel row %d: shows %q, hover %q", k, c.Text, c.Title)
+		}
+		if strings.Contains(c.Text, "<…>") {
+			folded++
+		}
+	}
+	if folded == 0 {
+		t.Errorf("no kernel name had its templates folded: %v", names)
+	}
+	// Each section fits the laptop's width: no table or strip wider than the page.
+	if w := eval[int](t, b, `Math.max.apply(null, Array.from(document.querySelectorAll("#critical, #gpu")).map(function (s) { return s.scrollWidth - s.clientWidth; }))`); w > 0 {
+		t.Errorf("the new sections overflow the page by %d px", w)
+	}
+	screenshot(t, b, "kineto.png")
 	checkClean(t, b)
 }

@@ -156,6 +156,7 @@ var roleColors = map[string]string{
 	"memset":    "#79706e",
 	"runtime":   "#d4a6c8",
 	"cpu":       "#a0cbe8",
+	"comm":      "#bcbd22",
 	"other":     "#d3d3d3",
 	"step":      "#e9edf2",
 }
