@@ -35,7 +35,10 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 	a.findSteps()
 	a.assignSteps()
 	p.Steps = a.steps()
-	a.computeIntervals() // computed once here: several sections below share it
+	// What several sections share is built once, before they run.
+	a.computeIntervals()
+	a.launchedOps()
+	a.deviceWork()
 	// The sections only read what the steps established, and each writes its own parts of the
 	// profile (its own fields of the steps, too), so they run at once.
 	parallel(
@@ -45,6 +48,8 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 		func() { p.Memory = a.memory(&p.Steps) },
 		func() { p.Devices = a.devices() },
 		func() { p.Lanes = a.lanes() },
+		func() { p.GPU = a.gpu() },
+		func() { p.CriticalPath = a.criticalPath(&p.Steps) },
 		func() { a.stepExtras(&p.Steps) },
 	)
 	p.Findings = a.findings(p)
@@ -127,6 +132,12 @@ type analysis struct {
 
 	repeatedName  []int32 // per step: the most repeated identical work (see stepExtras)
 	repeatedCount []int
+
+	topHost, topDev *opAgg // the operators with the most self time in measured steps (findDominant)
+
+	launched []opLaunch   // device events joined to their operators (launchedOps)
+	streams  []streamWork // device work per stream (deviceWork)
+	gpuScope string
 }
 
 func (a *analysis) warnf(format string, args ...any) {
@@ -411,7 +422,8 @@ func (a *analysis) isHostSpan(i int32) bool {
 	return a.t.Kind[i] == trace.KindSpan && a.lane[a.t.Lane[i]] != laneDevice
 }
 
-// isDeviceWork reports whether event i is work on a device stream: a kernel, copy or memset (and
+// isDeviceWork reports whether event i is work on a device stream: a kernel (compute or
+// communication), copy or memset (and
 // for our traces, any span recorded on a stream lane). Torch's GPU projections of annotations
 // (gpu_user_annotation) are not work, and neither are device-side syncs.
 func (a *analysis) isDeviceWork(i int) bool {
@@ -427,7 +439,7 @@ func (a *analysis) isDeviceWork(i int) bool {
 		return false
 	}
 	switch t.Role[i] {
-	case trace.RoleKernel, trace.RoleMemset:
+	case trace.RoleKernel, trace.RoleMemset, trace.RoleComm:
 		return true
 	case trace.RoleSync, trace.RoleStep:
 		return false

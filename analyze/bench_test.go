@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/trace"
@@ -73,4 +74,31 @@ func BenchmarkOps(b *testing.B) {
 		a.ops()
 	}
 	b.ReportMetric(float64(a.t.Len())*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// kinetoBenchTable is a DLRM-like Kineto trace of 200 steps (about 110k events: operators,
+// launches and kernels on two streams, copies, syncs and waits), read once.
+func kinetoBenchTable(b *testing.B) *trace.Table {
+	k := newKineto(b).withDevices(8, 0)
+	for n := range 200 {
+		dlrmStep(k, n, n%2 == 0, 60)
+	}
+	path := filepath.Join(b.TempDir(), "bench.pt.trace.json")
+	k.write(path)
+	t, err := trace.ReadFile(path, trace.ReadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t
+}
+
+// BenchmarkAnalyzeKineto analyses a GPU trace with join keys: the device analyses and the critical
+// path do their work here, unlike on our own traces.
+func BenchmarkAnalyzeKineto(b *testing.B) {
+	t := kinetoBenchTable(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		Analyze(t, "bench", Options{})
+	}
+	b.ReportMetric(float64(t.Len())*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }

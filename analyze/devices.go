@@ -10,8 +10,8 @@ import (
 func (a *analysis) devices() []DeviceUsage {
 	t := a.t
 	type devAgg struct {
-		kernel, copy, busy []ival
-		streams            map[int32]bool
+		kernel, comm, copy, busy []ival
+		streams                  map[int32]bool
 	}
 	byDev := map[int16]*devAgg{}
 	for _, i := range a.order {
@@ -32,6 +32,9 @@ func (a *analysis) devices() []DeviceUsage {
 			g.copy = append(g.copy, x)
 		case t.Role[i] != trace.RoleMemset:
 			g.kernel = append(g.kernel, x)
+			if t.Role[i] == trace.RoleComm {
+				g.comm = append(g.comm, x)
+			}
 		}
 		g.busy = append(g.busy, x)
 	}
@@ -52,6 +55,7 @@ func (a *analysis) devices() []DeviceUsage {
 		g := byDev[d]
 		u := DeviceUsage{Device: int(d), WallNs: wall, Streams: len(g.streams)}
 		u.KernelNs = length(clipTo(merge(g.kernel), steps))
+		u.CommNs = length(clipTo(merge(g.comm), steps))
 		u.CopyNs = length(clipTo(merge(g.copy), steps))
 		u.BusyNs = length(clipTo(merge(g.busy), steps))
 		if wall > 0 {

@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -23,8 +24,10 @@ const (
 	// SmallCopyBytes (Nsight's 64 KB line, below which a copy is dominated by its fixed cost).
 	SmallCopiesPerStep = 100
 	SmallCopyBytes     = 64 << 10
-	// sync-storm: at least this many sync points (host waits on the device, or scalar read-backs
-	// of at most 64 bytes) per step.
+	// sync-storm: at least this many sync points per step: the larger of the host's outermost
+	// blocking calls (cudaStreamSynchronize, cudaDeviceSynchronize, synchronous cudaMemcpy,
+	// aten::item / _local_scalar_dense, sync spans) and device-to-host read-backs (blocking
+	// copies, or copies of at most 64 bytes).
 	SyncPointsPerStep = 50
 	// copies-not-overlapped: copies take at least CopyShareMin of step time and less than
 	// CopyOverlapMax percent of their time runs alongside compute.
@@ -52,6 +55,20 @@ const (
 	MemorySpikeMinBytes = 16 << 20
 	// straggler-rank: a rank's mean step time over the median rank's.
 	StragglerFactor = 1.1
+	// dominant-op: one operator's self time (host, or device where kernels are joined to it) in
+	// the measured steps, as a share of their time (critical from DominantOpCritical).
+	DominantOpShare, DominantOpCritical = 30.0, 50.0
+	// eval-in-step: evaluation's share of the step.
+	EvalShare = 10.0
+	// comm-exposed: communication kernels not hidden by compute kernels (the breakdown's comm part),
+	// TensorBoard's communication rule.
+	CommExposedShare = 10.0
+	// host-bound: a device idles at least HostBoundIdle percent of its span, and at least
+	// HostBoundWaitShare percent of the idle time is host wait (the launch came late).
+	HostBoundIdle, HostBoundWaitShare = 40.0, 50.0
+	// launch-bound: at least LaunchBoundShare percent of the kernels are shorter than ShortKernelNs,
+	// at least LaunchBoundPerStep of them per step, and a device idles LaunchBoundIdle percent.
+	LaunchBoundShare, LaunchBoundPerStep, LaunchBoundIdle = 50.0, 100, 30.0
 )
 
 // stepExtras fills the per-step counters the rules use: sync points, events, FLOPs, compute time,
@@ -62,8 +79,8 @@ func (a *analysis) stepExtras(st *Steps) {
 	if n == 0 {
 		return
 	}
-	syncSpans := make([]int, n)
-	tinyD2H := make([]int, n)
+	syncPoints := a.syncPoints(n)
+	readBacks := make([]int, n)
 	type workKey struct {
 		step        int32
 		name, shape int32
@@ -84,8 +101,8 @@ func (a *analysis) stepExtras(st *Steps) {
 		s.LaneEvents++
 		switch t.Kind[i] {
 		case trace.KindCopy:
-			if t.Dir[i] == trace.DirD2H && t.Bytes[i] <= smallD2HBytes {
-				tinyD2H[k]++
+			if t.Dir[i] == trace.DirD2H && (t.Bytes[i] <= smallD2HBytes || !a.isAsync(i)) {
+				readBacks[k]++
 			}
 			continue
 		case trace.KindSpan:
@@ -94,9 +111,6 @@ func (a *analysis) stepExtras(st *Steps) {
 		}
 		s.FLOPs += t.FLOPs[i]
 		role := t.Role[i]
-		if role == trace.RoleSync && a.lane[t.Lane[i]] != laneDevice {
-			syncSpans[k]++
-		}
 		if role == trace.RoleAugment {
 			augment[k] = append(augment[k], ival{t.Start[i], t.Start[i] + t.Dur[i]})
 		}
@@ -136,11 +150,32 @@ func (a *analysis) stepExtras(st *Steps) {
 	compute := a.computeIntervals()
 	for k := range st.Steps {
 		s := &st.Steps[k]
-		s.SyncCount = max(syncSpans[k], tinyD2H[k])
+		s.SyncCount = max(syncPoints[k], readBacks[k])
 		w := a.wallIv[k]
 		s.ComputeNs = overlap(compute, w.s, w.e)
 		s.AugmentedNs = length(clipTo(merge(augment[k]), []ival{w}))
 	}
+}
+
+// syncPoints counts, per step, the host's blocking syncs (isHostSync): the outermost ones, so
+// aten::item, the _local_scalar_dense inside it and its cudaStreamSynchronize count once.
+func (a *analysis) syncPoints(n int) []int {
+	t := a.t
+	out := make([]int, n)
+	lane, until := int32(-1), int64(0)
+	for _, i := range a.hostSpans { // by lane, then start
+		if t.Lane[i] != lane {
+			lane, until = t.Lane[i], math.MinInt64
+		}
+		if t.Start[i] < until || !a.isHostSync(i) {
+			continue
+		}
+		until = t.Start[i] + t.Dur[i]
+		if k := a.stepOf[i]; k >= 0 && int(k) < n {
+			out[k]++
+		}
+	}
+	return out
 }
 
 // A rule finds one named problem; the rule table below is the one list of them.
@@ -155,7 +190,12 @@ type rule struct {
 // rules lists every rule, in the order findings of equal severity are shown.
 var rules = []rule{
 	{id: "steps-missing", check: ruleStepsMissing},
+	{id: "dominant-op", check: ruleDominantOp},
 	{id: "input-bound", check: ruleInputBound},
+	{id: "eval-in-step", check: ruleEvalInStep},
+	{id: "comm-exposed", check: ruleCommExposed},
+	{id: "launch-bound", check: ruleLaunchBound},
+	{id: "host-bound", check: ruleHostBound},
 	{id: "transfer-bound", check: ruleTransferBound},
 	{id: "pageable-copies", check: rulePageableCopies},
 	{id: "small-copies", check: ruleSmallCopies},
@@ -286,16 +326,246 @@ func ruleInputBound(a *analysis, p *Profile) *Finding {
 	if v < InputBoundWarn {
 		return nil
 	}
+	sample, gather, load := partPercent(p, "sample"), partPercent(p, "gather"), partPercent(p, "dataload")
+	title, what := "Input pipeline bound", "Sampling, feature gathering and data loading take"
+	switch {
+	case sample >= v/2:
+		title, what = "Sampler bound", "Graph sampling takes most of the input time:"
+	case load >= v/2:
+		title, what = "Data loader bound", "Waiting for the data loader takes most of the input time:"
+	}
+	fix := "Prefetch: build batch k+1 (sample the subgraph, gather its features, pin them) in a background worker while batch k trains — a bounded queue of 2–4 batches (DataLoader num_workers>0 with prefetch_factor, or a producer goroutine); move sampling to the device if the graph fits."
+	switch gnnLibrary(p) {
+	case "pyg":
+		fix += " PyG: NeighborLoader(…, num_workers=4–8, persistent_workers=True, pin_memory=True), with pyg-lib installed for the fast C++ sampler (pyg::neighbor_sample); sample fewer neighbours per hop for the first layers."
+	case "dgl":
+		fix += " DGL: keep the graph and training ids on the GPU and sample there (device='cuda', num_workers=0), or use UVA sampling (use_uva=True) for graphs that do not fit; DataLoader(use_prefetch_thread=True, use_alternate_streams=True, pin_prefetcher=True)."
+	}
 	return &Finding{Severity: severityFor(v, InputBoundCritical),
-		Title:   "Input pipeline bound",
-		Summary: fmt.Sprintf("Sampling, feature gathering and data loading take %.1f%% of each step without overlapping compute.", v),
+		Title:   title,
+		Summary: fmt.Sprintf("%s %.1f%% of each step without overlapping compute (sample %.1f%%, gather %.1f%%, data loading %.1f%%).", what, v, sample, gather, load),
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "input share", Value: v, Unit: "%", Threshold: InputBoundWarn},
-			{Name: "sample share", Value: partPercent(p, "sample"), Unit: "%"},
-			{Name: "gather share", Value: partPercent(p, "gather"), Unit: "%"},
-			{Name: "dataload share", Value: partPercent(p, "dataload"), Unit: "%"}},
+			{Name: "sample share", Value: sample, Unit: "%"},
+			{Name: "gather share", Value: gather, Unit: "%"},
+			{Name: "dataload share", Value: load, Unit: "%"}},
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "sample", "gather", "dataload")},
-		Fix: "Prefetch: build batch k+1 (sample the subgraph, gather its features, pin them) in a background worker while batch k trains — a bounded queue of 2–4 batches (DataLoader num_workers>0 with prefetch_factor, or a producer goroutine); move sampling to the device if the graph fits."}
+		Fix: fix}
+}
+
+// gnnLibrary names the GNN library whose operators or loaders the trace shows: "pyg", "dgl" or "".
+func gnnLibrary(p *Profile) string {
+	for _, o := range p.Ops.ByName {
+		name := strings.ToLower(o.Name)
+		switch {
+		case strings.Contains(name, "pyg::") || strings.Contains(name, "torch_geometric") || strings.Contains(name, "torch_sparse") ||
+			strings.Contains(name, "torch_cluster") || strings.Contains(name, "neighborloader") || strings.Contains(name, "neighborsampler"):
+			return "pyg"
+		case strings.Contains(name, "dgl"):
+			return "dgl"
+		}
+	}
+	return ""
+}
+
+// dominantFixes are the specific fixes for operators that dominate GNN training steps, by name
+// (lower case, first match).
+var dominantFixes = []struct {
+	keys []string
+	fix  string
+}{
+	{[]string{"dropout", "bernoulli"}, "Dropout on dense input features draws a random mask over the whole N×F feature matrix every step. Apply dropout after the first projection instead (on the N×H hidden features, H ≪ F), or keep sparse input features sparse (PyG: torch.sparse / SparseTensor features; bag-of-words inputs) so dropout touches only the nonzeros; or drop input dropout and regularise with weight decay or edge dropout (DropEdge)."},
+	{[]string{"index_select", "scatter", "index_add", "gather", "segment", "spmm", "sparse", "propagate", "aggregate", "message"}, "Edge-wise aggregation (index_select → message → scatter) materialises one message per edge, E×F values. Use a fused sparse aggregation: PyG — pass a SparseTensor or torch.sparse adj_t so MessagePassing uses message_and_aggregate (one SpMM), or pyg-lib's segment ops; DGL — update_all with built-in functions (fn.copy_u, fn.sum), which fuse into g-SpMM. Apply the linear layer before aggregating when it shrinks the features."},
+	{[]string{"aten::item", "_local_scalar_dense"}, "Every .item() copies a scalar to the host and waits for all queued kernels, so its time is the device work before it. Keep losses and metrics on the device (accumulate in a tensor), read them once per epoch or every N steps, and avoid Python branches on tensor values inside the step."},
+	{[]string{"aten::to", "_to_copy", "copy_", "memcpy"}, "Host↔device copies inside the step. Move static tensors (features, labels, the graph) to the device once before training; pin what must move each step (pin_memory=True) and copy it with non_blocking=True; avoid .cpu()/.numpy()/.tolist() in the loop."},
+	{[]string{"mm", "matmul", "linear", "gemm", "conv", "bmm"}, "Dense compute dominates: the step is compute bound on this operator. Run it in lower precision (torch.autocast with bf16/fp16, or TF32 matmuls), shrink the hidden size or the sampled batch, and in GNN layers apply the linear map before propagation when it reduces the feature width."},
+}
+
+func ruleDominantOp(a *analysis, p *Profile) *Finding {
+	var wall int64
+	for _, k := range measuredSteps(p) {
+		wall += p.Steps.Steps[k].WallNs
+	}
+	if wall == 0 {
+		return nil
+	}
+	// With kernels on a device, host time overlaps them and only device time joined to an operator
+	// says what dominates; without, host self time does.
+	g, where := a.topHost, "host"
+	for _, d := range p.Devices {
+		if d.KernelNs > 0 {
+			g, where = a.topDev, "device"
+		}
+	}
+	if g == nil {
+		return nil
+	}
+	self := g.measuredHost
+	if where == "device" {
+		self = g.measuredDev
+	}
+	v := pct(self, wall)
+	if v < DominantOpShare {
+		return nil
+	}
+	name := a.t.Strings[g.name]
+	fix := "Reduce this operator's calls or work: check its input shapes in the operator table and its kernels, and whether a fused implementation exists."
+	lower := strings.ToLower(name)
+	for _, f := range dominantFixes {
+		if slices.ContainsFunc(f.keys, func(k string) bool { return strings.Contains(lower, k) }) {
+			fix = f.fix
+			break
+		}
+	}
+	return &Finding{Severity: severityFor(v, DominantOpCritical), Title: "One operator dominates the step",
+		Summary: fmt.Sprintf("%q takes %.1f%% of step time in its own %s time (%d calls).", name, v, where, g.calls),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: where + " self share", Value: v, Unit: "%", Threshold: DominantOpShare},
+			{Name: "self time in measured steps", Value: float64(self), Unit: "ns"},
+			{Name: "calls", Value: float64(g.calls), Unit: "count"}},
+			Ops: []string{name}},
+		Fix: fix}
+}
+
+func ruleEvalInStep(a *analysis, p *Profile) *Finding {
+	v, steps := share(p, "eval")
+	if v < EvalShare {
+		return nil
+	}
+	with := 0
+	k := slices.IndexFunc(p.Breakdown.Parts, func(part Part) bool { return part.Role == "eval" })
+	for _, s := range p.Steps.Steps {
+		if !s.Warmup && k < len(s.Parts) && s.Parts[k] > 0 {
+			with++
+		}
+	}
+	return &Finding{Severity: SeverityWarning, Title: "Evaluation inside the training step",
+		Summary: fmt.Sprintf("Evaluation runs inside %d of %d measured steps and takes %.1f%% of step time: training waits for it.", with, p.Steps.Measured, v),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "eval share", Value: v, Unit: "%", Threshold: EvalShare},
+			{Name: "steps with evaluation", Value: float64(with), Unit: "count"}},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "eval")},
+		Fix: "Evaluate less often and outside the step: once per epoch or every N epochs, on a validation subset, under torch.no_grad()/inference_mode with model.eval(); for full-batch GNNs reuse the training forward's logits for the training accuracy instead of a second pass."}
+}
+
+func ruleCommExposed(a *analysis, p *Profile) *Finding {
+	v, steps := share(p, "comm")
+	if v < CommExposedShare {
+		return nil
+	}
+	var total, overlapped int64
+	for _, tb := range p.GPU.Temporal {
+		total += tb.CommTotalNs
+		overlapped += tb.CommOverlapNs
+	}
+	return &Finding{Severity: SeverityWarning, Title: "Communication not overlapped",
+		Summary: fmt.Sprintf("Collective communication (NCCL) takes %.1f%% of each step with no compute beside it; only %.0f%% of all communication time overlaps compute kernels.", v, pct(overlapped, total)),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "exposed communication share", Value: v, Unit: "%", Threshold: CommExposedShare},
+			{Name: "communication overlapped with compute", Value: pct(overlapped, total), Unit: "%"},
+			{Name: "communication kernel time", Value: float64(total), Unit: "ns"}},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topKernelsOfType(p, "communication")},
+		Fix: "Overlap communication with compute: let DDP overlap gradient all-reduce with backward (gradient bucketing; find_unused_parameters=False, static_graph=True, tune bucket_cap_mb); in distributed sampled GNN training fetch the next batch's remote features (all_to_all) on a side stream while this batch computes; send less (bf16/fp16 features and gradients, caching hot remote nodes) and fewer, larger collectives."}
+}
+
+// topKernelsOfType names the top kernels of a type (at most 3).
+func topKernelsOfType(p *Profile, typ string) []string {
+	var out []string
+	for _, k := range p.GPU.TopKernels {
+		if k.Type == typ && len(out) < 3 {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// idlestDevice returns the device temporal breakdown with the most idle share, if any device ran
+// work.
+func idlestDevice(p *Profile) (TemporalBreakdown, bool) {
+	if len(p.GPU.Temporal) == 0 {
+		return TemporalBreakdown{}, false
+	}
+	return slices.MaxFunc(p.GPU.Temporal, func(x, y TemporalBreakdown) int { return cmp.Compare(x.IdlePercent, y.IdlePercent) }), true
+}
+
+// launchBound reports whether short kernels make the device wait for their launches, with the
+// short kernels' share and count per step.
+func launchBound(p *Profile) (bool, float64, float64) {
+	l := p.GPU.Launches
+	d, ok := idlestDevice(p)
+	if !ok || l.Kernels == 0 {
+		return false, 0, 0
+	}
+	steps := max(p.Steps.Count, 1)
+	share := pct(int64(l.KernelsUnder10us), int64(l.Kernels))
+	per := float64(l.KernelsUnder10us) / float64(steps)
+	return share >= LaunchBoundShare && per >= LaunchBoundPerStep && d.IdlePercent >= LaunchBoundIdle, share, per
+}
+
+func ruleLaunchBound(a *analysis, p *Profile) *Finding {
+	bound, share, per := launchBound(p)
+	if !bound {
+		return nil
+	}
+	d, _ := idlestDevice(p)
+	l := p.GPU.Launches
+	return &Finding{Severity: SeverityWarning, Title: "Kernel launch bound",
+		Summary: fmt.Sprintf("%.0f%% of kernels run under 10 µs (%.0f per step; median %s on the device against %s to launch), so device %d idles %.0f%% of the time between launches.", share, per, durString(l.GPU.P50Ns), durString(l.CPU.P50Ns), d.Device, d.IdlePercent),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "kernels under 10 µs", Value: share, Unit: "%", Threshold: LaunchBoundShare},
+			{Name: "short kernels per step", Value: per, Unit: "count", Threshold: LaunchBoundPerStep},
+			{Name: "device idle", Value: d.IdlePercent, Unit: "%", Threshold: LaunchBoundIdle},
+			{Name: "median launch call", Value: float64(l.CPU.P50Ns), Unit: "ns"}},
+			Ops: topPatternOps(p)},
+		Fix: "Launch fewer, larger kernels: capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs), fuse elementwise chains (torch.compile), use fused GNN aggregation (PyG SparseTensor/torch.sparse SpMM, DGL update_all with built-in functions) instead of many small index ops, and batch more nodes or graphs per step."}
+}
+
+// topPatternOps names the operators of the most expensive kernel patterns (fusion candidates).
+func topPatternOps(p *Profile) []string {
+	var out []string
+	for _, pt := range p.GPU.Patterns {
+		if !slices.Contains(out, pt.Op) && len(out) < 3 {
+			out = append(out, pt.Op)
+		}
+	}
+	return out
+}
+
+func ruleHostBound(a *analysis, p *Profile) *Finding {
+	d, ok := idlestDevice(p)
+	if !ok || d.IdlePercent < HostBoundIdle {
+		return nil
+	}
+	if bound, _, _ := launchBound(p); bound {
+		return nil // launch-bound names the cause
+	}
+	var idle, wait int64
+	for _, s := range p.GPU.Idle {
+		if s.Device == d.Device {
+			idle += s.IdleNs
+			wait += s.HostWaitNs
+		}
+	}
+	w := pct(wait, idle)
+	if w < HostBoundWaitShare {
+		return nil
+	}
+	var ops []string
+	if cp := p.CriticalPath; cp != nil {
+		for _, it := range cp.Top {
+			if it.Role != "kernel" && it.Role != "comm" && len(ops) < 3 {
+				ops = append(ops, it.Name)
+			}
+		}
+	}
+	return &Finding{Severity: severityFor(d.IdlePercent, 80), Title: "GPU waits for the host",
+		Summary: fmt.Sprintf("Device %d idles %.0f%% of its active span, %.0f%% of that because the host launched the next work late: the step is CPU bound.", d.Device, d.IdlePercent, w),
+		Evidence: Evidence{Metrics: []Metric{
+			{Name: "device idle", Value: d.IdlePercent, Unit: "%", Threshold: HostBoundIdle},
+			{Name: "host wait share of idle", Value: w, Unit: "%", Threshold: HostBoundWaitShare},
+			{Name: "host wait", Value: float64(wait), Unit: "ns"}},
+			Ops: ops},
+		Fix: "Take work off the training thread: prepare batches in DataLoader workers (num_workers>0, persistent_workers=True, pin_memory=True), remove Python work between operators (per-batch graph construction, .tolist(), logging), give each step more device work (larger batches), and capture the step in a CUDA graph or torch.compile to cut launch overhead. The critical path's top host items say where the host time goes."}
 }
 
 func ruleTransferBound(a *analysis, p *Profile) *Finding {
@@ -387,7 +657,7 @@ func ruleSyncStorm(a *analysis, p *Profile) *Finding {
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "sync points per step", Value: per, Unit: "count", Threshold: SyncPointsPerStep},
 			{Name: "sync share", Value: partPercent(p, "sync"), Unit: "%"}},
-			Steps: stepList(p.Steps.Steps, idx), Ops: topOps(p, "sync", "d2h")},
+			Steps: stepList(p.Steps.Steps, idx), Ops: slices.DeleteFunc(topOps(p, "sync", "d2h"), isWaitEvent)},
 		Fix: "Keep values on the device: accumulate losses and metrics in device tensors and read them back once per step (or per epoch) with a single copy; drop per-batch .item()/.cpu() calls and explicit synchronize() inside the loop."}
 }
 
@@ -448,13 +718,23 @@ func ruleRepeatedWork(a *analysis, p *Profile) *Finding {
 }
 
 func ruleAugmentDominated(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "augment")
+	part, steps := share(p, "augment")
+	// The time inside augmentation spans counts too: a naive augmentation's time goes mostly to
+	// the read-backs and syncs it blocks on, which the breakdown gives to d2h and sync.
+	var in, wall int64
+	for _, k := range measuredSteps(p) {
+		in += p.Steps.Steps[k].AugmentedNs
+		wall += p.Steps.Steps[k].WallNs
+	}
+	inside := pct(in, wall)
+	v := max(part, inside)
 	if v < AugmentShare {
 		return nil
 	}
 	return &Finding{Severity: SeverityWarning, Title: "Augmentation dominates the step",
 		Summary: fmt.Sprintf("Graph augmentation takes %.1f%% of each step, more than the model's own forward and backward passes (%.1f%%).", v, partPercent(p, "forward")+partPercent(p, "backward")),
-		Evidence: Evidence{Metrics: []Metric{{Name: "augment share", Value: v, Unit: "%", Threshold: AugmentShare}},
+		Evidence: Evidence{Metrics: []Metric{{Name: "augment share", Value: part, Unit: "%", Threshold: AugmentShare},
+			{Name: "time inside augmentation (with its waits)", Value: inside, Unit: "%", Threshold: AugmentShare}},
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "augment")},
 		Fix: "Make augmentation cheaper or hide it: shorten the MH chain or draw fewer candidates per step, reuse accepted augmentations across a few steps, and run the chain for batch k+1 in a background worker while batch k trains."}
 }
@@ -582,14 +862,25 @@ func ruleStepOutliers(a *analysis, p *Profile) *Finding {
 	if len(a.outliers) == 0 {
 		return nil
 	}
+	med := max(p.Steps.DeviceMedianNs, 1)
 	worst := 0.0
+	var excess, wall int64
 	for _, k := range a.outliers {
-		worst = max(worst, float64(p.Steps.Steps[k].WallNs)/float64(max(p.Steps.DeviceMedianNs, 1)))
+		worst = max(worst, float64(p.Steps.Steps[k].WallNs)/float64(med))
+		excess += p.Steps.Steps[k].WallNs - med
+	}
+	for _, k := range measuredSteps(p) {
+		wall += p.Steps.Steps[k].WallNs
+	}
+	share := pct(excess, wall)
+	if share < OutlierExcessShare {
+		return nil // a few slow steps that cost little: noise, not a bottleneck
 	}
 	return &Finding{Severity: SeverityWarning, Title: "Step-time outliers",
-		Summary: fmt.Sprintf("%d of %d measured steps take more than %.1f× the median step (the worst %.1f×).", len(a.outliers), p.Steps.Measured, OutlierFactor, worst),
+		Summary: fmt.Sprintf("%d of %d measured steps are far slower than the median step (the worst %.1f×); their extra time is %.0f%% of all step time.", len(a.outliers), p.Steps.Measured, worst, share),
 		Evidence: Evidence{Metrics: []Metric{{Name: "outlier steps", Value: float64(len(a.outliers)), Unit: "count"},
-			{Name: "worst/median", Value: worst, Unit: "x", Threshold: OutlierFactor}},
+			{Name: "worst/median", Value: worst, Unit: "x", Threshold: OutlierFactor},
+			{Name: "time over the median", Value: share, Unit: "%", Threshold: OutlierExcessShare}},
 			Steps: stepList(p.Steps.Steps, a.outliers)},
 		Fix: "Look at what the slow steps do differently (their breakdown row): periodic evaluation or checkpointing inside the step, a much larger sampled batch, garbage collection or allocator growth; move periodic work out of the step and bound batch sizes."}
 }
@@ -652,4 +943,18 @@ func bytesString(n int64) string {
 		}
 	}
 	return fmt.Sprintf("%.1f PiB", f/unit)
+}
+
+// durString formats nanoseconds with a unit that keeps three significant digits or so.
+func durString(ns int64) string {
+	f := float64(ns)
+	switch {
+	case ns < 1000 && ns > -1000:
+		return fmt.Sprintf("%d ns", ns)
+	case ns < 1_000_000 && ns > -1_000_000:
+		return fmt.Sprintf("%.1f µs", f/1e3)
+	case ns < 1_000_000_000 && ns > -1_000_000_000:
+		return fmt.Sprintf("%.1f ms", f/1e6)
+	}
+	return fmt.Sprintf("%.2f s", f/1e9)
 }

@@ -24,6 +24,7 @@ func TestRules(t *testing.T) {
 		{"copies-not-overlapped", transfers(false, true, 1, 16<<20, 2*ms), transfers(true, true, 1, 16<<20, 2*ms), SeverityWarning},
 		{"repeated-work", repeated(true), repeated(false), SeverityWarning},
 		{"augment-dominated", augment(6 * ms), augment(1 * ms), SeverityWarning},
+		{"augment-dominated", augmentReads(6 * ms), augmentReads(1 * ms), SeverityWarning},
 		{"history-exposed", history(false), history(true), SeverityWarning},
 		{"gat-edge-redundancy", gat(true), gat(false), SeverityWarning},
 		{"low-utilization", utilization(2 * ms), utilization(8 * ms), SeverityWarning},
@@ -32,6 +33,11 @@ func TestRules(t *testing.T) {
 		{"step-outliers", stepTimes([]int64{10, 10, 25, 10, 10}), stepTimes([]int64{10, 11, 10, 12, 10}), SeverityWarning},
 		{"warmup", stepTimes([]int64{40, 10, 10, 11, 10}), stepTimes([]int64{10, 10, 11, 10, 10}), SeverityInfo},
 		{"steps-missing", noSteps(true), noSteps(false), SeverityWarning},
+		{"dominant-op", gcnDropout(true), gcnDropout(false), SeverityCritical},
+		{"eval-in-step", evalInStep(3 * ms), evalInStep(200 * us), SeverityWarning},
+		{"comm-exposed", dlrm(false, 0), dlrm(true, 0), SeverityWarning},
+		{"launch-bound", launchStorm(true), launchStorm(false), SeverityWarning},
+		{"host-bound", hostBound(2 * ms), hostBound(20 * us), SeverityCritical},
 	}
 	covered := map[string]bool{"straggler-rank": true} // TestStragglerRank
 	for _, c := range cases {
@@ -209,6 +215,31 @@ func augment(d int64) func(t *testing.T) *Profile {
 		for n := range 4 {
 			s.step(n, func() {
 				s.span("mhaug_chain", trace.RoleAugment, d, nil)
+				s.span("forward", trace.RoleForward, 2*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				})
+				s.span("backward", trace.RoleBackward, 2*ms, func(start int64) {
+					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// augmentReads: a naive MH-Aug augmentation of the given length that spends nearly all of it
+// blocked on scalar read-backs (d2h spans, which outrank augment in the breakdown).
+func augmentReads(d int64) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 4 {
+			s.step(n, func() {
+				s.span("mhaug_chain", trace.RoleAugment, d, func(start int64) {
+					for at := start; at+20*us <= start+d; at += 20 * us {
+						s.child("Copy DtoH", trace.RoleD2H, at+2*us, 18*us)
+						s.copyAt(trace.DirD2H, 0, 8, at+5*us, 5*us)
+					}
+				})
 				s.span("forward", trace.RoleForward, 2*ms, func(start int64) {
 					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
 				})

@@ -69,7 +69,8 @@ func clipTo(iv, win []ival) []ival {
 }
 
 // computeIntervals returns the merged intervals where compute ran: device kernels (device work
-// that is not a copy or memset) and forward, backward and optimizer spans on any lane.
+// that is not a copy, memset or communication) and forward, backward and optimizer spans on any
+// lane.
 func (a *analysis) computeIntervals() []ival {
 	if a.compute != nil {
 		return a.compute
@@ -80,7 +81,7 @@ func (a *analysis) computeIntervals() []ival {
 			return false
 		}
 		if a.lane[t.Lane[i]] == laneDevice {
-			return a.isDeviceWork(i) && t.Role[i] != trace.RoleMemset
+			return a.isDeviceWork(i) && t.Role[i] != trace.RoleMemset && t.Role[i] != trace.RoleComm
 		}
 		switch t.Role[i] {
 		case trace.RoleForward, trace.RoleBackward, trace.RoleOptimizer, trace.RoleKernel:

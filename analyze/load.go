@@ -68,7 +68,13 @@ func loadRanks(files []string, opt Options) (*Profile, error) {
 	var means []int64
 	for _, r := range all {
 		s := RankSummary{Rank: r.rank, Path: r.p.Trace.Path, Steps: r.p.Steps.Count, MeanStepNs: r.p.Breakdown.TotalNs,
-			Findings: []string{}}
+			Findings: []string{}, Temporal: r.p.GPU.Temporal}
+		var comm, overlapped int64
+		for _, tb := range s.Temporal {
+			comm += tb.CommTotalNs
+			overlapped += tb.CommOverlapNs
+		}
+		s.CommOverlapPercent = pct(overlapped, comm)
 		for _, part := range r.p.Breakdown.Parts {
 			s.Parts = append(s.Parts, part.MeanNs)
 		}

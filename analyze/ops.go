@@ -27,7 +27,29 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 	}
 	ops.ByName = opStats(a, byName, hasDevice)
 	ops.ByShape = opStats(a, byShape, hasDevice)
+	a.findDominant(byName)
 	return ops, a.kernels()
+}
+
+// findDominant keeps the operators with the most host self time and the most device self time
+// in the measured steps, for the dominant-op finding. Roles that other findings name (input,
+// augmentation, history, evaluation, syncs) are left to them.
+func (a *analysis) findDominant(byName map[int32]*opAgg) {
+	for _, g := range byName {
+		switch g.role {
+		case trace.RoleSample, trace.RoleGather, trace.RoleDataload, trace.RoleAugment, trace.RoleHistory,
+			trace.RoleEval, trace.RoleSync:
+			continue
+		}
+		if a.topHost == nil || g.measuredHost > a.topHost.measuredHost ||
+			g.measuredHost == a.topHost.measuredHost && a.t.Strings[g.name] < a.t.Strings[a.topHost.name] {
+			a.topHost = g
+		}
+		if a.topDev == nil || g.measuredDev > a.topDev.measuredDev ||
+			g.measuredDev == a.topDev.measuredDev && a.t.Strings[g.name] < a.t.Strings[a.topDev.name] {
+			a.topDev = g
+		}
+	}
 }
 
 // isOp reports whether host event i is an operator for the op table: every host span but steps and
@@ -93,16 +115,24 @@ func (a *analysis) joinRuntimeOps() {
 	}, nil)
 }
 
-// deviceSelf returns, per event, the device time of the work it launched itself: each kernel,
-// copy and memset joined to its operator. It is nil when nothing joins (our own traces).
-func (a *analysis) deviceSelf() []int64 {
+// opLaunch joins a device event to the operator that launched it.
+type opLaunch struct{ op, dev int32 }
+
+// launchedOps joins device events (kernels, copies, memsets) to the operators that launched them:
+// through their External id, else through the correlation id of the runtime call that launched
+// them (that call's External id, or the innermost operator around it). The joins are sorted by
+// operator; none for our own traces, which record no join keys.
+func (a *analysis) launchedOps() []opLaunch {
+	if a.launched != nil {
+		return a.launched
+	}
+	a.launched = []opLaunch{}
 	ext := a.extIndex()
 	a.joinRuntimeOps()
 	if len(ext) == 0 && len(a.runtimes) == 0 {
-		return nil
+		return a.launched
 	}
 	t := a.t
-	devSelf := make([]int64, t.Len())
 	for i := range t.Len() {
 		if !a.isDeviceWork(i) {
 			continue
@@ -122,8 +152,39 @@ func (a *analysis) deviceSelf() []int64 {
 			}
 		}
 		if op >= 0 {
-			devSelf[op] += t.Dur[i]
+			a.launched = append(a.launched, opLaunch{op, int32(i)})
 		}
+	}
+	slices.SortFunc(a.launched, func(x, y opLaunch) int {
+		if c := cmp.Compare(x.op, y.op); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.dev, y.dev)
+	})
+	return a.launched
+}
+
+// launchedBy returns the joins of operator op (a run of launchedOps).
+func (a *analysis) launchedBy(op int32) []opLaunch {
+	l := a.launchedOps()
+	k, _ := slices.BinarySearchFunc(l, op, func(x opLaunch, op int32) int { return cmp.Compare(x.op, op) })
+	end := k
+	for end < len(l) && l[end].op == op {
+		end++
+	}
+	return l[k:end]
+}
+
+// deviceSelf returns, per event, the device time of the work it launched itself. It is nil when
+// nothing joins (our own traces).
+func (a *analysis) deviceSelf() []int64 {
+	launched := a.launchedOps()
+	if len(launched) == 0 {
+		return nil
+	}
+	devSelf := make([]int64, a.t.Len())
+	for _, x := range launched {
+		devSelf[x.op] += a.t.Dur[x.dev]
 	}
 	return devSelf
 }
@@ -139,6 +200,8 @@ type opAgg struct {
 	devTotal    int64
 	flops       int64
 	bytes       int64
+	// Self times within the measured steps (by name only): what the dominant-op finding weighs.
+	measuredHost, measuredDev int64
 }
 
 func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64) {
@@ -182,6 +245,10 @@ func (a *analysis) opGroups(devSelf []int64) (byName map[int32]*opAgg, byShape m
 			byName[t.Name[i]] = g
 		}
 		g.add(t, i, dur, self, dself, dtotal)
+		if k := a.stepOf[i]; k >= int32(a.warmupN) {
+			g.measuredHost += self
+			g.measuredDev += dself
+		}
 		key := [2]int32{t.Name[i], t.Shape[i]}
 		gs := byShape[key]
 		if gs == nil {

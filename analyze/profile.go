@@ -4,7 +4,7 @@ package analyze
 // field is renamed, removed or changes meaning; adding a field keeps it (see SCHEMA.md).
 const (
 	SchemaName    = "gnnprof.profile"
-	SchemaVersion = 1
+	SchemaVersion = 2
 )
 
 // Profile is everything the analyzer computes from one trace (or one directory of per-rank traces).
@@ -23,7 +23,11 @@ type Profile struct {
 	Memory    Memory         `json:"memory"`
 	Devices   []DeviceUsage  `json:"devices"` // one per device seen, by index
 	Lanes     []LaneActivity `json:"lanes"`   // one per lane, host lanes first
-	Findings  []Finding      `json:"findings"`
+	// GPU is Holistic Trace Analysis's view of the device side; CriticalPath follows one step's
+	// critical path through host operators, launches, kernels and syncs.
+	GPU          GPU           `json:"gpu"`
+	CriticalPath *CriticalPath `json:"critical_path"`
+	Findings     []Finding     `json:"findings"`
 	// Ranks is set for a multi-rank directory: one summary per rank, by rank. The rest of the
 	// profile then describes Ranks[0]'s trace (the reference rank).
 	Ranks    []RankSummary `json:"ranks,omitempty"`
@@ -66,14 +70,17 @@ type Steps struct {
 	Measured  int    `json:"measured"` // steps in the averages: Count minus warm-up
 	// Host times are the step spans' own durations; device-extended times stretch each step to the
 	// end of the device work it launched (the TensorBoard rule), which is what the breakdown covers.
-	HostMeanNs     int64  `json:"host_mean_ns"`
-	HostMedianNs   int64  `json:"host_median_ns"`
-	HostMinNs      int64  `json:"host_min_ns"`
-	HostMaxNs      int64  `json:"host_max_ns"`
-	HostStdNs      int64  `json:"host_std_ns"`
-	DeviceMeanNs   int64  `json:"device_mean_ns"`
-	DeviceMedianNs int64  `json:"device_median_ns"`
-	Steps          []Step `json:"steps"`
+	HostMeanNs     int64 `json:"host_mean_ns"`
+	HostMedianNs   int64 `json:"host_median_ns"`
+	HostMinNs      int64 `json:"host_min_ns"`
+	HostMaxNs      int64 `json:"host_max_ns"`
+	HostStdNs      int64 `json:"host_std_ns"`
+	DeviceMeanNs   int64 `json:"device_mean_ns"`
+	DeviceMedianNs int64 `json:"device_median_ns"`
+	// Typical is the number of the measured step whose wall time is closest to the median (the
+	// earliest of equals): the step the critical path follows and reports draw.
+	Typical int    `json:"typical"`
+	Steps   []Step `json:"steps"`
 }
 
 // Step is one training step.
@@ -244,9 +251,11 @@ type MemoryPoint struct {
 // DeviceUsage is how busy a device was over the steps.
 type DeviceUsage struct {
 	Device int `json:"device"`
-	// KernelNs is the union of kernel time within the steps; Utilization its share of the steps'
-	// wall time (the TensorBoard definition: copies do not count as busy).
+	// KernelNs is the union of kernel time (communication kernels included) within the steps;
+	// Utilization its share of the steps' wall time (the TensorBoard definition: copies do not
+	// count as busy). CommNs is the union of communication kernels alone.
 	KernelNs    int64   `json:"kernel_ns"`
+	CommNs      int64   `json:"comm_ns"`
 	CopyNs      int64   `json:"copy_ns"`
 	BusyNs      int64   `json:"busy_ns"` // kernels, copies or memsets
 	WallNs      int64   `json:"wall_ns"`
@@ -264,6 +273,214 @@ type LaneActivity struct {
 	Percent float64 `json:"percent"` // BusyNs over the trace duration
 	TopRole string  `json:"top_role"`
 	Steps   bool    `json:"steps"` // the lane that holds the step spans
+}
+
+// GPU holds the device-side analyses of Holistic Trace Analysis, computed over the device work in
+// Scope: ScopeSteps (the work the ProfilerStep spans launched, with at least two steps) or
+// ScopeTrace (all of it).
+type GPU struct {
+	Scope string `json:"scope"`
+	// Temporal is the temporal breakdown per device, with the communication–computation overlap.
+	Temporal []TemporalBreakdown `json:"temporal"`
+	// Idle is the idle time breakdown per stream.
+	Idle []StreamIdle `json:"idle"`
+	// KernelTypes is the time per kernel type; TopKernels the kernels that make up most of each type.
+	KernelTypes []KernelTypeShare `json:"kernel_types"`
+	TopKernels  []TypedKernel     `json:"top_kernels"`
+	Launches    Launches          `json:"launches"`
+	// Patterns are the frequent kernel sequences per operator (fusion candidates).
+	Patterns []KernelPattern `json:"patterns"`
+	// Queues and Bandwidth are HTA's counters: the launch queue length per stream, the memory
+	// bandwidth per device and kind of copy.
+	Queues    []StreamQueue     `json:"queues"`
+	Bandwidth []MemoryBandwidth `json:"bandwidth"`
+}
+
+// TemporalBreakdown splits a device's span (first op start to last op end) into computation,
+// exposed communication, exposed memory work and idle time; the four add up to SpanNs.
+type TemporalBreakdown struct {
+	Device         int     `json:"device"`
+	Streams        int     `json:"streams"`
+	SpanNs         int64   `json:"span_ns"`
+	ComputeNs      int64   `json:"compute_ns"`     // union of compute kernels
+	CommNs         int64   `json:"comm_ns"`        // communication not hidden by compute
+	MemoryNs       int64   `json:"memory_ns"`      // copies and memsets not hidden by kernels
+	IdleNs         int64   `json:"idle_ns"`        // nothing ran
+	NonComputeNs   int64   `json:"non_compute_ns"` // CommNs + MemoryNs (HTA's non-compute time)
+	ComputePercent float64 `json:"compute_percent"`
+	CommPercent    float64 `json:"comm_percent"`
+	MemoryPercent  float64 `json:"memory_percent"`
+	IdlePercent    float64 `json:"idle_percent"`
+	// CommTotalNs is the union of communication kernels; CommOverlapNs the part of it during which
+	// compute kernels ran, and CommOverlapPercent its share (HTA's comm–comp overlap).
+	CommTotalNs        int64   `json:"comm_total_ns"`
+	CommOverlapNs      int64   `json:"comm_overlap_ns"`
+	CommOverlapPercent float64 `json:"comm_overlap_percent"`
+}
+
+// StreamIdle is a stream's idle time (the gaps between its ops) by cause.
+type StreamIdle struct {
+	Device int    `json:"device"`
+	Stream int    `json:"stream"`
+	Lane   string `json:"lane"`
+	Ops    int    `json:"ops"`
+	SpanNs int64  `json:"span_ns"` // first op start to last op end
+	IdleNs int64  `json:"idle_ns"`
+	// IdlePercent is of the span; the *_percent of each cause are of the idle time.
+	IdlePercent float64 `json:"idle_percent"`
+	// Host wait: the op's launch call started after the stream went idle. Kernel wait: a gap under
+	// ConsecutiveKernelDelayNs. Other: any other gap.
+	HostWaitNs        int64   `json:"host_wait_ns"`
+	KernelWaitNs      int64   `json:"kernel_wait_ns"`
+	OtherNs           int64   `json:"other_ns"`
+	HostWaitCount     int     `json:"host_wait_count"`
+	KernelWaitCount   int     `json:"kernel_wait_count"`
+	OtherCount        int     `json:"other_count"`
+	HostWaitPercent   float64 `json:"host_wait_percent"`
+	KernelWaitPercent float64 `json:"kernel_wait_percent"`
+	OtherPercent      float64 `json:"other_percent"`
+}
+
+// KernelTypeShare is the time of one kernel type: computation, communication or memory.
+type KernelTypeShare struct {
+	Type    string  `json:"type"`
+	Count   int     `json:"count"`
+	TotalNs int64   `json:"total_ns"` // sum of durations
+	Percent float64 `json:"percent"`  // of all device op time
+}
+
+// TypedKernel is a kernel (or, for memory, a kind of copy or memset) among the top of its type.
+type TypedKernel struct {
+	Type    string  `json:"type"`
+	Name    string  `json:"name"`
+	Count   int     `json:"count"`
+	TotalNs int64   `json:"total_ns"`
+	MeanNs  int64   `json:"mean_ns"`
+	MinNs   int64   `json:"min_ns"`
+	MaxNs   int64   `json:"max_ns"`
+	StdNs   int64   `json:"std_ns"`
+	Percent float64 `json:"percent"` // of its type's time
+}
+
+// Launches are the kernel launch statistics: device ops joined to the runtime calls that launched
+// them.
+type Launches struct {
+	Count            int           `json:"count"`              // device ops with a known launch call
+	Kernels          int           `json:"kernels"`            // compute and communication kernels in scope
+	KernelsUnder10us int           `json:"kernels_under_10us"` // of Kernels, shorter than ShortKernelNs
+	ShortKernels     int           `json:"short_kernels"`      // device time below the launch call's host time
+	RuntimeOutliers  int           `json:"runtime_outliers"`   // launch calls over LaunchRuntimeCutoffNs
+	DelayOutliers    int           `json:"delay_outliers"`     // launch delays over LaunchDelayCutoffNs
+	CPU              DurationStats `json:"cpu"`                // launch call durations
+	GPU              DurationStats `json:"gpu"`                // device op durations
+	Delay            DurationStats `json:"delay"`              // device start − launch call end
+	// Outliers are the worst runtime and delay outliers, furthest past their cutoff first.
+	Outliers []LaunchOutlier `json:"outliers"`
+}
+
+// DurationStats summarises durations.
+type DurationStats struct {
+	MeanNs int64 `json:"mean_ns"`
+	MinNs  int64 `json:"min_ns"`
+	P50Ns  int64 `json:"p50_ns"`
+	P90Ns  int64 `json:"p90_ns"`
+	P99Ns  int64 `json:"p99_ns"`
+	MaxNs  int64 `json:"max_ns"`
+}
+
+// LaunchOutlier is one launch whose call or delay was over its cutoff.
+type LaunchOutlier struct {
+	Name    string `json:"name"`     // the device op
+	Runtime string `json:"runtime"`  // the launch call
+	StartNs int64  `json:"start_ns"` // the call's start
+	CPUNs   int64  `json:"cpu_ns"`
+	GPUNs   int64  `json:"gpu_ns"`
+	DelayNs int64  `json:"delay_ns"`
+}
+
+// KernelPattern is a sequence of kernels that calls of one operator launch again and again.
+type KernelPattern struct {
+	Op      string   `json:"op"`
+	Kernels []string `json:"kernels"` // in launch order
+	Count   int      `json:"count"`   // calls that launched exactly this sequence
+	CPUNs   int64    `json:"cpu_ns"`  // those calls' host time
+	GPUNs   int64    `json:"gpu_ns"`  // their kernels' device time
+}
+
+// StreamQueue is HTA's queue length counter of one stream: ops launched and not yet finished.
+type StreamQueue struct {
+	Device int     `json:"device"`
+	Stream int     `json:"stream"`
+	Lane   string  `json:"lane"`
+	Max    int     `json:"max"`
+	Mean   float64 `json:"mean"`    // over time
+	FullNs int64   `json:"full_ns"` // time at QueueFull or more: launches block the host
+	// Curve is the counter over time: per time bucket (of 400), its highest and its last value.
+	Curve []CounterPoint `json:"curve"`
+}
+
+// MemoryBandwidth is HTA's memory bandwidth counter of one kind of copy (or memsets) on a device.
+type MemoryBandwidth struct {
+	Device   int            `json:"device"`
+	Kind     string         `json:"kind"` // Memcpy HtoD, Memcpy DtoH, Memcpy DtoD, Memcpy HtoH, Memset
+	Count    int            `json:"count"`
+	Bytes    int64          `json:"bytes"`
+	ActiveNs int64          `json:"active_ns"` // union of the ops' time
+	MeanGBs  float64        `json:"mean_gbs"`  // Bytes over ActiveNs
+	PeakGBs  float64        `json:"peak_gbs"`  // the highest sum of concurrent ops' bandwidths
+	Curve    []CounterPoint `json:"curve"`
+}
+
+// CounterPoint is a counter's value from AtNs (relative to the trace origin) to the next point.
+type CounterPoint struct {
+	AtNs  int64   `json:"at_ns"`
+	Value float64 `json:"value"`
+}
+
+// CriticalPath is the chain of work that set one step's length, walked back from its end (see
+// analyze/critpath.go); its segments cover the step exactly.
+type CriticalPath struct {
+	Step    int   `json:"step"`
+	StartNs int64 `json:"start_ns"`
+	WallNs  int64 `json:"wall_ns"`
+	// BoundBy is the largest category; Categories the time per category (cpu_bound,
+	// data_loading, gpu_compute_bound, gpu_communication_bound, gpu_memory_bound,
+	// gpu_kernel_launch_overhead, gpu_kernel_kernel_overhead, sync_overhead); Roles the time per
+	// role of the events on the path (plus launch and kernel_gap).
+	BoundBy    string      `json:"bound_by"`
+	Categories []PathShare `json:"categories"`
+	Roles      []PathShare `json:"roles"`
+	Top        []PathItem  `json:"top"` // the events (by name) with the most time on the path
+	// Segments are the path in time order; Merged says neighbours of one category were joined to
+	// keep them few.
+	Segments []PathSegment `json:"segments"`
+	Merged   bool          `json:"merged"`
+}
+
+// PathShare is a category's or role's time on the critical path.
+type PathShare struct {
+	Name    string  `json:"name"`
+	Ns      int64   `json:"ns"`
+	Percent float64 `json:"percent"` // of the step
+}
+
+// PathItem is an event name's time on the critical path.
+type PathItem struct {
+	Name    string  `json:"name"`
+	Role    string  `json:"role"`
+	Ns      int64   `json:"ns"`
+	Percent float64 `json:"percent"`
+	Count   int     `json:"count"` // segments
+}
+
+// PathSegment is a stretch of the critical path.
+type PathSegment struct {
+	Lane     string `json:"lane,omitempty"`
+	Name     string `json:"name,omitempty"` // the event ("" for a gap between events)
+	Role     string `json:"role"`
+	Category string `json:"category"`
+	StartNs  int64  `json:"start_ns"`
+	DurNs    int64  `json:"dur_ns"`
 }
 
 // Severity ranks findings.
@@ -309,6 +526,10 @@ type RankSummary struct {
 	Parts      []int64  `json:"parts_ns"` // mean per role, Breakdown.Parts order
 	Findings   []string `json:"findings"` // finding ids
 	Straggler  bool     `json:"straggler"`
+	// Temporal is the rank's device temporal breakdown (GPU.Temporal); CommOverlapPercent its
+	// communication time overlapped with compute, over all its devices.
+	Temporal           []TemporalBreakdown `json:"temporal"`
+	CommOverlapPercent float64             `json:"comm_overlap_percent"`
 }
 
 // Diff compares two profiles, A (the baseline) and B.

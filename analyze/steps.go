@@ -14,10 +14,16 @@ const (
 	// WarmupFactor: leading steps slower than this many times the median of the later steps are
 	// warm-up (at most half of the steps, and only with at least two steps).
 	WarmupFactor = 1.5
-	// OutlierFactor: a measured step slower than this many times the measured median is an outlier
-	// (with at least OutlierMinSteps measured steps).
-	OutlierFactor   = 1.5
-	OutlierMinSteps = 3
+	// Outliers (with at least OutlierMinSteps measured steps): a measured step is an outlier when it
+	// is slower than the measured median by all of OutlierMADs scaled median absolute deviations
+	// (robust to the outliers themselves), OutlierFactor times the median, and OutlierMinGapNs; so
+	// neither steady jitter nor a barely slower step counts. The step-outliers finding further asks
+	// that the outliers' time over the median be OutlierExcessShare percent of the measured time.
+	OutlierMADs        = 5.0
+	OutlierFactor      = 1.5
+	OutlierMinGapNs    = 1_000_000
+	OutlierExcessShare = 10.0
+	OutlierMinSteps    = 3
 	// TailDeviceRatio: a torch trace's last step is dropped when it has fewer than this share of the
 	// previous step's device ops (the profiler likely missed its kernels; TensorBoard's rule).
 	TailDeviceRatio = 0.8
@@ -346,10 +352,14 @@ func (a *analysis) steps() Steps {
 	st.HostMinNs, st.HostMaxNs = slices.Min(host), slices.Max(host)
 	st.DeviceMeanNs, _ = meanStd(wall)
 	st.DeviceMedianNs = median(wall)
+	if k := typicalStep(&st); k >= 0 {
+		st.Typical = st.Steps[k].Number
+	}
 	if len(wall) >= OutlierMinSteps {
+		limit := outlierLimit(wall, st.DeviceMedianNs)
 		for k := range st.Steps {
 			s := &st.Steps[k]
-			if !s.Warmup && float64(s.WallNs) > OutlierFactor*float64(st.DeviceMedianNs) {
+			if !s.Warmup && s.WallNs > limit {
 				s.Outlier = true
 				a.outliers = append(a.outliers, k)
 			}
@@ -359,6 +369,18 @@ func (a *analysis) steps() Steps {
 		a.warnf("%d warm-up step(s) excluded from averages (slower than %.1f× the median of the later steps)", a.warmupN, WarmupFactor)
 	}
 	return st
+}
+
+// outlierLimit is the step time above which a step is an outlier: the median plus the largest of
+// OutlierMADs scaled MADs, (OutlierFactor−1) medians and OutlierMinGapNs.
+func outlierLimit(walls []int64, med int64) int64 {
+	dev := make([]int64, len(walls))
+	for k, w := range walls {
+		dev[k] = abs64(w - med)
+	}
+	const normal = 1.4826 // scales the MAD to the standard deviation of normal noise
+	gap := max(OutlierMADs*normal*float64(median(dev)), (OutlierFactor-1)*float64(med), OutlierMinGapNs)
+	return med + int64(gap)
 }
 
 // median returns the median of xs (the lower middle for an even count); xs is not modified.

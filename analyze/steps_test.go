@@ -115,3 +115,36 @@ func TestStepNames(t *testing.T) {
 		t.Fatalf("steps %q %v, want ProfilerStep detection of 7, 8, 9", p.Steps.Detection, nums)
 	}
 }
+
+// The outlier rule is robust: steady jitter, a single step just past 1.5× the median, or a rare
+// slow step that costs little is not a finding; a slow step that costs a lot is.
+func TestStepOutliersIgnoreNoise(t *testing.T) {
+	cases := []struct {
+		name    string
+		lengths []int64 // ms
+		flagged int
+		finding bool
+	}{
+		{"jitter", []int64{10, 13, 16, 11, 15, 12, 16, 10, 14, 16}, 0, false},
+		{"just over 1.5x", []int64{10, 10, 10, 10, 10, 10, 10, 10, 10, 16}, 1, false},
+		{"rare spike", []int64{20, 21, 19, 20, 31, 20, 22, 20, 19, 20, 20, 21, 20, 19, 20, 20, 21, 20, 20, 20}, 1, false},
+		{"costly", []int64{10, 10, 30, 10, 10, 30, 10, 10}, 2, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := stepTimes(c.lengths)(t)
+			flagged := 0
+			for _, s := range p.Steps.Steps {
+				if s.Outlier {
+					flagged++
+				}
+			}
+			if flagged != c.flagged {
+				t.Errorf("%d steps flagged, want %d", flagged, c.flagged)
+			}
+			if got := hasFinding(p, "step-outliers") != nil; got != c.finding {
+				t.Errorf("step-outliers finding %v, want %v", got, c.finding)
+			}
+		})
+	}
+}

@@ -15,22 +15,22 @@ import (
 //  1. kernel            device kernels (and, in gnnprof traces, compute recorded on a stream lane)
 //  2. h2d, d2h, d2d     blocking copies: the host waits for them (sync copies; torch's pageable copies)
 //  3. memset            device memsets
-//  4. sync              the step's thread or a device waiting on the device
-//  5. sample, augment, history, gather, dataload, eval, optimizer, backward, forward
+//  4. comm              collective communication kernels (NCCL): only what compute kernels do not
+//     hide, so this part is exposed communication (TensorBoard's Communication)
+//  5. sync              the step's thread or a device waiting on the device
+//  6. sample, augment, history, gather, dataload, eval, optimizer, backward, forward
 //     spans on the step's thread (the specific pipeline roles first, so a "gather" inside "forward"
 //     counts as gather, and "forward" inside "eval" as eval)
-//  6. h2d, d2h, d2d     asynchronous copies: they count only where no compute hides them
-//  7. runtime, cpu      device API calls and uncategorised operators on the step's thread
-//  8. sync, sample, …, forward, runtime, cpu on other host threads: background work counts only when
+//  7. h2d, d2h, d2d     asynchronous copies: they count only where no compute hides them
+//  8. runtime, cpu      device API calls and uncategorised operators on the step's thread
+//  9. sync, sample, …, forward, runtime, cpu on other host threads: background work counts only when
 //     the step's thread is idle, so a prefetching sampler that overlaps compute costs nothing
-//  9. other             spans without a role; then time nothing covers
-var sweepClasses = []struct {
-	name string
-	role trace.Role
-}{
+//  10. other             spans without a role; then time nothing covers
+var sweepClasses = []sweepClass{
 	{"kernel", trace.RoleKernel},
 	{"h2d", trace.RoleH2D}, {"d2h", trace.RoleD2H}, {"d2d", trace.RoleD2D},
 	{"memset", trace.RoleMemset},
+	{"comm", trace.RoleComm},
 	{"sync", trace.RoleSync},
 	{"sample", trace.RoleSample}, {"augment", trace.RoleAugment}, {"history", trace.RoleHistory},
 	{"gather", trace.RoleGather}, {"dataload", trace.RoleDataload}, {"eval", trace.RoleEval},
@@ -47,19 +47,34 @@ var sweepClasses = []struct {
 	{"other", trace.RoleOther},
 }
 
+// sweepClass is a class of the priority list: a role, on the lanes and in the mode its name says.
+type sweepClass struct {
+	name string
+	role trace.Role
+}
+
 // Class indexes into sweepClasses.
-const (
-	classKernel       = 0
-	classBlockingCopy = 1 // + 0, 1, 2 for h2d, d2h, d2d
-	classMemset       = 4
-	classSync         = 5
-	classStepRoles    = 6 // sample … forward
-	classAsyncCopy    = 15
-	classRuntime      = 18
-	classCPU          = 19
-	classBackground   = 20 // sync, sample … forward, runtime, cpu
-	classOther        = 32
+var (
+	classKernel       = classIndex("kernel")
+	classBlockingCopy = classIndex("h2d") // + 0, 1, 2 for h2d, d2h, d2d
+	classMemset       = classIndex("memset")
+	classComm         = classIndex("comm")
+	classSync         = classIndex("sync")
+	classStepRoles    = classIndex("sample") // sample … forward
+	classAsyncCopy    = classIndex("h2d (async)")
+	classRuntime      = classIndex("runtime")
+	classCPU          = classIndex("cpu")
+	classBackground   = classIndex("sync (background)") // sync, sample … forward, runtime, cpu
+	classOther        = classIndex("other")
 )
+
+func classIndex(name string) int {
+	k := slices.IndexFunc(sweepClasses, func(c sweepClass) bool { return c.name == name })
+	if k < 0 {
+		panic("no sweep class " + name)
+	}
+	return k
+}
 
 // stepRoleOffset is a GNN role's offset from classStepRoles (and from classBackground+1).
 var stepRoleOffset = map[trace.Role]int{
@@ -111,6 +126,8 @@ func (a *analysis) classOf(i int) int {
 			return classSync
 		case role == trace.RoleKernel:
 			return classKernel
+		case role == trace.RoleComm:
+			return classComm
 		case !a.ours:
 			return -1 // torch's GPU projections of annotations are not work
 		}
@@ -168,6 +185,15 @@ const (
 	classBits        = 6
 )
 
+// boundaryShift returns the resolution (2^shift ns) at which times from lo to hi fit a boundary.
+func boundaryShift(lo, hi int64) uint {
+	shift := uint(0)
+	for (uint64(hi)-uint64(lo))>>shift >= 1<<boundaryTimeBits {
+		shift++
+	}
+	return shift
+}
+
 func packBoundary(t int64, class int, open bool) uint64 {
 	b := uint64(t)<<7 | uint64(class)<<1
 	if open {
@@ -197,9 +223,7 @@ func (a *analysis) sweep(st *Steps) Breakdown {
 	if nSteps > 0 {
 		var hi int64
 		lo, hi = a.wallIv[0].s, a.wallIv[nSteps-1].e
-		for uint64(hi-lo)>>shift >= 1<<boundaryTimeBits {
-			shift++
-		}
+		shift = boundaryShift(lo, hi)
 		bounds = make([]uint64, 0, 2*len(a.order))
 		for _, i := range a.order {
 			s, e := t.Start[i], t.Start[i]+t.Dur[i]

@@ -278,7 +278,9 @@ func (b *Buffer) Int32s() ([]int32, error) { return view[int32](b, "int32") }
 func (b *Buffer) Int64s() ([]int64, error) { return view[int64](b, "int64") }
 
 // Element is a type whose values a buffer can be viewed as.
-type Element interface{ float32 | int32 | int64 }
+type Element interface {
+	float32 | float64 | int32 | int64
+}
 
 // View returns the buffer's memory as a slice of T (Float32s, Int32s or Int64s for any of them).
 func View[T Element](b *Buffer) ([]T, error) {

@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -201,15 +202,24 @@ func (l *link) occupy(dir trace.Dir, pinned bool, bytes int64, issue, ready, cop
 	return start, end
 }
 
-// sleepUntil blocks until clock reads t. It sleeps rather than spins: a sleep may overshoot by
-// tens of microseconds, which a host that waits for the device can afford, while spinning would
-// take a core from the compute that the modelled copies overlap.
+// sleepUntil blocks until clock reads t. It sleeps rather than spins, so that on a small machine
+// the wait leaves the cores to the compute it should overlap, except for the last spinBelow of
+// it: the OS wakes a sleeping thread tens to hundreds of microseconds late (over 500 µs on a
+// loaded 2-core machine), which would make a 5 µs scalar read-back cost a hundred times its
+// model. A CUDA host waiting for a short copy spins too.
 func sleepUntil(clock func() int64, t int64) {
 	for {
-		d := t - clock()
-		if d <= 0 {
+		d := time.Duration(t - clock())
+		switch {
+		case d <= 0:
 			return
+		case d > spinBelow:
+			time.Sleep(d - spinBelow)
+		default:
+			runtime.Gosched()
 		}
-		time.Sleep(time.Duration(d))
 	}
 }
+
+// spinBelow is the end of a wait that sleepUntil spins through, yielding to other goroutines.
+const spinBelow = 50 * time.Microsecond

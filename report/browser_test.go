@@ -2,103 +2,41 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/internal/browsertest"
+	"github.com/gnnprof/gnnprof/internal/shareddata"
 	"github.com/gnnprof/gnnprof/rundir"
 )
 
-// findChromium returns the browser the tests drive: $GNNPROF_CHROMIUM, else Debian's chromium.
-func findChromium(t *testing.T) string {
+// chromium is the browser the report tests share, with the network off: every host resolves to
+// nothing and a dead proxy takes any request, so a report that needs the network shows it.
+var chromium = browsertest.Browser{Flags: []chromedp.ExecAllocatorOption{
+	chromedp.Flag("proxy-server", "127.0.0.1:9"),
+	chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+}}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	chromium.Close()
+	os.Exit(code)
+}
+
+// openInBrowser loads the file at path from file:// in a tab of the shared browser, counting
+// alerts instead of showing them (a report must never run one).
+func openInBrowser(t *testing.T, path string) *browsertest.Tab {
 	t.Helper()
-	if p := os.Getenv("GNNPROF_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium, or set GNNPROF_CHROMIUM); skipping the browser test")
-	return ""
-}
-
-// browserPage is a loaded report and what the browser reported while loading it.
-type browserPage struct {
-	ctx      context.Context
-	mu       sync.Mutex
-	errors   []string // console errors, uncaught exceptions, error log entries
-	requests []string // URLs the page asked for
-}
-
-func (b *browserPage) problems() ([]string, []string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.errors...), append([]string(nil), b.requests...)
-}
-
-// openInBrowser loads the file at path from file:// in headless Chromium with the network off
-// (every host resolves to nothing and a dead proxy takes any request), on a laptop-sized
-// viewport. It records console errors, exceptions and every request.
-func openInBrowser(t *testing.T, path string) *browserPage {
-	t.Helper()
-	exe := findChromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("proxy-server", "127.0.0.1:9"),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.WindowSize(1440, 900),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-
-	b := &browserPage{ctx: ctx}
-	if err := chromedp.Listen(ctx, func(ev any) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				var parts []string
-				for _, a := range e.Args {
-					parts = append(parts, string(a.Value)+a.Description)
-				}
-				b.errors = append(b.errors, "console."+string(e.Type)+": "+strings.Join(parts, " "))
-			}
-		case *runtime.EventExceptionThrown:
-			b.errors = append(b.errors, "exception: "+(&chromedp.ExceptionError{ExceptionDetails: e.ExceptionDetails}).Error())
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				b.errors = append(b.errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
-			}
-		case *network.EventRequestWillBeSent:
-			b.requests = append(b.requests, e.Request.URL)
-		}
-	}); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	// Count alerts instead of showing them: a report must never run one.
-	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+	b := chromium.Open(t)
+	if _, err := chromedp.Call(b.Ctx, page.AddScriptToEvaluateOnNewDocument,
 		page.AddScriptToEvaluateOnNewDocumentParams{Source: `window.__xss = 0; window.alert = function () { window.__xss++; };`}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,20 +44,14 @@ func openInBrowser(t *testing.T, path string) *browserPage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+abs)); err != nil {
-		t.Fatalf("loading %s: %v", abs, err)
-	}
+	b.Navigate(t, "file://"+abs)
 	return b
 }
 
 // eval runs a script in the page and decodes its result.
-func eval[T any](t *testing.T, b *browserPage, script string) T {
+func eval[T any](t *testing.T, b *browsertest.Tab, script string) T {
 	t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](script))
-	if err != nil {
-		t.Fatalf("evaluating %.80q: %v", script, err)
-	}
-	return v
+	return browsertest.Eval[T](t, b, script)
 }
 
 type chartPaint struct {
@@ -138,7 +70,7 @@ const paintedCharts = `Array.from(document.querySelectorAll("div.chart")).map(fu
 })`
 
 // checkChartsPainted waits until every chart has drawn something.
-func checkChartsPainted(t *testing.T, b *browserPage, wantCharts int) {
+func checkChartsPainted(t *testing.T, b *browsertest.Tab, wantCharts int) {
 	t.Helper()
 	var charts []chartPaint
 	for range 50 {
@@ -164,12 +96,10 @@ func checkChartsPainted(t *testing.T, b *browserPage, wantCharts int) {
 	}
 }
 
-func checkClean(t *testing.T, b *browserPage) {
+func checkClean(t *testing.T, b *browsertest.Tab) {
 	t.Helper()
-	errs, reqs := b.problems()
-	for _, e := range errs {
-		t.Errorf("browser reported: %s", e)
-	}
+	b.CheckErrors(t)
+	_, reqs := b.Problems()
 	for _, r := range reqs {
 		if !strings.HasPrefix(r, "file://") {
 			t.Errorf("page requested %s (a report must load nothing)", r)
@@ -180,34 +110,21 @@ func checkClean(t *testing.T, b *browserPage) {
 	}
 }
 
-// screenshot saves a full-page PNG in $GNNPROF_REPORT_DIR (to look at), if set.
-func screenshot(t *testing.T, b *browserPage, name string) {
+// screenshot saves the page, and each of its sections alone, as PNGs in $GNNPROF_REPORT_DIR (to
+// look at), if set.
+func screenshot(t *testing.T, b *browsertest.Tab, name string) {
 	t.Helper()
-	dir := os.Getenv("GNNPROF_REPORT_DIR")
-	if dir == "" {
+	if browsertest.ShotDir() == "" {
 		return
 	}
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Each section alone, at the laptop's own scale.
+	b.Screenshot(t, name)
 	for _, id := range eval[[]string](t, b, `Array.from(document.querySelectorAll("main > section")).map(function (s) { return s.id; })`) {
-		shot, err := chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.CSS("#"+id)))
-		if err != nil {
-			t.Fatalf("screenshot of #%s: %v", id, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, strings.TrimSuffix(name, ".png")+"-"+id+".png"), shot, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		b.ScreenshotOf(t, "#"+id, strings.TrimSuffix(name, ".png")+"-"+id+".png")
 	}
 }
 
 // columnValues returns a table column's data-v values (or text) in row order.
-func columnValues(t *testing.T, b *browserPage, table string, col int) []string {
+func columnValues(t *testing.T, b *browsertest.Tab, table string, col int) []string {
 	return eval[[]string](t, b, fmt.Sprintf(`Array.from(document.querySelectorAll("#%s tbody tr")).map(function (r) {
   var c = r.cells[%d]; return c.dataset.v !== undefined ? c.dataset.v : c.textContent; })`, table, col))
 }
@@ -229,8 +146,8 @@ func TestHTMLInBrowser(t *testing.T) {
 	path := writeReport(t, "report.html", p, tb, testRun())
 	b := openInBrowser(t, path)
 
-	// pie, steps, ops, copy steps, copy sizes, memory, peaks, loss, accuracy
-	checkChartsPainted(t, b, 9)
+	// pie, steps, ops, queues, bandwidth, copy steps, copy sizes, memory, peaks, loss, accuracy
+	checkChartsPainted(t, b, 11)
 	if n := eval[int](t, b, `document.querySelectorAll("#timeline svg rect.span").length`); n < 10 {
 		t.Errorf("timeline drew %d spans, want at least 10", n)
 	}
@@ -351,5 +268,49 @@ func TestHTMLDiffInBrowser(t *testing.T) {
 		t.Errorf("diff page lacks the runs' names or roles")
 	}
 	screenshot(t, b, "diff.png")
+	checkClean(t, b)
+}
+
+// The critical path and GPU sections on a real multi-stream GPU trace (the shared Kineto sample:
+// an A100, streams 7 and 20): drawn, readable, kernel names shortened with the full name on hover.
+func TestHTMLGPUSectionsInBrowser(t *testing.T) {
+	path := shareddata.Path(t, "testdata", "torch", "kineto_gpu_benchmark.pt.trace.json.gz")
+	p, tb, err := analyze.ReadProfileTable(path, analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := openInBrowser(t, writeReport(t, "kineto.html", p, tb, nil))
+	checkChartsPainted(t, b, eval[int](t, b, `document.querySelectorAll("div.chart").length`))
+	if n := eval[int](t, b, `document.querySelectorAll("#critical .pathstrip span").length`); n != len(p.CriticalPath.Segments) || n < 10 {
+		t.Errorf("critical path strip has %d segments, the profile %d", n, len(p.CriticalPath.Segments))
+	}
+	if n := eval[int](t, b, `document.querySelectorAll("#gpu .stack").length`); n != len(p.GPU.Temporal)+len(p.GPU.Idle) || len(p.GPU.Idle) != 2 {
+		t.Errorf("%d stacked bars for %d devices and %d streams", n, len(p.GPU.Temporal), len(p.GPU.Idle))
+	}
+	type cell struct {
+		Text  string `json:"text"`
+		Title string `json:"title"`
+	}
+	names := eval[[]cell](t, b, `Array.from(document.querySelectorAll("#typedkernels td.name")).map(function (c) { return {text: c.textContent, title: c.title}; })`)
+	if len(names) != len(p.GPU.TopKernels) {
+		t.Fatalf("%d kernel rows, want %d", len(names), len(p.GPU.TopKernels))
+	}
+	folded := 0
+	for k, c := range names {
+		if c.Title != p.GPU.TopKernels[k].Name || len(c.Text) > len(c.Title) {
+			t.Errorf("kernel row %d: shows %q, hover %q", k, c.Text, c.Title)
+		}
+		if strings.Contains(c.Text, "<…>") {
+			folded++
+		}
+	}
+	if folded == 0 {
+		t.Errorf("no kernel name had its templates folded: %v", names)
+	}
+	// Each section fits the laptop's width: no table or strip wider than the page.
+	if w := eval[int](t, b, `Math.max.apply(null, Array.from(document.querySelectorAll("#critical, #gpu")).map(function (s) { return s.scrollWidth - s.clientWidth; }))`); w > 0 {
+		t.Errorf("the new sections overflow the page by %d px", w)
+	}
+	screenshot(t, b, "kineto.png")
 	checkClean(t, b)
 }

@@ -156,6 +156,14 @@ var roleColors = map[string]string{
 	"memset":    "#79706e",
 	"runtime":   "#d4a6c8",
 	"cpu":       "#a0cbe8",
+	"comm":      "#bcbd22",
 	"other":     "#d3d3d3",
 	"step":      "#e9edf2",
 }
+
+// FormatDuration writes nanoseconds as every report does: three significant digits and a unit
+// (812 ns, 12.4 µs, 3.27 ms, 1.50 s). Other renderings (the web UI) use it to agree with them.
+func FormatDuration(ns int64) string { return fmtDur(ns) }
+
+// RoleColor is the colour role has in every chart and timeline.
+func RoleColor(role string) string { return roleColor(role) }

@@ -83,6 +83,7 @@ func render(w io.Writer, page *htmlPage) error {
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"f1":         func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
+	"f3":         func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) },
 	"colorOfDir": func(dir string) string { return roleColor(dirRole(dir)) },
 	"chart": func(charts map[string]chartBlock, key string) *chartBlock {
 		if c, ok := charts[key]; ok {
@@ -114,6 +115,9 @@ type htmlPage struct {
 	Timeline     *timeline
 	TimelineNote string
 	StepChoices  []int
+
+	Critical *criticalView
+	GPU      *gpuView
 
 	Ops       []opRow
 	OpsNote   string

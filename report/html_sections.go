@@ -24,8 +24,10 @@ func buildPage(p *analyze.Profile, t *trace.Table, run *rundir.Run, opt HTMLOpti
 	b.headline(p, run)
 	b.findings(p.Findings)
 	b.breakdown(p)
+	b.criticalPath(p)
 	b.timeline(p, t, opt.TimelineStep)
 	b.operators(p, opt.TopOps)
+	b.gpu(p)
 	b.transfers(p, t)
 	b.memory(p)
 	b.training(run)
@@ -304,8 +306,15 @@ func (b *pageBuilder) runAndTrace(p *analyze.Profile, run *rundir.Run) {
 // nav links the sections the page has.
 func (b *pageBuilder) nav() {
 	page := b.page
-	page.Nav = []navItem{{"findings", "Findings"}, {"breakdown", "Breakdown"}, {"timeline", "Timeline"}, {"operators", "Operators"},
-		{"transfers", "Transfers"}, {"memory", "Memory"}}
+	page.Nav = []navItem{{"findings", "Findings"}, {"breakdown", "Breakdown"}}
+	if page.Critical != nil {
+		page.Nav = append(page.Nav, navItem{"critical", "Critical path"})
+	}
+	page.Nav = append(page.Nav, navItem{"timeline", "Timeline"}, navItem{"operators", "Operators"})
+	if page.GPU != nil {
+		page.Nav = append(page.Nav, navItem{"gpu", "GPU"})
+	}
+	page.Nav = append(page.Nav, navItem{"transfers", "Transfers"}, navItem{"memory", "Memory"})
 	if page.Training || len(page.Final) > 0 {
 		page.Nav = append(page.Nav, navItem{"training", "Training"})
 	}

@@ -17,7 +17,7 @@ func TestPageSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := []string{"pie", "steps", "ops", "copysteps", "copysizes", "memory", "peaks", "loss", "acc"}
+	order := []string{"pie", "steps", "ops", "queues", "bandwidth", "copysteps", "copysizes", "memory", "peaks", "loss", "acc"}
 	for i, key := range order {
 		if c, ok := page.Charts[key]; !ok || c.ID != "chart"+strconv.Itoa(i+1) {
 			t.Errorf("chart %s: id %q, want chart%d", key, c.ID, i+1)
@@ -28,6 +28,18 @@ func TestPageSections(t *testing.T) {
 	}
 	if len(page.Ops) != 2 || len(page.Kernels) != 2 || !strings.HasPrefix(page.OpsNote, "2 of ") {
 		t.Errorf("TopOps 2: %d operators, %d kernels, note %q", len(page.Ops), len(page.Kernels), page.OpsNote)
+	}
+	if page.Critical == nil || len(page.Critical.Strip) == 0 || len(page.Critical.Categories) == 0 || page.GPU == nil ||
+		len(page.GPU.Temporal) != len(p.GPU.Temporal) || len(page.GPU.Idle) != len(p.GPU.Idle) ||
+		!slices.Contains(page.Nav, navItem{"critical", "Critical path"}) || !slices.Contains(page.Nav, navItem{"gpu", "GPU"}) {
+		t.Errorf("critical path %+v, GPU %+v, nav %v", page.Critical, page.GPU, page.Nav)
+	}
+	var strip float64
+	for _, s := range page.Critical.Strip {
+		strip += s.Width
+	}
+	if strip < 99.9 || strip > 100.1 {
+		t.Errorf("the critical path strip covers %.2f%% of the step", strip)
 	}
 	if page.Timeline == nil || page.TimelineNote != "" {
 		t.Errorf("with the trace the timeline is drawn; note %q", page.TimelineNote)

@@ -91,6 +91,7 @@ func (s *summary) write(p *analyze.Profile) {
 	}
 
 	s.breakdown(p)
+	s.criticalPath(p)
 	s.findings(p)
 	s.ops(p)
 	s.copies(p)
@@ -127,6 +128,18 @@ func (s *summary) breakdown(p *analyze.Profile) {
 	}
 	if restN > 0 {
 		s.line("  %s", s.style(ansiDim, fmt.Sprintf("%d smaller parts: %s", restN, fmtDur(rest))))
+	}
+}
+
+// criticalPath adds what bounds the typical step (its critical path) under the breakdown.
+func (s *summary) criticalPath(p *analyze.Profile) {
+	if cp := p.CriticalPath; cp != nil && len(cp.Categories) > 0 {
+		var rest []string
+		for _, c := range cp.Categories[1:min(3, len(cp.Categories))] {
+			rest = append(rest, fmt.Sprintf("%s %s", clean(c.Name), fmtPct(c.Percent)))
+		}
+		s.line("  critical path of step %d: %s %s%s", cp.Step, s.style(ansiBold, clean(cp.BoundBy)), fmtPct(cp.Categories[0].Percent),
+			s.style(ansiDim, strings.Join(append([]string{""}, rest...), ", ")))
 	}
 }
 

@@ -35,6 +35,8 @@ func WriteText(w io.Writer, p *analyze.Profile, opt TextOptions) error {
 	tw.copies(p)
 	tw.memory(p)
 	tw.devices(p)
+	tw.gpu(p)
+	tw.criticalPath(p)
 	tw.ranks(p)
 	tw.warnings(p)
 	return bw.Flush()
@@ -302,6 +304,85 @@ func (t *textWriter) devices(p *analyze.Profile) {
 	}
 }
 
+// gpu writes Holistic Trace Analysis's device analyses.
+func (t *textWriter) gpu(p *analyze.Profile) {
+	g := p.GPU
+	if len(g.Temporal) == 0 {
+		return
+	}
+	t.section(fmt.Sprintf("GPU (Holistic Trace Analysis; device work of the %s)", map[string]string{
+		analyze.ScopeSteps: "steps", analyze.ScopeTrace: "whole trace"}[g.Scope]))
+	for _, tb := range g.Temporal {
+		t.f("  device %d over %s: compute %.1f%%, communication %.1f%%, memory %.1f%%, idle %.1f%%",
+			tb.Device, fmtDur(tb.SpanNs), tb.ComputePercent, tb.CommPercent, tb.MemoryPercent, tb.IdlePercent)
+		if tb.CommTotalNs > 0 {
+			t.f("; communication overlapped with compute %.0f%%", tb.CommOverlapPercent)
+		}
+		t.f("\n")
+	}
+	t.f("  idle time by stream (host wait: the launch came late; kernel wait: < 30 ns; other):\n")
+	for _, si := range g.Idle {
+		t.f("    device %d stream %-4d %6d ops  idle %5.1f%% of %-9s host wait %5.1f%%  kernel wait %5.1f%%  other %5.1f%%\n",
+			si.Device, si.Stream, si.Ops, si.IdlePercent, fmtDur(si.SpanNs), si.HostWaitPercent, si.KernelWaitPercent, si.OtherPercent)
+	}
+	var types []string
+	for _, k := range g.KernelTypes {
+		types = append(types, fmt.Sprintf("%s %.1f%% (%d, %s)", k.Type, k.Percent, k.Count, fmtDur(k.TotalNs)))
+	}
+	t.f("  kernels by type: %s\n", strings.Join(types, ", "))
+	for _, k := range g.TopKernels {
+		t.f("    %-13s %9s %7d×  mean %9s  %s\n", k.Type, fmtDur(k.TotalNs), k.Count, fmtDur(k.MeanNs), textTruncate(shortKernel(k.Name), 60))
+	}
+	if l := g.Launches; l.Kernels > 0 {
+		t.f("  launches: %d kernels, %d under 10 µs", l.Kernels, l.KernelsUnder10us)
+		if l.Count > 0 {
+			t.f("; %d ops joined to their launch call: %d shorter than the call, %d calls over 50 µs, %d delays over 100 µs; call p50 %s, delay p50 %s p90 %s",
+				l.Count, l.ShortKernels, l.RuntimeOutliers, l.DelayOutliers, fmtDur(l.CPU.P50Ns), fmtDur(l.Delay.P50Ns), fmtDur(l.Delay.P90Ns))
+		}
+		t.f("\n")
+	}
+	if len(g.Patterns) > 0 {
+		t.f("  frequent kernel sequences (fusion candidates):\n")
+		for _, pt := range g.Patterns {
+			names := make([]string, len(pt.Kernels))
+			for k, n := range pt.Kernels {
+				names[k] = textTruncate(shortKernel(n), 30)
+			}
+			t.f("    %s ×%d, %s on the device: %s\n", pt.Op, pt.Count, fmtDur(pt.GPUNs), strings.Join(names, " → "))
+		}
+	}
+	for _, q := range g.Queues {
+		t.f("  queue device %d stream %d: max %d, mean %.2f", q.Device, q.Stream, q.Max, q.Mean)
+		if q.FullNs > 0 {
+			t.f(", full for %s", fmtDur(q.FullNs))
+		}
+		t.f("\n")
+	}
+	for _, b := range g.Bandwidth {
+		t.f("  bandwidth device %d %-11s %6d ops %10s  mean %.2f GB/s, peak %.2f GB/s\n", b.Device, b.Kind, b.Count, fmtBytes(b.Bytes), b.MeanGBs, b.PeakGBs)
+	}
+}
+
+// criticalPath writes what set one step's length.
+func (t *textWriter) criticalPath(p *analyze.Profile) {
+	cp := p.CriticalPath
+	if cp == nil {
+		return
+	}
+	t.section(fmt.Sprintf("Critical path of step %d (%s): bound by %s", cp.Step, fmtDur(cp.WallNs), cp.BoundBy))
+	var cats, roles []string
+	for _, c := range cp.Categories {
+		cats = append(cats, fmt.Sprintf("%s %.1f%%", c.Name, c.Percent))
+	}
+	for _, r := range cp.Roles {
+		roles = append(roles, fmt.Sprintf("%s %.1f%%", r.Name, r.Percent))
+	}
+	t.f("  %s\n  by role: %s\n", strings.Join(cats, ", "), strings.Join(roles, ", "))
+	for _, it := range cp.Top[:min(5, len(cp.Top))] {
+		t.f("    %5.1f%% %9s  %-9s %s\n", it.Percent, fmtDur(it.Ns), it.Role, textTruncate(shortKernel(it.Name), 60))
+	}
+}
+
 func (t *textWriter) ranks(p *analyze.Profile) {
 	if len(p.Ranks) == 0 {
 		return
@@ -314,6 +395,10 @@ func (t *textWriter) ranks(p *analyze.Profile) {
 		}
 		t.f("  rank %-3d %4d steps, mean %10s, findings: %s%s\n", r.Rank, r.Steps, fmtDur(r.MeanStepNs),
 			textOrNone(strings.Join(r.Findings, ", ")), mark)
+		for _, tb := range r.Temporal {
+			t.f("           device %d: compute %.1f%%, communication %.1f%%, memory %.1f%%, idle %.1f%%; comm overlapped %.0f%%\n",
+				tb.Device, tb.ComputePercent, tb.CommPercent, tb.MemoryPercent, tb.IdlePercent, tb.CommOverlapPercent)
+		}
 	}
 }
 

@@ -58,48 +58,24 @@ type tlTick struct {
 	Label string
 }
 
-// chooseStep returns the index of the step to draw: the requested number, else the measured step
-// whose wall time is closest to the median.
+// chooseStep returns the index of the step to draw: the requested number, else the typical step
+// (the measured step closest to the median, the one the critical path follows).
 func chooseStep(p *analyze.Profile, want *int) int {
 	steps := p.Steps.Steps
 	if len(steps) == 0 {
 		return -1
 	}
-	if want != nil {
+	for _, n := range []*int{want, &p.Steps.Typical} {
+		if n == nil {
+			continue
+		}
 		for i, s := range steps {
-			if s.Number == *want {
+			if s.Number == *n {
 				return i
 			}
 		}
 	}
-	var walls []int64
-	for _, s := range steps {
-		if !s.Warmup {
-			walls = append(walls, s.WallNs)
-		}
-	}
-	if len(walls) == 0 {
-		return 0
-	}
-	slices.Sort(walls)
-	median := walls[len(walls)/2]
-	best := -1
-	for i, s := range steps {
-		if s.Warmup {
-			continue
-		}
-		if best < 0 || abs64(s.WallNs-median) < abs64(steps[best].WallNs-median) {
-			best = i
-		}
-	}
-	return best
-}
-
-func abs64(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
+	return 0
 }
 
 // buildTimeline lays out step k of p from the events of t.

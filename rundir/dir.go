@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -13,30 +15,52 @@ import (
 type Dir struct {
 	Path string
 	Rec  *trace.Recorder // records into Path/trace.json.gz
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Create creates the run directory path (and its parents) and starts its trace, with meta as
 // the trace's run metadata.
 func Create(path string, meta map[string]any) (*Dir, error) {
+	return CreateStreaming(path, meta, time.Now())
+}
+
+// CreateStreaming is Create with the trace's time zero at start, its events also written to
+// live as they are recorded (an OTLP exporter, which needs start to timestamp them). On an
+// error the live sinks are left open.
+func CreateStreaming(path string, meta map[string]any, start time.Time, live ...trace.Sink) (*Dir, error) {
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("creating run directory: %w", err)
 	}
-	rec, err := trace.Create(filepath.Join(path, TraceFile), trace.Header{Meta: meta})
+	w, err := trace.CreateWriter(filepath.Join(path, TraceFile), trace.Header{Meta: meta, Start: start})
 	if err != nil {
 		return nil, err
 	}
-	return &Dir{Path: path, Rec: rec}, nil
+	var sink trace.Sink = w
+	if len(live) > 0 {
+		sink = append(trace.Tee{w}, live...)
+	}
+	return &Dir{Path: path, Rec: trace.NewRecorder(sink)}, nil
+}
+
+// Close closes the trace and the live sinks beside it; later calls return the same error.
+// Finish calls it; call it first to read what a live sink did before run.json is written.
+func (d *Dir) Close() error {
+	d.closeOnce.Do(func() {
+		if err := d.Rec.Close(); err != nil {
+			d.closeErr = fmt.Errorf("writing %s: %w", filepath.Join(d.Path, TraceFile), err)
+		}
+	})
+	return d.closeErr
 }
 
 // Finish closes the trace and writes run.json. run.json is written even when closing the trace
 // failed, so the run's metrics are kept either way.
 func (d *Dir) Finish(run *Run) error {
-	errTrace := d.Rec.Close()
-	if errTrace != nil {
-		errTrace = fmt.Errorf("writing %s: %w", filepath.Join(d.Path, TraceFile), errTrace)
-	}
+	errTrace := d.Close()
 	return errors.Join(Write(d.Path, run), errTrace)
 }
 
 // Abort closes the trace of a run that failed; the trace keeps what was recorded.
-func (d *Dir) Abort() { d.Rec.Close() }
+func (d *Dir) Abort() { d.Close() }

@@ -4,9 +4,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
+
+// recordStep records what a trainer's first step would: ProfilerStep#0 around a forward span.
+func recordStep(d *Dir) {
+	lane := d.Rec.Lane("main")
+	step := lane.BeginStep(0)
+	lane.Begin("forward", trace.RoleForward).End()
+	step.End()
+}
 
 // TestCreateFinish writes a run directory as a trainer does and reads both files back.
 func TestCreateFinish(t *testing.T) {
@@ -15,10 +24,7 @@ func TestCreateFinish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lane := d.Rec.Lane("main")
-	step := lane.BeginStep(0)
-	lane.Begin("forward", trace.RoleForward).End()
-	step.End()
+	recordStep(d)
 	if err := d.Finish(testRun()); err != nil {
 		t.Fatal(err)
 	}
@@ -67,5 +73,40 @@ func TestCreateFailsOnAFile(t *testing.T) {
 	}
 	if _, err := Create(filepath.Join(file, "run"), nil); err == nil {
 		t.Error("created a run directory below a file")
+	}
+}
+
+// TestCreateStreaming: the live sink gets every event the trace file gets, and the file's base
+// time is the start given, which the live sink timestamps with.
+func TestCreateStreaming(t *testing.T) {
+	path := t.TempDir()
+	start := time.Unix(1_700_000_000, 123456789)
+	live := trace.NewMemorySink()
+	d, err := CreateStreaming(path, nil, start, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordStep(d)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Finish(testRun()); err != nil {
+		t.Fatalf("Finish after Close: %v", err)
+	}
+	tbl, err := trace.ReadFile(filepath.Join(path, TraceFile), trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.BaseTimeNs != start.UnixNano() {
+		t.Errorf("trace base time %d, want %d", tbl.BaseTimeNs, start.UnixNano())
+	}
+	got := live.Table
+	if got.Len() != tbl.Len() || got.Len() != 2 {
+		t.Fatalf("live sink got %d events, the file %d; want 2", got.Len(), tbl.Len())
+	}
+	for i := range got.Len() {
+		if g, w := got.Event(i), tbl.Event(i); g.Name != w.Name || g.Start != w.Start || g.Dur != w.Dur {
+			t.Errorf("event %d: live %+v, file %+v", i, g, w)
+		}
 	}
 }

@@ -21,6 +21,17 @@ type Run struct {
 	Config        map[string]any `json:"config"`
 	Epochs        []Epoch        `json:"epochs"`
 	Final         Final          `json:"final"`
+	// OTLP says what a run streamed to an OpenTelemetry collector (--otlp-endpoint) delivered;
+	// absent for a run that streamed nothing. Added to schema version 1.
+	OTLP *OTLPExport `json:"otlp,omitempty"`
+}
+
+// OTLPExport is what a run's live OTLP export delivered.
+type OTLPExport struct {
+	Endpoint     string `json:"endpoint"`
+	SpansSent    int64  `json:"spans_sent"`
+	SpansDropped int64  `json:"spans_dropped"`   // queue full, or the collector failed or did not answer in time
+	Error        string `json:"error,omitempty"` // the first export failure
 }
 
 // Epoch is one epoch's metrics.

@@ -39,6 +39,14 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("read back %+v\nwrote %+v", got, want)
 	}
+
+	want.OTLP = &OTLPExport{Endpoint: "http://localhost:4318", SpansSent: 10, SpansDropped: 3, Error: "refused"}
+	if err := Write(dir, want); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = Read(dir); err != nil || !reflect.DeepEqual(got.OTLP, want.OTLP) {
+		t.Errorf("otlp read back as %+v (%v), wrote %+v", got.OTLP, err, want.OTLP)
+	}
 }
 
 // TestWriteKeepsFieldNames checks the names scripts and the web UI read (DESIGN.md's run.json):

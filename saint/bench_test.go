@@ -8,6 +8,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/shareddata"
+	"github.com/gnnprof/gnnprof/nn"
 )
 
 // benchGraph is a graph the benchmarks share, with GraphSAINT budgets sized for it: node draws ≈
@@ -190,14 +191,46 @@ func BenchmarkBatchInputs(b *testing.B) {
 			labels := make([]int32, g.N)
 			b.ResetTimer()
 			for range b.N {
-				if _, err := norm.Adjacency(sg, nil); err != nil {
+				if _, err := norm.Adjacency(sg, nn.AdjMean, nil); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := norm.Adjacency(sg, mask); err != nil {
+				if _, err := norm.Adjacency(sg, nn.AdjMean, mask); err != nil {
 					b.Fatal(err)
 				}
 				norm.Targets(sg, labels)
 			}
 		})
+	}
+}
+
+// BenchmarkTrainEpoch trains GraphSAINT-GCN (rw sampler, default settings) on the device with the
+// PCIe 4 link model, without augmentation and with fast MH-Aug, for b.N epochs, and reports the
+// mean wall and CPU time of an epoch's training part (the first epoch, which grows the buffers,
+// excluded; normalization and evaluation are not in it) and the device's peak memory.
+func BenchmarkTrainEpoch(b *testing.B) {
+	for _, data := range []struct {
+		name string
+		load func(b *testing.B) *graph.Dataset
+	}{
+		{"facebook", func(b *testing.B) *graph.Dataset { return facebook(b) }},
+		{"sbm100k", func(b *testing.B) *graph.Dataset {
+			return load(b, "sbm:nodes=100000,classes=8,degree=12,homophily=0.6,features=64,signal=0.1")
+		}},
+	} {
+		for _, aug := range []string{"none", "mh"} {
+			b.Run(data.name+"/"+aug, func(b *testing.B) {
+				ds := data.load(b)
+				cfg := DefaultConfig()
+				cfg.Aug, cfg.Epochs = aug, b.N+1
+				r := trainOn(ds, cfg)
+				if r.err != nil {
+					b.Fatal(r.err)
+				}
+				b.ReportMetric(r.res.MeanEpochSeconds()*1e3, "ms/epoch")
+				b.ReportMetric(r.res.MeanEpochCPUSeconds()*1e3, "cpu-ms/epoch")
+				b.ReportMetric(float64(r.res.Final.PeakDeviceBytes)/(1<<20), "peak-device-MiB")
+				b.ReportMetric(float64(r.tr.BatchesPerEpoch()), "batches/epoch")
+			})
+		}
 	}
 }

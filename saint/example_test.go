@@ -5,10 +5,12 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/gnnprof/gnnprof/device"
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
 	"github.com/gnnprof/gnnprof/saint"
 	"github.com/gnnprof/gnnprof/saint/mhaug"
+	"github.com/gnnprof/gnnprof/train"
 )
 
 // The pieces of one epoch of GraphSAINT with MH-Aug (Algorithm 1), without the model: the
@@ -58,7 +60,7 @@ func Example() {
 			mask = view.state.EdgeMask
 			feats = view.state.Features(x, sg.Nodes, nil)
 		}
-		adj, err := norm.Adjacency(sg, mask)
+		adj, err := norm.Adjacency(sg, nn.AdjMean, mask)
 		if err != nil {
 			panic(err)
 		}
@@ -78,4 +80,33 @@ func Example() {
 	// G^(t): 252 nodes (0 zeroed), 646 entries
 	// G^(t+1): 252 nodes (7 zeroed), 626 entries
 	// loss rows: 93
+}
+
+// Training GraphSAINT-GCN with MH-Aug on a device with the PCIe 4.0 link model, as `gnnprof run
+// saint --aug mh` does (without recording: pass a trace.Recorder and a lane to record).
+func ExampleTrainer() {
+	ds, err := graph.Generate("sbm:nodes=2000,classes=4,degree=10,features=16", 1)
+	if err != nil {
+		panic(err)
+	}
+	cfg := saint.DefaultConfig()
+	cfg.Aug, cfg.Epochs = "mh", 5
+	tr, err := saint.New(cfg, ds)
+	if err != nil {
+		panic(err)
+	}
+	dev, err := train.NewDevice(train.DeviceConfig{Link: device.PCIe4x16()}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer dev.Close()
+	if err := tr.Place(dev, nil); err != nil {
+		panic(err)
+	}
+	res, err := tr.Run(nil, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(res.Epochs), "epochs,", len(tr.Transitions), "chain steps")
+	// Output: 5 epochs, 5 chain steps
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
@@ -128,33 +129,112 @@ func Normalize(p *Pipeline, coverage float64, lossNodes []int32) (*Norm, error) 
 	return c.Norm(lossNodes)
 }
 
-// Adjacency returns sg's normalized adjacency as GraphSAINT's layers use it: local entry k of row
-// i, original entry e = sg.Edges[k], weighs Aggr[e] / deg(v) with deg(v) the degree of v =
-// sg.Nodes[i] in the whole graph (there is no self loop: a node's own features take a separate
-// weight). Entries whose original edge has edgeMask[e] == 0 are left out (nil: none), so an
-// augmented subgraph keeps the weights of the original one, like DropEdge without
-// renormalization. sg must come from the normalization's graph.
-func (n *Norm) Adjacency(sg *Subgraph, edgeMask []float32) (*nn.Sparse, error) {
+// BatchAdjacency is a subgraph's normalized adjacency as GraphSAINT's layers use it, with the
+// original CSR position of every entry, so that an edge mask over the original graph (MH-Aug's
+// states) can be applied to it where it lives.
+type BatchAdjacency struct {
+	Indptr  []int64
+	Indices []int32
+	Val     []float32
+	Edges   []int64 // per entry: its position in the graph's CSR, or −1 for a self loop
+}
+
+// Sparse returns the adjacency as a matrix viewing a's arrays.
+func (a *BatchAdjacency) Sparse() *nn.Sparse {
+	n := len(a.Indptr) - 1
+	return &nn.Sparse{Rows: n, Cols: n, Indptr: a.Indptr, Indices: a.Indices, Val: a.Val}
+}
+
+// Fill sets a (reusing its arrays) to sg's adjacency normalized for layers that take kind. An
+// entry of row i from original entry e = (v ← u), v = sg.Nodes[i], weighs Aggr[e] times the
+// weight kind gives it in the whole graph, with the degrees of the whole graph, so that its
+// expectation over subgraphs containing v is the whole graph's adjacency:
+//
+//   - nn.AdjMean (GraphSAGE, GraphSAINT's own layers): Aggr[e] / deg(v), no self loop (a node's
+//     own features take a separate weight);
+//   - nn.AdjGCN: Aggr[e] / √((deg(v)+1)(deg(u)+1)), plus the self loop 1/(deg(v)+1);
+//   - nn.AdjSum (GIN): Aggr[e].
+//
+// sg must come from the normalization's graph.
+func (n *Norm) Fill(sg *Subgraph, kind nn.AdjKind, a *BatchAdjacency) error {
 	g := n.Graph
+	loops := kind == nn.AdjGCN
+	switch kind {
+	case nn.AdjMean, nn.AdjGCN, nn.AdjSum:
+	default:
+		return fmt.Errorf("GraphSAINT adjacency: layers taking a %s adjacency are not supported (want gcn, mean or sum)", kind)
+	}
+	// gcnScale is 1/√(deg+1) of a node of g.
+	gcnScale := func(v int32) float32 { return float32(1 / math.Sqrt(float64(g.Degree(int(v))+1))) }
+	size := len(sg.Indices)
+	if loops {
+		size += sg.N
+	}
+	a.Indptr = append(a.Indptr[:0], 0)
+	a.Indices, a.Val, a.Edges = grow(a.Indices[:0], size), grow(a.Val[:0], size), grow(a.Edges[:0], size)
+	for i, v := range sg.Nodes {
+		var scale float32
+		switch kind {
+		case nn.AdjMean:
+			scale = 1 / float32(g.Degree(int(v)))
+		case nn.AdjSum:
+			scale = 1
+		case nn.AdjGCN:
+			scale = gcnScale(v)
+		}
+		self := !loops // whether row i's self loop is in place
+		for k := sg.Indptr[i]; k < sg.Indptr[i+1]; k++ {
+			u := sg.Indices[k]
+			if !self && int(u) > i { // local ids ascend: the self loop goes in order
+				a.Indices, a.Val, a.Edges = append(a.Indices, int32(i)), append(a.Val, scale*scale), append(a.Edges, -1)
+				self = true
+			}
+			e := sg.Edges[k]
+			w := n.Aggr[e] * scale
+			if loops {
+				w *= gcnScale(sg.Nodes[u])
+			}
+			a.Indices, a.Val, a.Edges = append(a.Indices, u), append(a.Val, w), append(a.Edges, e)
+		}
+		if !self {
+			a.Indices, a.Val, a.Edges = append(a.Indices, int32(i)), append(a.Val, scale*scale), append(a.Edges, -1)
+		}
+		a.Indptr = append(a.Indptr, int64(len(a.Indices)))
+	}
+	return nil
+}
+
+// grow returns s (empty) with room for n values.
+func grow[T any](s []T, n int) []T { return slices.Grow(s[:0], n) }
+
+// Adjacency returns sg's normalized adjacency for layers that take kind (see Fill), leaving out
+// the entries whose original edge has edgeMask[e] == 0 (nil: none), so that an augmented
+// subgraph keeps the weights of the original one, like DropEdge without renormalization (spec
+// §3.1 point 5). sg must come from the normalization's graph.
+func (n *Norm) Adjacency(sg *Subgraph, kind nn.AdjKind, edgeMask []float32) (*nn.Sparse, error) {
 	if edgeMask != nil && len(edgeMask) != len(n.Aggr) {
 		return nil, fmt.Errorf("adjacency: edge mask has %d entries, the graph %d", len(edgeMask), len(n.Aggr))
 	}
-	indptr := make([]int64, 1, sg.N+1)
-	indices := make([]int32, 0, len(sg.Indices))
-	val := make([]float32, 0, len(sg.Indices))
-	for i, v := range sg.Nodes {
-		inv := 1 / float32(g.Degree(int(v)))
-		for k := sg.Indptr[i]; k < sg.Indptr[i+1]; k++ {
-			e := sg.Edges[k]
-			if edgeMask != nil && edgeMask[e] == 0 {
-				continue
-			}
-			indices = append(indices, sg.Indices[k])
-			val = append(val, n.Aggr[e]*inv)
-		}
-		indptr = append(indptr, int64(len(indices)))
+	var a BatchAdjacency
+	if err := n.Fill(sg, kind, &a); err != nil {
+		return nil, err
 	}
-	return nn.NewSparse(sg.N, sg.N, indptr, indices, val)
+	if edgeMask != nil {
+		kept := 0
+		for i := range sg.N {
+			lo, hi := a.Indptr[i], a.Indptr[i+1]
+			a.Indptr[i] = int64(kept)
+			for k := lo; k < hi; k++ {
+				if e := a.Edges[k]; e < 0 || edgeMask[e] != 0 {
+					a.Indices[kept], a.Val[kept] = a.Indices[k], a.Val[k]
+					kept++
+				}
+			}
+		}
+		a.Indptr[sg.N] = int64(kept)
+		a.Indices, a.Val = a.Indices[:kept], a.Val[:kept]
+	}
+	return nn.NewSparse(sg.N, sg.N, a.Indptr, a.Indices, a.Val)
 }
 
 // Targets returns the loss targets of sg's local rows: the loss nodes among them, their labels

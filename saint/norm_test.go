@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/nn"
 )
 
 // pathGraph is 0-1-2-3-4 stored with both directions.
@@ -56,7 +57,7 @@ func TestNormHandComputed(t *testing.T) {
 
 	// The first subgraph's adjacency: weight Aggr[e]/deg(v), no self loops.
 	sg := Induce(g, []int32{0, 1, 2})
-	adj, err := norm.Adjacency(sg, nil)
+	adj, err := norm.Adjacency(sg, nn.AdjMean, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,14 +67,14 @@ func TestNormHandComputed(t *testing.T) {
 	}
 	// Dropping original entry 2 (1←2) removes it and keeps the other weights.
 	mask := []float32{1, 1, 0, 1, 1, 1, 1, 1}
-	if adj, err = norm.Adjacency(sg, mask); err != nil {
+	if adj, err = norm.Adjacency(sg, nn.AdjMean, mask); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(adj.Indptr, []int64{0, 1, 2, 3}) || !slices.Equal(adj.Indices, []int32{1, 0, 1}) ||
 		!slices.Equal(adj.Val, []float32{1, 0.75, 0.5}) {
 		t.Errorf("masked adjacency %v %v %v", adj.Indptr, adj.Indices, adj.Val)
 	}
-	if _, err := norm.Adjacency(sg, mask[:3]); err == nil {
+	if _, err := norm.Adjacency(sg, nn.AdjMean, mask[:3]); err == nil {
 		t.Error("short mask accepted")
 	}
 
@@ -111,6 +112,29 @@ func TestNormFullBatch(t *testing.T) {
 			t.Fatalf("loss[%d] = %g, want %g", v, l, want)
 		}
 	}
+	// With every ratio 1, a subgraph that is the whole graph gets the whole graph's adjacency.
+	sg := Induce(g, all)
+	for _, kind := range []nn.AdjKind{nn.AdjGCN, nn.AdjMean, nn.AdjSum} {
+		got, err := norm.Adjacency(sg, kind, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := nn.BuildAdj(kind, g.N, g.Indptr, g.Indices)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Indptr, want.Indptr) || !slices.Equal(got.Indices, want.Indices) {
+			t.Fatalf("%s adjacency: structure differs from the whole graph's", kind)
+		}
+		for k, w := range want.Val {
+			if math.Abs(float64(got.Val[k]-w)) > 1e-6 {
+				t.Fatalf("%s adjacency: entry %d weighs %g, want %g", kind, k, got.Val[k], w)
+			}
+		}
+	}
+	if _, err := norm.Adjacency(sg, nn.AdjSelfLoops, nil); err == nil {
+		t.Error("an unweighted self-loop adjacency accepted")
+	}
 	if _, err := NewCoverage(g).Norm(nil); err == nil {
 		t.Error("normalization from no subgraphs")
 	}
@@ -142,7 +166,7 @@ func TestNormalizationUnbiased(t *testing.T) {
 		inside := make([]int, g.N)
 		for range n {
 			sg := p.Next()
-			adj, err := norm.Adjacency(sg, nil)
+			adj, err := norm.Adjacency(sg, nn.AdjMean, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

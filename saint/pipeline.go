@@ -16,6 +16,11 @@ type PipelineConfig struct {
 	// Seed fixes the sequence: subgraph i is drawn from a random source seeded by (Seed, i), so
 	// the sequence is the same whatever the number of workers and their scheduling.
 	Seed uint64
+	// Cycle, when positive, makes the sequence repeat its first Cycle subgraphs: subgraph i is
+	// drawn as subgraph i mod Cycle. Training replays the subgraphs a normalization counted, as
+	// DGL's offline GraphSAINT does: an edge that none of them holds has no estimate of its
+	// inclusion probability (its weight would be the clip, 10⁴).
+	Cycle int
 	// Workers is the number of sampling goroutines (0: GOMAXPROCS).
 	Workers int
 	// Ahead bounds the subgraphs sampled but not yet taken (0: 4 per worker).
@@ -30,6 +35,7 @@ type PipelineConfig struct {
 type Pipeline struct {
 	sampler Sampler
 	seed    uint64
+	cycle   int64
 	slots   []chan *Subgraph // subgraph i goes to slots[i % Ahead]
 	tokens  chan struct{}    // one per subgraph a worker may start; bounds the work ahead
 	free    chan *Subgraph   // recycled subgraphs whose arrays workers reuse
@@ -53,6 +59,7 @@ func NewPipeline(s Sampler, cfg PipelineConfig) *Pipeline {
 	p := &Pipeline{
 		sampler: s,
 		seed:    cfg.Seed,
+		cycle:   int64(cfg.Cycle),
 		slots:   make([]chan *Subgraph, ahead),
 		tokens:  make(chan struct{}, ahead),
 		free:    make(chan *Subgraph, ahead+workers),
@@ -99,7 +106,11 @@ func (p *Pipeline) work(lane *trace.Lane) {
 		default:
 			sg = new(Subgraph)
 		}
-		src.Seed(p.seed, subgraphStream(i))
+		drawn := i
+		if p.cycle > 0 {
+			drawn %= p.cycle
+		}
+		src.Seed(p.seed, subgraphStream(drawn))
 		draws = p.sampler.Draw(rng, draws[:0])
 		b.induce(draws, sg)
 		sg.Index = int(i)

@@ -19,7 +19,7 @@ func recordedJSON(t *testing.T, steps int) ([]byte, *Table) {
 		t.Fatal(err)
 	}
 	mem := NewMemorySink()
-	rec := NewRecorder(tee{w, mem})
+	rec := NewRecorder(Tee{w, mem})
 	recordRandom(t, rec, 2, steps, 5)
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)

@@ -52,12 +52,13 @@ const (
 	RoleMemset                // device memset
 	RoleRuntime               // device runtime / driver API calls on the host
 	RoleCPU                   // host operator execution not otherwise classified
+	RoleComm                  // collective communication on a device (NCCL kernels)
 	NumRoles
 )
 
 var roleNames = [NumRoles]string{
 	"other", "step", "sample", "gather", "h2d", "d2h", "d2d", "sync", "forward", "backward",
-	"optimizer", "history", "augment", "eval", "dataload", "kernel", "memset", "runtime", "cpu",
+	"optimizer", "history", "augment", "eval", "dataload", "kernel", "memset", "runtime", "cpu", "comm",
 }
 
 func (r Role) String() string {

@@ -311,8 +311,8 @@ func (l *Lane) Begin(name string, role Role) Span {
 	return Span{l: l, depth: int32(len(l.stack) - 1), seq: l.seq}
 }
 
-// BeginStep opens step n's span (ProfilerStep#n, role step) and makes n the current step. Ending
-// it flushes the trace.
+// BeginStep opens step n's span (ProfilerStep#n, role step) and makes n the current step until
+// the span ends. Ending it flushes the trace.
 func (l *Lane) BeginStep(n int) Span {
 	if l == nil {
 		return Span{}
@@ -353,6 +353,8 @@ func (s Span) EndWork(flops, bytes int64) {
 		l.handoff()
 	}
 	if isStep {
+		// Work after the step (evaluation, say) belongs to no step until the next one begins.
+		l.rec.step.CompareAndSwap(top.step, -1)
 		l.rec.requestFlush()
 	}
 }

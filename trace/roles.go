@@ -10,14 +10,17 @@ import (
 // categories, the name does:
 //
 //	category                               role
-//	kernel, collective_comm                kernel
+//	kernel                                 kernel; comm when the name says NCCL ("ncclKernel_…",
+//	                                       "ncclDevKernel_…"), as Holistic Trace Analysis classifies them
+//	collective_comm                        comm
 //	gpu_memcpy                             h2d / d2h / d2d from the name ("Memcpy HtoD (…)")
 //	gpu_memset                             memset
 //	cuda_runtime, cuda_driver, cuda_event  runtime; the *Synchronize / StreamWaitEvent calls: sync
 //	cuda_sync                              sync
-//	cpu_op                                 cpu
+//	cpu_op                                 cpu; sample for graph samplers' operators (below)
 //	user_annotation, gpu_user_annotation   by name (below)
-//	(none: legacy traces)                  by name; "aten::…" and other "ns::op" names: cpu
+//	(none: legacy traces)                  by name; "aten::…" and other "ns::op" names: cpu, or
+//	                                       sample for graph samplers' operators
 //	anything else                          other (with a warning for a category not listed here)
 //
 // Names, case-insensitively, first match wins:
@@ -35,11 +38,16 @@ import (
 //	h2d, to_device              h2d
 //	d2h, to_host, .item         d2h
 //	sync                        sync
+//
+// Graph samplers' operators (PyG's pyg::neighbor_sample, torch_sparse::sample_adj,
+// torch_cluster::random_walk, DGL's sampling ops) are named with "sampl" or "random_walk": sample.
+// The data loaders of PyG (NeighborLoader, LinkNeighborLoader, ClusterLoader …) and DGL
+// (dgl.dataloading.DataLoader) contain "loader": dataload.
 var nameRoles = []struct {
 	keys []string
 	role Role
 }{
-	{[]string{"dataloader", "dataload", "datapipe"}, RoleDataload},
+	{[]string{"dataloader", "dataload", "datapipe", "loader"}, RoleDataload},
 	{[]string{"optimizer", "optim"}, RoleOptimizer},
 	{[]string{"backward", "autograd"}, RoleBackward},
 	{[]string{"forward"}, RoleForward},
@@ -54,7 +62,7 @@ var nameRoles = []struct {
 }
 
 var knownCategories = map[string]Role{
-	"kernel": RoleKernel, "collective_comm": RoleKernel, "gpu_memset": RoleMemset,
+	"kernel": RoleKernel, "collective_comm": RoleComm, "gpu_memset": RoleMemset,
 	"cuda_runtime": RoleRuntime, "cuda_driver": RoleRuntime, "cuda_event": RoleRuntime,
 	"cuda_sync": RoleSync, "cpu_op": RoleCPU,
 	"user_annotation": RoleOther, "gpu_user_annotation": RoleOther,
@@ -92,7 +100,7 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role 
 			return RoleStep
 		}
 		if bytes.Contains(name, []byte("::")) {
-			return RoleCPU
+			return opRole(name)
 		}
 		return roleForName(string(name))
 	}
@@ -104,10 +112,30 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role 
 	switch cat {
 	case "user_annotation", "gpu_user_annotation":
 		return roleForName(string(name))
+	case "kernel":
+		if isNCCL(name) {
+			return RoleComm
+		}
+	case "cpu_op":
+		return opRole(name)
 	case "cuda_runtime", "cuda_driver":
 		if bytes.Contains(name, []byte("Synchronize")) || bytes.Contains(name, []byte("StreamWaitEvent")) {
 			return RoleSync
 		}
 	}
 	return r
+}
+
+// opRole classifies a host operator: a graph sampler's operator samples; any other is cpu.
+func opRole(name []byte) Role {
+	lower := bytes.ToLower(name)
+	if bytes.Contains(lower, []byte("sampl")) || bytes.Contains(lower, []byte("random_walk")) {
+		return RoleSample
+	}
+	return RoleCPU
+}
+
+// isNCCL reports whether a kernel's name says it is an NCCL collective.
+func isNCCL(name []byte) bool {
+	return bytes.Contains(bytes.ToLower(name), []byte("nccl"))
 }

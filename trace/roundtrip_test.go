@@ -72,7 +72,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			mem := NewMemorySink()
-			rec := NewRecorder(tee{w, mem})
+			rec := NewRecorder(Tee{w, mem})
 			recordRandom(t, rec, 4, 6, 1)
 			if err := rec.Close(); err != nil {
 				t.Fatal(err)
@@ -111,7 +111,7 @@ func TestTruncatedReadsBackPrefix(t *testing.T) {
 			t.Fatal(err)
 		}
 		mem := NewMemorySink()
-		rec := NewRecorder(tee{w, mem})
+		rec := NewRecorder(Tee{w, mem})
 		recordRandom(t, rec, 2, 5, 2)
 		if err := rec.Close(); err != nil {
 			t.Fatal(err)
@@ -144,35 +144,4 @@ func TestTruncatedReadsBackPrefix(t *testing.T) {
 			}
 		}
 	}
-}
-
-// tee is a Sink that writes to several sinks.
-type tee []Sink
-
-func (t tee) Write(lanes []LaneInfo, events []Event) error {
-	for _, s := range t {
-		if err := s.Write(lanes, events); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t tee) Flush() error {
-	for _, s := range t {
-		if err := s.Flush(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t tee) Close() error {
-	var first error
-	for _, s := range t {
-		if err := s.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
 }

@@ -131,3 +131,34 @@ func (m *MemorySink) Write(lanes []LaneInfo, events []Event) error {
 
 func (m *MemorySink) Flush() error { return nil }
 func (m *MemorySink) Close() error { return nil }
+
+// Tee is a Sink that writes to several sinks: the trace file and a live exporter beside it.
+type Tee []Sink
+
+func (t Tee) Write(lanes []LaneInfo, events []Event) error {
+	for _, s := range t {
+		if err := s.Write(lanes, events); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t Tee) Flush() error {
+	for _, s := range t {
+		if err := s.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t Tee) Close() error {
+	var first error
+	for _, s := range t {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -144,7 +144,10 @@ type FullBatch struct {
 	Model  nn.Model
 	Opt    *nn.Adam
 	// Dev is the device the model trains on (nil: the host, without device accounting).
-	Dev    *Device
+	Dev *Device
+	// Logits are the last evaluation's logits for every node (on the device), valid until the
+	// model's next forward: MH-Aug takes the model's uncertainty from them.
+	Logits *nn.Mat
 	split  graph.Split // the splits' rows, on the device
 	labels []int32     // on the device
 	ctx    nn.Ctx
@@ -261,6 +264,7 @@ func (f *FullBatch) Evaluate(lane *trace.Lane) (Scores, error) {
 	c := &f.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, false, trace.RoleEval
 	logits := f.Model.Forward(c, f.In.Adj, f.In.X)
+	f.Logits = logits
 	s := f.split
 	valLoss := f.evalCE.Forward(c, logits, nn.Targets{Rows: s.Val, Labels: f.labels})
 	got, err := f.readBack(lane, Accuracy(logits, f.labels, s.Train), Accuracy(logits, f.labels, s.Val),

@@ -128,11 +128,14 @@ func (l *Loop) Run() (*Result, error) {
 		var sc Scores
 		l.Lane.Do(context.Background(), trace.RoleEval, func(context.Context) { sc, err = l.Eval(epoch) })
 		sp.End()
+		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
+		if err == nil {
+			rundir.RecordEpoch(l.Lane, e) // in the trace too, for watching the run live
+		}
 		step.End()
 		if err != nil {
 			return nil, fmt.Errorf("epoch %d: evaluating: %w", epoch, err)
 		}
-		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		if d := l.Device; d != nil {
 			setEpochCopies(&e, d.Dev.Copies().Sub(copies0))
 			m := d.Dev.MemInfo()

@@ -14,10 +14,10 @@ import (
 func newExportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export FORMAT PATH",
-		Short: "Convert a trace for other tools (chrome: Perfetto / chrome://tracing)",
+		Short: "Convert a trace for other tools (chrome: Perfetto / chrome://tracing; otlp: an OpenTelemetry collector)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newExportChromeCmd())
+	cmd.AddCommand(newExportChromeCmd(), newExportOTLPCmd())
 	return cmd
 }
 

@@ -33,6 +33,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newPartitionCmd())
 	root.AddCommand(newPprofCmd())
 	root.AddCommand(newExportCmd())
+	root.AddCommand(newServeCmd())
 	return root
 }
 
@@ -55,7 +56,7 @@ func main() {
 // run executes the CLI and maps errors to exit codes: 1 on failure, 2 on bad usage.
 func run(args []string) int {
 	root := newRootCmd()
-	root.SetArgs(args)
+	root.SetArgs(goPprofFlags(args))
 	err := root.Execute()
 	if err == nil {
 		return 0

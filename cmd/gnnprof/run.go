@@ -175,12 +175,14 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 type recordFlags struct {
 	out             string
 	quiet, noReport bool
+	otlpEndpoint    string
 }
 
 func (r *recordFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&r.out, "out", "", "run directory (default runs/<timestamp>)")
 	f.BoolVar(&r.quiet, "quiet", false, "no per-epoch progress on stderr (shown only on a terminal anyway)")
 	f.BoolVar(&r.noReport, "no-report", false, "write only trace.json.gz and run.json: no report.html, profile.pb.gz, cpu.pprof or summary")
+	f.StringVar(&r.otlpEndpoint, "otlp-endpoint", "", "stream spans and metrics live, step by step, to this OpenTelemetry collector: "+otlpEndpointHelp)
 }
 
 // record trains into a run directory: it creates the directory with config as the trace's run
@@ -193,7 +195,7 @@ func (r *recordFlags) record(cmd *cobra.Command, config map[string]any,
 	if out == "" {
 		out = rundir.DefaultPath(time.Now())
 	}
-	dir, err := rundir.Create(out, config)
+	dir, live, err := createRun(cmd, out, config, r.otlpEndpoint)
 	if err != nil {
 		return "", nil, err
 	}
@@ -216,7 +218,7 @@ func (r *recordFlags) record(cmd *cobra.Command, config map[string]any,
 		dir.Abort()
 		return "", nil, err
 	}
-	if err := dir.Finish(&rundir.Run{Config: config, Epochs: res.Epochs, Final: res.Final}); err != nil {
+	if err := finishRun(cmd.ErrOrStderr(), dir, live, &rundir.Run{Config: config, Epochs: res.Epochs, Final: res.Final}); err != nil {
 		return "", nil, err
 	}
 	if !r.noReport {

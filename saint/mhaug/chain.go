@@ -42,6 +42,16 @@ func (i Impl) String() string {
 	return "fast"
 }
 
+// MarshalText writes the implementation's name, as run.json records it.
+func (i Impl) MarshalText() ([]byte, error) { return []byte(i.String()), nil }
+
+// UnmarshalText reads a name written by MarshalText.
+func (i *Impl) UnmarshalText(b []byte) error {
+	v, err := ParseImpl(string(b))
+	*i = v
+	return err
+}
+
 // ParseImpl reads "naive" or "fast".
 func ParseImpl(s string) (Impl, error) {
 	switch s {
@@ -57,23 +67,31 @@ func ParseImpl(s string) (Impl, error) {
 type Config struct {
 	// AE, BE, AV, BV scale the target's tolerance with the model's uncertainty:
 	// σ_e(v) = AE·Hn(v) + BE, σ_v(v) = AV·Hn(v) + BV.
-	AE, BE, AV, BV float64
+	AE float64 `json:"a_e"`
+	BE float64 `json:"b_e"`
+	AV float64 `json:"a_v"`
+	BV float64 `json:"b_v"`
 	// MuE, MuV are the ego-graph edge and node change the target prefers for confident nodes.
-	MuE, MuV float64
+	MuE float64 `json:"mu_e"`
+	MuV float64 `json:"mu_v"`
 	// Lambda1E, Lambda1V weigh the target's edge and node terms.
-	Lambda1E, Lambda1V float64
+	Lambda1E float64 `json:"lambda1_e"`
+	Lambda1V float64 `json:"lambda1_v"`
 	// SigmaE, SigmaV are the proposal's standard deviations for Δe and Δv.
-	SigmaE, SigmaV float64
+	SigmaE float64 `json:"sigma_delta_e"`
+	SigmaV float64 `json:"sigma_delta_v"`
 	// Lambda2E, Lambda2V weigh the proposal's ln B subset terms (0: off).
-	Lambda2E, Lambda2V float64
+	Lambda2E float64 `json:"lambda2_e"`
+	Lambda2V float64 `json:"lambda2_v"`
 	// Hops is L in (A+I)^L·1: the number of GNN layers.
-	Hops int
+	Hops int `json:"hops"`
 	// MaxTries caps the proposals of one Advance; when none is accepted the chain stays.
-	MaxTries int
+	MaxTries int `json:"max_tries"`
 	// KL and Entropy weigh the consistency and entropy losses (Loss).
-	KL, Entropy float64
+	KL      float64 `json:"kl"`
+	Entropy float64 `json:"entropy"`
 	// Impl chooses the implementation of the augmentation step.
-	Impl Impl
+	Impl Impl `json:"impl"`
 }
 
 // DefaultConfig returns the official MH-Aug defaults (main.py), a 2-layer model, and at most 100

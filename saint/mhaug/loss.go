@@ -45,7 +45,7 @@ func (l *Loss) Backward(c *nn.Ctx) (d0, d1, d2 *nn.Mat) {
 	dce := l.ce.Backward(c)
 	dp, dq := l.kl.Backward(c, l.KL)
 	d0 = l.ent.Backward(c, l.Entropy)
-	l.d1 = nn.Resize(l.d1, dce.Rows, dce.Cols)
+	l.d1 = c.Resize(l.d1, dce.Rows, dce.Cols)
 	l.d1.CopyFrom(dce)
 	nn.AddScaled(l.d1, 1, dp)
 	return d0, l.d1, dq

@@ -1,0 +1,310 @@
+package analyze
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Scenarios for the findings that name what bounds a GPU or GNN step, as traces torch.profiler
+// would write (kinetoRun) or gnnprof's recorder does (scenario).
+
+// gcnDropout: a PyG-style GCN step on the GPU. With dense input dropout (problem) the dropout's
+// aten::bernoulli_ kernel over the N×F input takes most of the step; with dropout after the first
+// projection (fixed) it works on N×H and no operator takes more than a quarter.
+func gcnDropout(dense bool) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		k := newKineto(t)
+		drop := 60 * us
+		if dense {
+			drop = 1500 * us
+		}
+		for n := range 4 {
+			k.step(n, func() {
+				k.op("aten::dropout", 10*us, func() {
+					k.op("aten::bernoulli_", 10*us, func() {
+						k.kernel("void at::native::(anonymous namespace)::bernoulli_tensor_cuda_kernel<float, float>(at::TensorIteratorBase&)", kinetoStream, drop)
+					})
+				})
+				k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x64_tn", kinetoStream, 200*us) })
+				k.op("aten::index_select", 10*us, func() { k.kernel("indexSelectLargeIndex", kinetoStream, 200*us) })
+				k.op("aten::scatter_add_", 10*us, func() { k.kernel("scatter_add_kernel", kinetoStream, 200*us) })
+				k.op("aten::addmm", 10*us, func() { k.kernel("ampere_sgemm_64x64_tn", kinetoStream, 150*us) })
+				k.sync(kinetoStream)
+			})
+		}
+		return k.profile()
+	}
+}
+
+// evalInStep: a full-batch trainer that evaluates inside every step (problem: eval is a quarter
+// of the step) or rarely and briefly (fixed).
+func evalInStep(evalDur int64) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		s := newScenario(t)
+		for n := range 5 {
+			s.step(n, func() {
+				s.span("forward", trace.RoleForward, 4*ms, nil)
+				s.span("backward", trace.RoleBackward, 4*ms, nil)
+				s.span("optimizer.adam", trace.RoleOptimizer, 300*us, nil)
+				s.span("eval", trace.RoleEval, evalDur, func(start int64) {
+					s.child("gcn.linear", trace.RoleEval, start, evalDur)
+				})
+			})
+		}
+		return s.profile()
+	}
+}
+
+// dlrmStep is one step of a DLRM-style embedding model on rank 0 of 8: embedding lookups, an
+// all_to_all of the pooled embeddings on NCCL's stream that the interaction waits for (or, when
+// overlapped, that runs beside the dense MLP), syncReads pageable device-to-host copies of
+// per-table statistics, and the MLPs.
+func dlrmStep(k *kinetoRun, n int, overlapped bool, syncReads int) {
+	k.step(n, func() {
+		k.annotate("## forward ##", func() {
+			k.op("aten::embedding_bag", 20*us, func() { k.kernel("void at::native::embedding_bag_kernel<float>(int)", kinetoStream, 400*us) })
+			k.op("nccl:all_to_all", 15*us, func() {
+				k.kernel("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", ncclStream, 1200*us)
+			})
+			if overlapped {
+				k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x128_tn", kinetoStream, 1300*us) })
+			}
+			k.waitStream(kinetoStream, ncclStream)
+			k.op("aten::bmm", 10*us, func() { k.kernel("ampere_sgemm_64x64_nn", kinetoStream, 300*us) })
+			if !overlapped {
+				k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x128_tn", kinetoStream, 1300*us) })
+			}
+		})
+		for range syncReads {
+			k.op("aten::to", 5*us, func() { k.copyTo("DtoH", true, 64<<10, kinetoStream, 8*us) })
+		}
+		k.annotate("## backward ##", func() {
+			k.op("autograd::engine::evaluate_function: LinearBackward0", 10*us, func() {
+				k.kernel("ampere_sgemm_128x128_nt", kinetoStream, 1500*us)
+			})
+		})
+		k.sync(kinetoStream)
+	})
+}
+
+func dlrm(overlapped bool, syncReads int) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		k := newKineto(t).withDevices(8, 0)
+		for n := range 4 {
+			dlrmStep(k, n, overlapped, syncReads)
+		}
+		return k.profile()
+	}
+}
+
+// launchStorm: a step of many tiny kernels (problem: 300 elementwise kernels of 3 µs, each
+// launched by its own operator) or the same work in a few fused kernels (fixed).
+func launchStorm(tiny bool) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		k := newKineto(t)
+		for n := range 3 {
+			k.step(n, func() {
+				if tiny {
+					for range 300 {
+						k.op("aten::add", 6*us, func() { k.kernel("vectorized_elementwise_kernel<add>", kinetoStream, 3*us) })
+					}
+				} else {
+					for range 4 {
+						k.op("aten::linear", 6*us, func() { k.kernel("ampere_sgemm_128x64_tn", kinetoStream, 900*us) })
+					}
+				}
+				k.sync(kinetoStream)
+			})
+		}
+		return k.profile()
+	}
+}
+
+// hostBound: every step prepares its batch in Python on the training thread (problem: 2 ms per
+// 300 µs of kernels) or in a worker, handing over a ready batch (fixed: 20 µs).
+func hostBound(prep int64) func(t *testing.T) *Profile {
+	return func(t *testing.T) *Profile {
+		k := newKineto(t)
+		for n := range 4 {
+			k.step(n, func() {
+				k.host(prep)
+				k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x64_tn", kinetoStream, 300*us) })
+				k.op("aten::relu", 10*us, func() { k.kernel("relu_kernel", kinetoStream, 50*us) })
+				k.sync(kinetoStream)
+			})
+		}
+		return k.profile()
+	}
+}
+
+// The PyG GCN case from issue 12: dense input dropout is most of the step; the finding names
+// aten::bernoulli_ and gives the fix PyG users need.
+func TestDominantDropoutFix(t *testing.T) {
+	p := gcnDropout(true)(t)
+	f := hasFinding(p, "dominant-op")
+	if f == nil {
+		t.Fatalf("no dominant-op: %v", findingIDsOf(p))
+	}
+	if !strings.Contains(f.Summary, "aten::bernoulli_") || !strings.Contains(f.Fix, "after the first projection") {
+		t.Errorf("finding %q, fix %q", f.Summary, f.Fix)
+	}
+	if hasFinding(p, "step-outliers") != nil {
+		t.Errorf("step-outliers fired on equal steps")
+	}
+}
+
+// The DLRM case from issue 12 (8 GPUs, NCCL all_to_all, sync pageable read-backs): NCCL time is
+// communication, not other, and the findings name exposed communication, the sync storm and
+// pageable copies.
+func TestDLRMFindings(t *testing.T) {
+	p := dlrm(false, 60)(t)
+	if v := partPercent(p, "comm"); v < CommExposedShare {
+		t.Errorf("comm part %.1f%%: %s", v, partsString(p))
+	}
+	for _, id := range []string{"comm-exposed", "sync-storm", "pageable-copies"} {
+		if hasFinding(p, id) == nil {
+			t.Errorf("%s did not fire; findings %v", id, findingIDsOf(p))
+		}
+	}
+	if s := p.Steps.Steps[0].SyncCount; s != 61 { // 60 read-backs and the step's final sync
+		t.Errorf("sync points in step 0: %d, want 61", s)
+	}
+	if len(p.Trace.Devices) != 8 || p.Trace.Rank != 0 {
+		t.Errorf("devices %d, rank %d", len(p.Trace.Devices), p.Trace.Rank)
+	}
+}
+
+// Traces with their problem fixed raise no finding about it, and the positive traces name their
+// largest cost.
+func TestGPUScenariosNameTheirTopCost(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		p    func(*testing.T) *Profile
+		want string
+	}{
+		{"dropout", gcnDropout(true), "dominant-op"},
+		{"dlrm", dlrm(false, 60), "comm-exposed"},
+		{"launches", launchStorm(true), "launch-bound"},
+		{"host", hostBound(2 * ms), "host-bound"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.p(t)
+			checkPartsSum(t, p)
+			if len(p.Findings) == 0 || hasFinding(p, c.want) == nil {
+				t.Fatalf("findings %v, want %s among them", findingIDsOf(p), c.want)
+			}
+			for _, f := range p.Findings {
+				for _, m := range f.Evidence.Metrics {
+					if m.Name == "" || m.Unit == "" {
+						t.Errorf("%s: metric without name or unit: %+v", f.ID, m)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Each .item() counts once as a sync point, though it nests _local_scalar_dense, a copy call and a
+// cudaStreamSynchronize; cudaStreamWaitEvent does not block the host and does not count.
+func TestSyncPointsCountOutermost(t *testing.T) {
+	k := newKineto(t)
+	for n := range 3 {
+		k.step(n, func() {
+			k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x64_tn", kinetoStream, 300*us) })
+			k.waitStream(kinetoStream, ncclStream)
+			for range 70 {
+				k.item(kinetoStream)
+			}
+			k.sync(kinetoStream)
+		})
+	}
+	p := k.profile()
+	for _, s := range p.Steps.Steps {
+		if s.SyncCount != 71 {
+			t.Errorf("step %d: %d sync points, want 71 (70 items and the final sync)", s.Number, s.SyncCount)
+		}
+	}
+	if hasFinding(p, "sync-storm") == nil {
+		t.Errorf("no sync-storm: %v", findingIDsOf(p))
+	}
+}
+
+// A directory of per-rank Kineto traces: each rank's summary carries its temporal breakdown and
+// communication overlap (rank 1 overlaps its all_to_all with compute, rank 0 does not).
+func TestRankTemporal(t *testing.T) {
+	dir := t.TempDir()
+	for rank := range 2 {
+		k := newKineto(t).withDevices(2, rank)
+		for n := range 3 {
+			dlrmStep(k, n, rank == 1, 0)
+		}
+		k.write(filepath.Join(dir, fmt.Sprintf("worker%d.pt.trace.json.gz", rank)))
+	}
+	p, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Ranks) != 2 || len(p.Ranks[0].Temporal) != 1 || len(p.Ranks[1].Temporal) != 1 {
+		t.Fatalf("ranks %+v", p.Ranks)
+	}
+	r0, r1 := p.Ranks[0], p.Ranks[1]
+	if r0.Temporal[0].CommNs == 0 || r1.CommOverlapPercent <= r0.CommOverlapPercent || r1.CommOverlapPercent < 90 {
+		t.Errorf("rank 0 exposed comm %d ns, overlap %.0f%%; rank 1 overlap %.0f%%", r0.Temporal[0].CommNs, r0.CommOverlapPercent, r1.CommOverlapPercent)
+	}
+	if !slices.Contains(r0.Findings, "comm-exposed") || slices.Contains(r1.Findings, "comm-exposed") {
+		t.Errorf("findings: rank 0 %v, rank 1 %v", r0.Findings, r1.Findings)
+	}
+}
+
+// The torch samples' findings name their top cost: the legacy PyG-style CPU trace its operator
+// with the most self time, the real Kineto trace the GPU idling for the host and the host work on
+// its critical path.
+func TestSamplesNameTheirTopCost(t *testing.T) {
+	legacy, err := Load(legacyTorchTrace, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := hasFinding(legacy, "dominant-op")
+	if f == nil || len(f.Evidence.Ops) == 0 || f.Evidence.Ops[0] != legacy.Ops.ByName[0].Name {
+		t.Errorf("legacy trace: dominant-op %+v, top operator %q", f, legacy.Ops.ByName[0].Name)
+	}
+	kineto, _ := kinetoSample(t)
+	f = hasFinding(kineto, "host-bound")
+	if f == nil || kineto.CriticalPath == nil || kineto.CriticalPath.BoundBy != BoundCPU ||
+		!slices.Contains(f.Evidence.Ops, kineto.CriticalPath.Top[0].Name) {
+		t.Errorf("kineto trace: host-bound %+v, critical path %+v", f, kineto.CriticalPath)
+	}
+}
+
+// A PyG NeighborLoader step whose neighbour sampling runs on the training thread: input-bound
+// says it is the sampler and gives PyG's fix; the same with DGL's sampler gives DGL's.
+func TestSamplerBoundNamesTheLibrary(t *testing.T) {
+	for _, c := range []struct {
+		loader, sampler, want string
+	}{
+		{"enumerate(DataLoader)#NeighborLoader.__next__", "pyg::neighbor_sample", "NeighborLoader(…, num_workers"},
+		{"enumerate(DataLoader)#dgl.dataloading.DataLoader.__next__", "dgl::sampling::SampleNeighbors", "use_uva=True"},
+	} {
+		k := newKineto(t)
+		for n := range 3 {
+			k.step(n, func() {
+				k.annotate(c.loader, func() {
+					k.op(c.sampler, 3*ms, nil)
+					k.op("aten::index_select", 200*us, nil)
+				})
+				k.op("aten::linear", 10*us, func() { k.kernel("ampere_sgemm_128x64_tn", kinetoStream, 1*ms) })
+				k.sync(kinetoStream)
+			})
+		}
+		p := k.profile()
+		f := hasFinding(p, "input-bound")
+		if f == nil || f.Title != "Sampler bound" || !strings.Contains(f.Fix, c.want) {
+			t.Errorf("%s: input-bound %+v", c.sampler, f)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package analyze
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// The device-side analyses of Holistic Trace Analysis (HTA): temporal breakdown (temporal.go),
+// idle time per stream (idle.go), kernels by type (kernels.go), launch statistics (launch.go),
+// queue length and memory bandwidth counters (counters.go), frequent kernel sequences
+// (patterns.go) and the critical path (critpath.go). They share one index of the device work,
+// built once: each stream's kernels, copies and memsets in start order.
+
+// gpu computes the device-side analyses.
+func (a *analysis) gpu() GPU {
+	g := GPU{Temporal: a.temporal(), Idle: a.idle(), Launches: a.launches(), Patterns: a.patterns(),
+		Queues: a.queues(), Bandwidth: a.bandwidth(), Scope: a.gpuScope}
+	g.KernelTypes, g.TopKernels = a.kernelBreakdown()
+	return g
+}
+
+// Kernel types, as HTA classifies GPU work.
+type kernelType uint8
+
+const (
+	typeCompute kernelType = iota // every other kernel
+	typeComm                      // collective communication (NCCL)
+	typeMemory                    // copies and memsets
+	numKernelTypes
+)
+
+var kernelTypeNames = [numKernelTypes]string{"computation", "communication", "memory"}
+
+func (k kernelType) String() string { return kernelTypeNames[k] }
+
+// kernelTypeOf classifies device work event i.
+func (a *analysis) kernelTypeOf(i int32) kernelType {
+	switch {
+	case a.t.Kind[i] == trace.KindCopy || a.t.Role[i] == trace.RoleMemset:
+		return typeMemory
+	case a.t.Role[i] == trace.RoleComm:
+		return typeComm
+	}
+	return typeCompute
+}
+
+// Scopes of the device analyses (GPU.Scope).
+const (
+	ScopeSteps = "steps" // device work launched inside the ProfilerStep spans
+	ScopeTrace = "trace" // all device work (no or a single step span)
+)
+
+// streamWork is one device stream's work in the analysed scope, by start time, with the runtime
+// call that launched each op (-1 when unknown).
+type streamWork struct {
+	lane   int32
+	device int16
+	ops    []int32
+	launch []int32
+}
+
+// deviceWork returns every stream's work in scope, streams in lane order. As HTA does, a trace
+// with at least two ProfilerStep spans keeps the work its steps launched; any other keeps all.
+func (a *analysis) deviceWork() []streamWork {
+	if a.streams != nil {
+		return a.streams
+	}
+	t := a.t
+	a.gpuScope = ScopeTrace
+	if a.detection == DetectProfilerStep && len(a.hostIv) >= 2 {
+		a.gpuScope = ScopeSteps
+	}
+	a.streams = []streamWork{}
+	for _, i := range a.order { // by lane, then start
+		if !a.isDeviceWork(int(i)) || a.gpuScope == ScopeSteps && a.stepOf[i] < 0 {
+			continue
+		}
+		l := t.Lane[i]
+		if n := len(a.streams); n == 0 || a.streams[n-1].lane != l {
+			a.streams = append(a.streams, streamWork{lane: l, device: t.Lanes[l].Device})
+		}
+		s := &a.streams[len(a.streams)-1]
+		s.ops = append(s.ops, i)
+		s.launch = append(s.launch, a.launchOf(i))
+	}
+	return a.streams
+}
+
+// devicesOf returns the device indexes that have work, ascending.
+func devicesOf(streams []streamWork) []int16 {
+	var devs []int16
+	for _, s := range streams {
+		if !slices.Contains(devs, s.device) {
+			devs = append(devs, s.device)
+		}
+	}
+	slices.Sort(devs)
+	return devs
+}
+
+// launchOf returns the host runtime call that launched device event i (the correlation join), or -1.
+func (a *analysis) launchOf(i int32) int32 {
+	if a.t.Corr[i] == 0 || a.runtimes == nil {
+		return -1
+	}
+	return a.runtimeFor(a.t.Corr[i])
+}
+
+// isWaitEvent reports whether a sync event only makes a stream wait for another (cudaStreamWaitEvent,
+// Kineto's "Stream Wait Event"): it does not block the host.
+func isWaitEvent(name string) bool {
+	return strings.Contains(name, "WaitEvent") || strings.Contains(name, "Wait Event")
+}
+
+// isHostSync reports whether host span i blocks the host until the device catches up: a sync call
+// (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, a span recorded as sync), a
+// scalar read-back (aten::item, aten::_local_scalar_dense) or a synchronous cudaMemcpy.
+func (a *analysis) isHostSync(i int32) bool {
+	t := a.t
+	if t.Kind[i] != trace.KindSpan || a.lane[t.Lane[i]] == laneDevice {
+		return false
+	}
+	name := t.NameOf(int(i))
+	if t.Role[i] == trace.RoleSync {
+		return !isWaitEvent(name)
+	}
+	switch name {
+	case "aten::item", "aten::_local_scalar_dense":
+		return true
+	}
+	return t.Role[i] == trace.RoleRuntime && strings.HasPrefix(name, "cudaMemcpy") && !strings.Contains(name, "Async")
+}

@@ -1,0 +1,335 @@
+package saint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/saint/mhaug"
+	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/train"
+)
+
+// Trainer trains a GNN by GraphSAINT on a device, optionally augmenting its graphs with MH-Aug
+// (Algorithm 1 of the spec): the chain takes one step per epoch, and every batch's node set is
+// seen through the original graph G, the chain's previous state G^(t) and its current one G^(t+1).
+//
+// The training is transductive: subgraphs are drawn from the whole graph (random walks start at
+// training nodes), the loss counts training nodes only, and evaluation runs the model on the whole
+// graph. What a GPU would hold lives in device memory: the parameters and Adam's moments, the whole
+// graph's features and adjacency (for evaluation and for gathering each batch's feature rows on
+// the device), each batch's adjacency and targets (built on the host by a loader goroutine and
+// uploaded from pinned memory on a copy stream), the chain's masks and ego values, activations
+// and gradients. The host reads back one loss per epoch, the evaluation's scores, and what the
+// chain reads (one value per proposal, or, naively, thousands).
+type Trainer struct {
+	Config Config
+	Data   *graph.Dataset
+	// Transitions holds each epoch's MH-Aug step (Aug "mh"), in order.
+	Transitions []mhaug.Transition
+
+	full     *train.FullBatch // model G, the optimizer, the whole graph on the device, evaluation
+	models   []nn.Model       // G, and with MH-Aug G^(t) and G^(t+1): replicas sharing parameters
+	sampler  Sampler
+	batches  int // per epoch
+	dev      *train.Device
+	ctx      nn.Ctx
+	ce       nn.CrossEntropy
+	loss     *mhaug.Loss
+	mem      *deviceMemory
+	chain    *mhaug.Chain
+	chainRNG *rand.Rand
+	hn       []float64 // the model's normalized entropy per node, on the device
+	x        features  // the batch's features
+	views    [2]view   // the batch through G^(t) and G^(t+1)
+	step     int
+}
+
+// New builds the trainer on the host: the model (the full-batch trainer's, which also evaluates
+// it on the whole graph), its replicas for MH-Aug, and the sampler. Place moves it to a device.
+func New(cfg Config, ds *graph.Dataset) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Budget == 0 {
+		cfg.Budget = DefaultBudget(cfg.Sampler)
+	}
+	full, err := train.NewFullBatch(cfg.fullConfig(), ds)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trainer{Config: cfg, Data: ds, full: full, models: []nn.Model{full.Model}}
+	if cfg.Aug == "mh" {
+		mc := full.Config.ModelConfig(ds.NumFeatures, ds.NumClasses)
+		for range 2 {
+			m, err := replica(mc, full.Model)
+			if err != nil {
+				return nil, err
+			}
+			t.models = append(t.models, m)
+		}
+		t.loss = mhaug.NewLoss(cfg.MH)
+	}
+	sc := SamplerConfig{Kind: cfg.Sampler, Budget: cfg.Budget, WalkLength: cfg.WalkLength}
+	if cfg.Sampler == "rw" {
+		sc.Roots = ds.Split.Train
+	}
+	if t.sampler, err = NewSampler(ds.Graph, sc); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
+	}
+	t.batches = cfg.BatchesPerEpoch
+	if t.batches == 0 {
+		t.batches = (len(ds.Split.Train) + cfg.nodesPerSubgraph() - 1) / cfg.nodesPerSubgraph()
+	}
+	return t, nil
+}
+
+// replica returns a model like of whose parameters are of's: the same weights and gradient
+// matrices, so that each replica keeps the activations of its own forward pass and their
+// backward passes add into the same gradients.
+func replica(cfg nn.ModelConfig, of nn.Model) (nn.Model, error) {
+	m, err := nn.NewModel(cfg, nn.NewRNG(0)) // its own initial weights are dropped
+	if err != nil {
+		return nil, err
+	}
+	src, dst := of.ParamGroups(), m.ParamGroups()
+	for i := range src {
+		for j, p := range src[i].Params {
+			*dst[i].Params[j] = *p
+		}
+	}
+	return m, nil
+}
+
+// BatchesPerEpoch is the number of mini-batches (steps) of an epoch.
+func (t *Trainer) BatchesPerEpoch() int { return t.batches }
+
+// Place moves the trainer onto d: the whole graph, the parameters and the optimizer as the
+// full-batch trainer places them, and the MH-Aug chain, whose reads are recorded on lane.
+func (t *Trainer) Place(d *train.Device, lane *trace.Lane) error {
+	if err := t.full.Place(d, lane); err != nil {
+		return err
+	}
+	t.dev = d
+	t.ctx = nn.Ctx{RNG: nn.NewRNG(t.Config.Seed ^ 0x5a17), Alloc: d.Arena}
+	if t.Config.Aug != "mh" {
+		return nil
+	}
+	t.mem = newDeviceMemory(d, lane)
+	var err error
+	if t.chain, err = mhaug.NewChain(t.Data.Graph, t.Config.MH, t.mem); err != nil {
+		return fmt.Errorf("placing the MH-Aug chain on %s: %w", d.Dev.Name(), err)
+	}
+	if t.hn, err = t.mem.Float64s("mhaug entropy", t.Data.Graph.N); err != nil {
+		return err
+	}
+	t.chainRNG = rand.New(rand.NewPCG(t.Config.Seed, 0x6d68617567))
+	return nil
+}
+
+// Run trains for the configured epochs (stopping early with Patience), recording on lane, the
+// sampler workers and the batch loader on lanes of their own in rec (nil: not recorded), and
+// printing a line per epoch to progress (nil: quiet). Every batch is a step; the epoch's MH-Aug
+// step runs inside its first batch's step.
+func (t *Trainer) Run(rec *trace.Recorder, lane *trace.Lane, progress io.Writer) (*train.Result, error) {
+	if t.dev == nil {
+		return nil, errors.New("GraphSAINT trainer: Run before Place")
+	}
+	cfg := &t.Config
+	sp := lane.Begin("normalize", trace.RoleSample)
+	pre := NewPipeline(t.sampler, PipelineConfig{Seed: cfg.Seed, Workers: cfg.SamplerWorkers})
+	norm, err := Normalize(pre, cfg.Coverage, t.Data.Split.Train)
+	pre.Close()
+	sp.End()
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", t.Data.Name, err)
+	}
+	// A pipeline with the same seed draws the counted subgraphs again, over and over.
+	pcfg := PipelineConfig{Seed: cfg.Seed, Cycle: norm.Subgraphs, Workers: cfg.SamplerWorkers, Rec: rec}
+	pipe := NewPipeline(t.sampler, pcfg)
+	defer pipe.Close()
+	var loaderLane *trace.Lane
+	if rec != nil {
+		loaderLane = rec.Lane("batch loader")
+	}
+	ld, err := newLoader(t.dev, loaderLane, pipe, norm, t.full.Model.AdjKind(), t.Data.Labels)
+	if err != nil {
+		return nil, err
+	}
+	pf := train.NewPrefetch(cfg.Epochs*t.batches, batchSets, ld.load)
+	defer pf.Close() // before the pipeline's: the loader may be waiting for a subgraph
+	if t.chain != nil {
+		// The first MH step needs the untrained model's uncertainty.
+		if _, err := t.evaluate(lane); err != nil {
+			return nil, fmt.Errorf("evaluating the untrained model for MH-Aug's first step: %w", err)
+		}
+	}
+	loop := train.Loop{Epochs: cfg.Epochs, Patience: cfg.Patience, Lane: lane, Progress: progress,
+		Device: t.dev, OwnSteps: true,
+		Train: func(int) (float64, error) { return t.trainEpoch(lane, pf) },
+		Eval:  func(int) (train.Scores, error) { return t.evaluate(lane) }}
+	return loop.Run()
+}
+
+// trainEpoch trains on the epoch's batches, one step each, and reads the epoch's mean loss back
+// once, at its end.
+func (t *Trainer) trainEpoch(lane *trace.Lane, pf *train.Prefetch[*batch]) (float64, error) {
+	var sum float64 // on the device: the losses are not read one by one
+	for k := range t.batches {
+		step := lane.BeginStep(t.step)
+		t.step++
+		loss, err := t.trainStep(lane, pf, k == 0)
+		sum += loss
+		var mean []float64
+		if err == nil && k == t.batches-1 {
+			mean, err = t.dev.ReadBack(lane, sum/float64(t.batches))
+		}
+		step.End()
+		if err != nil {
+			return 0, fmt.Errorf("batch %d: %w", k, err)
+		}
+		if mean != nil {
+			return mean[0], nil
+		}
+	}
+	return 0, nil
+}
+
+// trainStep trains on the next batch; first says it is the epoch's first, which advances the
+// MH-Aug chain before it.
+func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first bool) (float64, error) {
+	if first && t.chain != nil {
+		var tr mhaug.Transition
+		var err error
+		lane.Do(context.Background(), trace.RoleAugment, func(context.Context) { tr, err = t.chain.Advance(t.chainRNG, t.hn, lane) })
+		if err != nil {
+			return 0, fmt.Errorf("MH-Aug step: %w", err)
+		}
+		t.Transitions = append(t.Transitions, tr)
+		lane.Counter("mhaug proposals", float64(len(tr.Proposals)))
+	}
+	sp := lane.Begin("loader.next", trace.RoleDataload)
+	b, ok, err := pf.Next()
+	sp.End()
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("loading: %w", err)
+	case !ok:
+		return 0, errors.New("loading: no batch left")
+	}
+	if err := b.ready.Wait(lane); err != nil {
+		return 0, fmt.Errorf("uploading the batch: %w", err)
+	}
+	c := &t.ctx
+	c.Lane, c.Train, c.ForwardRole = lane, true, trace.RoleOther
+	phase(lane, "gather", trace.RoleGather, func() { err = t.x.gather(c, t.dev, t.full.In.X, b.nodes) })
+	if err != nil {
+		return 0, err
+	}
+	t.full.Opt.ZeroGrad()
+	var loss float64
+	if t.chain == nil {
+		loss = t.forwardBackward(lane, b)
+	} else if loss, err = t.forwardBackwardAugmented(lane, b); err != nil {
+		return 0, err
+	}
+	sp = lane.Begin("optimizer.adam", trace.RoleOptimizer)
+	var flops, bytes int64
+	lane.Do(context.Background(), trace.RoleOptimizer, func(context.Context) {
+		if t.Config.ClipNorm > 0 {
+			clipGradNorm(t.full.Opt.Params(), t.Config.ClipNorm)
+		}
+		flops, bytes = t.full.Opt.Step()
+	})
+	sp.EndWork(flops, bytes)
+	return loss, t.dev.Err()
+}
+
+// forwardBackward trains on the batch as it is: the GraphSAINT-weighted cross-entropy sum.
+func (t *Trainer) forwardBackward(lane *trace.Lane, b *batch) float64 {
+	c, m := &t.ctx, t.models[0]
+	var loss float64
+	phase(lane, "forward", trace.RoleForward, func() {
+		loss = t.ce.Forward(c, m.Forward(c, b.adj.Sparse(), t.x.input()), b.targets)
+	})
+	phase(lane, "backward", trace.RoleBackward, func() { m.Backward(c, t.ce.Backward(c)) })
+	return loss
+}
+
+// forwardBackwardAugmented trains on the batch seen through G, G^(t) and G^(t+1) with MH-Aug's
+// loss.
+func (t *Trainer) forwardBackwardAugmented(lane *trace.Lane, b *batch) (float64, error) {
+	c := &t.ctx
+	var adj1, adj2 *nn.Sparse
+	var x1, x2 nn.Input
+	var err1, err2 error
+	phase(lane, "augment.views", trace.RoleAugment, func() {
+		adj1, x1, err1 = t.views[0].set(c, t.dev, t.chain.Prev, &b.adj, &t.x, b.nodes)
+		adj2, x2, err2 = t.views[1].set(c, t.dev, t.chain.Cur, &b.adj, &t.x, b.nodes)
+	})
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	var parts mhaug.LossParts
+	phase(lane, "forward", trace.RoleForward, func() {
+		z0 := t.models[0].Forward(c, b.adj.Sparse(), t.x.input())
+		z1 := t.models[1].Forward(c, adj1, x1)
+		z2 := t.models[2].Forward(c, adj2, x2)
+		parts = t.loss.Forward(c, z0, z1, z2, b.targets)
+	})
+	phase(lane, "backward", trace.RoleBackward, func() {
+		d0, d1, d2 := t.loss.Backward(c)
+		t.models[0].Backward(c, d0)
+		t.models[1].Backward(c, d1)
+		t.models[2].Backward(c, d2)
+	})
+	return parts.Total, nil
+}
+
+// phase runs fn in a span on lane, its CPU time labelled with the span's role (Lane.Do).
+func phase(lane *trace.Lane, name string, role trace.Role, fn func()) {
+	sp := lane.Begin(name, role)
+	lane.Do(context.Background(), role, func(context.Context) { fn() })
+	sp.End()
+}
+
+// clipGradNorm scales the gradients of ps so that their global L2 norm is at most limit, as
+// torch's clip_grad_norm_ does.
+func clipGradNorm(ps []*nn.Param, limit float64) {
+	var sq float64
+	for _, p := range ps {
+		for _, g := range p.G.Data[:p.Size()] {
+			sq += float64(g) * float64(g)
+		}
+	}
+	if norm := math.Sqrt(sq); norm > limit {
+		s := float32(limit / (norm + 1e-6))
+		for _, p := range ps {
+			nn.Scale(p.G, s)
+		}
+	}
+}
+
+// evaluate scores the model on the whole graph and, with MH-Aug, keeps its normalized entropy
+// per node for the next MH step (the model does not change in between).
+func (t *Trainer) evaluate(lane *trace.Lane) (train.Scores, error) {
+	sc, err := t.full.Evaluate(lane)
+	if err != nil || t.chain == nil {
+		return sc, err
+	}
+	phase(lane, "mhaug.entropy", trace.RoleAugment, func() { mhaug.NormalizedEntropy(t.full.Logits, t.hn) })
+	return sc, nil
+}
+
+// RunConfig is run.json's config of this run.
+func (t *Trainer) RunConfig(s train.Setup) (map[string]any, error) {
+	return train.RunConfig("saint", t.Config, t.Data, s, map[string]any{
+		"sparse_input": t.full.In.X.Sparse != nil, "features_normalized": t.full.In.Normalized,
+		"batches_per_epoch": t.batches, "transductive": true,
+	})
+}

@@ -1,0 +1,340 @@
+package web
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/rundir"
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// Run statuses.
+const (
+	StatusDone    = "done"    // run.json is written: the run finished
+	StatusRunning = "running" // gnnprof's trace still being written (an unfinished gzip stream), no run.json yet
+	StatusStopped = "stopped" // gnnprof's trace, closed without run.json: the run failed or was interrupted
+	StatusTrace   = "trace"   // a trace of another profiler (torch.profiler): no run record
+)
+
+// RunSummary is a run directory under the served directory with its headline numbers: the run
+// list's row, and an element of /runs.json.
+type RunSummary struct {
+	Path    string    `json:"path"` // relative to the served directory, slash-separated; "" is the directory itself
+	Status  string    `json:"status"`
+	Updated time.Time `json:"updated"` // the latest change to its trace or run.json
+
+	Dataset string `json:"dataset,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Trainer string `json:"trainer,omitempty"`
+	// Epochs are the epochs run (while training: those finished so far); Planned the epochs
+	// configured.
+	Epochs  int `json:"epochs"`
+	Planned int `json:"planned_epochs,omitempty"`
+	// TestAcc is the test accuracy at the best validation epoch, for a finished run.
+	TestAcc    *float64 `json:"test_acc,omitempty"`
+	Steps      int      `json:"steps"`
+	MeanStepNs int64    `json:"mean_step_ns"` // mean measured step (the breakdown's total)
+	TopFinding string   `json:"top_finding,omitempty"`
+	Severity   string   `json:"top_finding_severity,omitempty"`
+
+	CPUProfile bool   `json:"cpu_profile"`     // the run has cpu.pprof
+	Error      string `json:"error,omitempty"` // why the numbers are missing
+}
+
+// findRuns lists the run directories under the root (real paths): directories that hold run.json
+// or traces of their own (rundir's names). It skips hidden directories and does not follow
+// symbolic links.
+func (s *Server) findRuns() ([]string, error) {
+	var dirs []string
+	err := filepath.WalkDir(s.root.dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil && p == s.root.dir:
+			return err
+		case err != nil || !d.IsDir():
+			return nil // an unreadable entry is left out of the list
+		case p != s.root.dir && strings.HasPrefix(d.Name(), "."):
+			return fs.SkipDir
+		}
+		if isRunDir(p) {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing runs: %w", err)
+	}
+	return dirs, nil
+}
+
+func isRunDir(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, rundir.RunFile)); err == nil {
+		return true
+	}
+	files, err := rundir.Traces(dir)
+	return err == nil && slices.ContainsFunc(files, func(f string) bool { return filepath.Dir(f) == dir })
+}
+
+// runDir resolves rel to a run directory under the root.
+func (s *Server) runDir(rel string) (string, error) {
+	dir, err := s.root.resolve(rel)
+	if err != nil {
+		return "", err
+	}
+	if !isRunDir(dir) {
+		return "", fmt.Errorf("%q is not a run directory: %w", rel, fs.ErrNotExist)
+	}
+	return dir, nil
+}
+
+// traceFiles lists the traces of the run in dir, each checked to lie inside the root.
+func (s *Server) traceFiles(dir string) ([]string, error) {
+	files, err := rundir.Traces(dir)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range files {
+		if files[i], err = s.root.resolve(s.root.rel(f)); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.root.rel(f), err)
+		}
+	}
+	return files, nil
+}
+
+// record reads dir's run.json; nil when the run has none (yet).
+func (s *Server) record(dir string) (*rundir.Run, error) {
+	if _, err := s.root.file(dir, rundir.RunFile); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return rundir.Read(dir)
+}
+
+// analysis is a run's analysed trace: the profile, the events of a single trace (nil for
+// several ranks), and run.json when there is one.
+type analysis struct {
+	profile *analyze.Profile
+	table   *trace.Table
+	run     *rundir.Run
+}
+
+// config is the run's settings: run.json's, else the trace's run metadata (a run in training).
+func (a *analysis) config() map[string]any {
+	if a.run != nil {
+		return a.run.Config
+	}
+	return a.profile.Trace.Meta
+}
+
+// analyse reads and analyses the run in dir. A trace still being written is analysed as far as
+// it goes (the profile says it is truncated).
+func (s *Server) analyse(dir string) (*analysis, error) {
+	run, err := s.record(dir)
+	if err != nil {
+		return nil, err
+	}
+	files, err := s.traceFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	a := &analysis{run: run}
+	if len(files) == 1 {
+		a.profile, a.table, err = analyseTrace(files[0])
+	} else {
+		a.profile, err = analyze.Load(dir, analyze.Options{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Pages name the run as the list does, not by its real path on this machine.
+	a.profile.Trace.Path = cmp.Or(s.root.rel(dir), ".") + "/" + filepath.Base(files[0])
+	return a, nil
+}
+
+// analyseTrace reads and analyses one trace. A trace still being written is analysed as far as
+// it goes, even when no event is complete yet: a run that has just started (whose trace may be
+// an empty file until its first step ends) has a profile of no steps, marked truncated.
+func analyseTrace(path string) (*analyze.Profile, *trace.Table, error) {
+	t, err := trace.ReadFile(path, trace.ReadOptions{})
+	if err != nil {
+		fi, serr := os.Stat(path)
+		starting := serr == nil && fi.Size() == 0 && filepath.Base(path) == rundir.TraceFile
+		if t == nil || !(errors.Is(err, trace.ErrTruncated) || starting) {
+			return nil, nil, err
+		}
+		if starting {
+			t.Source = trace.SourceGnnprof
+		}
+	}
+	p := analyze.Analyze(t, path, analyze.Options{})
+	if err != nil {
+		p.Trace.Truncated = true
+		p.Warnings = append([]string{err.Error()}, p.Warnings...)
+	}
+	return p, t, nil
+}
+
+// inputs are the files a run's pages are computed from: its traces and run.json.
+func (s *Server) inputs(dir string) []string {
+	files, _ := rundir.Traces(dir)
+	return append(files, filepath.Join(dir, rundir.RunFile))
+}
+
+// summaries lists every run under the root with its headline numbers, most recently updated
+// first. Each run's numbers are computed once per state of its files; runs whose files changed
+// are analysed in parallel.
+func (s *Server) summaries() ([]RunSummary, error) {
+	dirs, err := s.findRuns()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RunSummary, len(dirs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, dir := range dirs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i] = s.summary(dir)
+		})
+	}
+	wg.Wait()
+	slices.SortStableFunc(out, func(a, b RunSummary) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return out, nil
+}
+
+// summary is the run list's row for the run in dir.
+func (s *Server) summary(dir string) RunSummary {
+	inputs := s.inputs(dir)
+	cpu := filepath.Join(dir, rundir.CPUProfileFile)
+	sum, _ := s.summaryMemo.get(dir, stampOf(append(inputs, cpu)...), func() (RunSummary, error) {
+		return s.computeSummary(dir, inputs), nil
+	})
+	return sum
+}
+
+func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
+	sum := RunSummary{Path: s.root.rel(dir), Updated: latestChange(inputs)}
+	_, err := s.root.file(dir, rundir.CPUProfileFile)
+	sum.CPUProfile = err == nil
+	a, err := s.analyse(dir)
+	if err != nil {
+		sum.Error = s.message(err)
+		sum.Status = StatusStopped
+		if run, rerr := s.record(dir); rerr == nil && run != nil {
+			sum.fromRecord(run)
+		}
+		return sum
+	}
+	p := a.profile
+	sum.Status = status(a)
+	config := a.config()
+	sum.Dataset, sum.Model, sum.Trainer = datasetName(config), configString(config, "model"), configString(config, "trainer")
+	sum.Planned = configInt(config, "epochs")
+	sum.Steps, sum.MeanStepNs = p.Steps.Count, p.Breakdown.TotalNs
+	if a.table != nil {
+		sum.Epochs = len(rundir.TraceEpochs(a.table))
+	}
+	if a.run != nil {
+		sum.fromRecord(a.run)
+	}
+	if f := topFinding(p.Findings); f != nil {
+		sum.TopFinding, sum.Severity = f.Title, string(f.Severity)
+	}
+	return sum
+}
+
+// fromRecord takes the finished run's numbers from its run.json.
+func (sum *RunSummary) fromRecord(run *rundir.Run) {
+	sum.Status = StatusDone
+	sum.Epochs = run.Final.Epochs
+	acc := run.Final.TestAcc
+	sum.TestAcc = &acc
+	sum.Dataset = cmp.Or(datasetName(run.Config), sum.Dataset)
+	sum.Model = cmp.Or(configString(run.Config, "model"), sum.Model)
+	sum.Trainer = cmp.Or(configString(run.Config, "trainer"), sum.Trainer)
+	sum.Planned = cmp.Or(configInt(run.Config, "epochs"), sum.Planned)
+}
+
+// status tells a run's state from its record and trace.
+func status(a *analysis) string {
+	switch {
+	case a.run != nil:
+		return StatusDone
+	case a.profile.Trace.Format != "gnnprof":
+		return StatusTrace
+	case a.profile.Trace.Truncated:
+		return StatusRunning
+	}
+	return StatusStopped
+}
+
+// latestChange is the latest modification time among files (those that exist).
+func latestChange(files []string) time.Time {
+	var t time.Time
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.ModTime().After(t) {
+			t = fi.ModTime()
+		}
+	}
+	return t
+}
+
+// topFinding is the most severe finding (the first of those most severe).
+func topFinding(fs []analyze.Finding) *analyze.Finding {
+	rank := func(s analyze.Severity) int {
+		if i := slices.Index(severityOrder, s); i >= 0 {
+			return i
+		}
+		return len(severityOrder)
+	}
+	var top *analyze.Finding
+	for i := range fs {
+		if top == nil || rank(fs[i].Severity) < rank(top.Severity) {
+			top = &fs[i]
+		}
+	}
+	return top
+}
+
+var severityOrder = []analyze.Severity{analyze.SeverityCritical, analyze.SeverityWarning, analyze.SeverityInfo}
+
+// configString is a string setting of run.json's config (or the trace's run metadata).
+func configString(config map[string]any, key string) string {
+	s, _ := config[key].(string)
+	return s
+}
+
+// configInt is a whole-number setting of the config; 0 when absent.
+func configInt(config map[string]any, key string) int {
+	f, _ := config[key].(float64)
+	return int(f)
+}
+
+// datasetName is the config's dataset: its name (train.RunConfig's dataset object) or the
+// dataset string itself.
+func datasetName(config map[string]any) string {
+	switch d := config["dataset"].(type) {
+	case string:
+		return d
+	case map[string]any:
+		return configString(d, "name")
+	}
+	return ""
+}
