@@ -35,10 +35,9 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 	a.findSteps()
 	a.assignSteps()
 	p.Steps = a.steps()
-	// What several sections share is built once, before they run.
-	a.computeIntervals()
-	a.launchedOps()
-	a.deviceWork()
+	// What several sections share is built once, before they run (each from the steps alone, so
+	// these run at once too).
+	parallel(func() { a.computeIntervals() }, func() { a.launchedOps() }, func() { a.deviceWork() })
 	// The sections only read what the steps established, and each writes its own parts of the
 	// profile (its own fields of the steps, too), so they run at once.
 	parallel(
@@ -333,12 +332,24 @@ type runtimeCall struct {
 }
 
 // runtimeIndex returns the index in a.runtimes of the call with correlation id corr, or -1.
+// It reads only the calls' correlation ids: the join to operators (op) may be filled in meanwhile.
 func (a *analysis) runtimeIndex(corr int64) int {
-	k, ok := slices.BinarySearchFunc(a.runtimes, corr, func(r runtimeCall, c int64) int { return cmp.Compare(r.corr, c) })
-	if !ok || corr == 0 {
+	if corr == 0 {
 		return -1
 	}
-	return k
+	lo, hi := 0, len(a.runtimes)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if a.runtimes[mid].corr < corr {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(a.runtimes) && a.runtimes[lo].corr == corr {
+		return lo
+	}
+	return -1
 }
 
 // runtimeFor returns the runtime event with correlation id corr, or -1.
