@@ -213,3 +213,15 @@ func BenchmarkReadBig(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadSmall reads a trace of a few kilobytes: what setting up the parallel reading costs.
+func BenchmarkReadSmall(b *testing.B) {
+	data := kinetoTrace(10)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Read(bytes.NewReader(data), "small", ReadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -256,7 +256,8 @@ func (pl *pipeline) work(rd *reader) {
 		c := pl.chunk()
 		c.b = b
 		rd.begin(c)
-		if q := jsonscan.NextElement(b.data, 0); q >= 0 {
+		// Block 0 holds the top level's start, which the merger parses itself, on into the events.
+		if q := jsonscan.NextElement(b.data, 0); q >= 0 && b.k > 0 {
 			c.from = b.off + int64(q)
 			rd.parse(b.data, b.off, q, b.n, false, b.last)
 		}
