@@ -35,21 +35,26 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 	a.findSteps()
 	a.assignSteps()
 	p.Steps = a.steps()
-	// What several sections share is built once, before they run (each from the steps alone, so
-	// these run at once too).
-	parallel(func() { a.computeIntervals() }, func() { a.launchedOps() }, func() { a.deviceWork() })
 	// The sections only read what the steps established, and each writes its own parts of the
-	// profile (its own fields of the steps, too), so they run at once.
+	// profile (its own fields of the steps, too), so they run at once. What several of them share
+	// is built once, before the sections that use it: the compute intervals (copies, step extras),
+	// the launch joins (operators, GPU) and each stream's work (GPU). The sections that use none
+	// of these run meanwhile.
 	parallel(
+		func() {
+			parallel(func() { a.computeIntervals() }, func() { a.launchedOps() }, func() { a.deviceWork() })
+			parallel(
+				func() { p.Ops, p.Kernels = a.ops() },
+				func() { p.Copies = a.copies(&p.Steps) },
+				func() { p.GPU = a.gpu() },
+				func() { a.stepExtras(&p.Steps) },
+			)
+		},
 		func() { p.Breakdown = a.sweep(&p.Steps) },
-		func() { p.Ops, p.Kernels = a.ops() },
-		func() { p.Copies = a.copies(&p.Steps) },
 		func() { p.Memory = a.memory(&p.Steps) },
 		func() { p.Devices = a.devices() },
 		func() { p.Lanes = a.lanes() },
-		func() { p.GPU = a.gpu() },
 		func() { p.CriticalPath = a.criticalPath(&p.Steps) },
-		func() { a.stepExtras(&p.Steps) },
 	)
 	p.Findings = a.findings(p)
 	p.Warnings = append(a.warnings, t.Warnings...)
