@@ -121,7 +121,8 @@ type reader struct {
 		pid, tid []byte
 		id       int32
 	}
-	reported    []int // per lane: the chunk sequence number that last listed it as a device lane
+	reported    []int      // per lane: the chunk sequence number that last listed it as a device lane
+	roles       []roleMemo // per name id
 	seq         int
 	open        map[int32][]int32 // B rows waiting for their E, per lane, within the chunk
 	unknownCats map[string]bool
@@ -680,14 +681,15 @@ func (rd *reader) store() error {
 	case e.ph == 's' || e.ph == 't' || e.ph == 'f':
 		ev.Kind, ev.Dur = KindInstant, 0
 	}
+	nameID := rd.intern(e.name)
 	if ev.Kind == KindSpan || ev.Kind == KindInstant {
-		ev.Role = rd.role(cat, e.name, e.role, len(e.cat) == 0)
+		ev.Role = rd.roleOf(cat, catID, nameID)
 	}
 	if e.ph == 'E' {
 		return rd.endSpan(ev.Lane, ev.Start)
 	}
 	row := rd.c.rows.Len()
-	rd.appendRow(&ev, rd.intern(e.name), catID, rd.intern(e.shape))
+	rd.appendRow(&ev, nameID, catID, rd.intern(e.shape))
 	switch {
 	case ev.Device == deviceFromLane:
 		rd.c.laneDev = append(rd.c.laneDev, int32(row))
@@ -696,6 +698,34 @@ func (rd *reader) store() error {
 		rd.open[ev.Lane] = append(rd.open[ev.Lane], int32(row))
 	}
 	return nil
+}
+
+// roleMemo is a foreign event name's role in its category (role decides it from the two).
+type roleMemo struct {
+	cat  int32
+	role Role
+	set  bool
+}
+
+// roleOf classifies the parsed event (string ids of its category and name given): a recorded role
+// is parsed; a foreign event's role, which its name and category decide, is worked out once per
+// name, as the same names recur throughout a trace.
+func (rd *reader) roleOf(cat string, catID, nameID int32) Role {
+	e := &rd.ev
+	if len(e.role) > 0 {
+		return rd.role(cat, e.name, e.role, catID == 0)
+	}
+	if int(nameID) < len(rd.roles) {
+		if m := rd.roles[nameID]; m.set && m.cat == catID {
+			return m.role
+		}
+	}
+	r := rd.role(cat, e.name, nil, catID == 0)
+	if int(nameID) >= len(rd.roles) {
+		rd.roles = append(rd.roles, make([]roleMemo, int(nameID)+1-len(rd.roles))...)
+	}
+	rd.roles[nameID] = roleMemo{cat: catID, role: r, set: true}
+	return r
 }
 
 // appendRow appends ev to the chunk's rows, with its strings as the reader's ids.

@@ -2,6 +2,8 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"encoding/json"
 	"errors"
 	"math"
@@ -221,6 +223,25 @@ func BenchmarkParser(b *testing.B) {
 		}
 		if n != 20_000 {
 			b.Fatalf("%d values", n)
+		}
+	}
+}
+
+// The eight-digits-at-a-time reading agrees with reading one by one.
+func TestEightDigits(t *testing.T) {
+	for _, s := range []string{"00000000", "12345678", "99999999", "10000001", "87654321", "0000000/", ":0000000", "1234 678", "1234567\xb9"} {
+		w := binary.LittleEndian.Uint64([]byte(s))
+		n, err := strconv.ParseUint(s, 10, 64)
+		if ok := eightDigits(w); ok != (err == nil) {
+			t.Errorf("eightDigits(%q) = %v", s, ok)
+		} else if ok && digitsValue(w) != n {
+			t.Errorf("digitsValue(%q) = %d", s, digitsValue(w))
+		}
+	}
+	for n := uint64(0); n < 100_000_000; n += 9_973 {
+		s := fmt.Sprintf("%08d", n)
+		if w := binary.LittleEndian.Uint64([]byte(s)); !eightDigits(w) || digitsValue(w) != n {
+			t.Fatalf("%s read as %d", s, digitsValue(w))
 		}
 	}
 }
