@@ -255,7 +255,7 @@ func (m *merger) read() error {
 	switch start {
 	case '[':
 		m.t.Source = SourceLegacy
-		end, done, err := m.events(pos+1, true)
+		end, done, err := m.events(pos+1, true, true)
 		if err != nil || done {
 			return err
 		}
@@ -336,6 +336,17 @@ func (m *merger) object(pos int64) error {
 			m.warn("the file ends before its closing brace (every event was read)")
 			return nil
 		case err != nil && sawEvents:
+			// What follows the events array does not parse: if more events follow, the array's
+			// end was damage too.
+			if q, ok := m.nextElement(pos); ok {
+				m.damage = append(m.damage, damage{after: pos, at: pos, resume: q})
+				end, done, err := m.events(q, false, false)
+				if err != nil || done {
+					return err
+				}
+				pos, first = end, false
+				continue
+			}
 			m.warn(fmt.Sprintf("after the events, byte %d: %v", next, err))
 			return nil
 		case err != nil && errors.Is(err, jsonscan.ErrEOF):
@@ -358,7 +369,7 @@ func (m *merger) object(pos int64) error {
 			m.warn("a second traceEvents array: its events are read too")
 		}
 		sawEvents = true
-		end, done, err := m.events(pos, false)
+		end, done, err := m.events(pos, true, false)
 		if err != nil || done {
 			return err
 		}
@@ -420,8 +431,7 @@ func (m *merger) topValue(key string, v []byte) error {
 // offset just past its ']', or done when the input ends before that. A ']' that is not followed by
 // what may follow the array (the top-level object's next key or its end, or for a bare array the
 // end of the input) but by more events is damage, and reading goes on at the next event.
-func (m *merger) events(pos int64, bare bool) (end int64, done bool, err error) {
-	first := true
+func (m *merger) events(pos int64, first, bare bool) (end int64, done bool, err error) {
 	for {
 		if end, done, err = m.array(pos, first); err != nil || done || m.arrayEnds(end, bare) {
 			return end, done, err
@@ -454,9 +464,12 @@ func (m *merger) arrayEnds(pos int64, bare bool) bool {
 			_, err := p.Skip() // ErrEOF: more input may follow
 			ok = errors.Is(err, jsonscan.ErrEOF) && m.carryFinal()
 			return err
-		case ',':
+		case ',': // the next key of the top-level object
 			p.Expect(',')
-			_, err := p.Str()
+			if _, err := p.Str(); err != nil {
+				return err
+			}
+			err := p.Expect(':')
 			ok = err == nil && !bare
 			return err
 		}
