@@ -216,6 +216,14 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 			a.lane[i] = laneDevice
 		}
 	}
+	// The nesting order and the runtime join need nothing of each other: they are built at once.
+	parallel(a.nestingOrder, a.joinRuntimes)
+	return a
+}
+
+// nestingOrder finds the trace's extent and sorts its spans and copies into nesting order.
+func (a *analysis) nestingOrder() {
+	t := a.t
 	n := t.Len()
 	first := true
 	for i := range n {
@@ -259,8 +267,6 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 			a.hostSpans = append(a.hostSpans, i)
 		}
 	}
-	a.joinRuntimes()
-	return a
 }
 
 // stringID returns the interned id of s, or -1 when the trace never uses it.
