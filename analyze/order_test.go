@@ -229,8 +229,7 @@ func firstDifference(got, want []byte) string {
 	return "got:  …" + string(got[from:min(len(got), i+200)]) + "\nwant: …" + string(want[from:min(len(want), i+200)])
 }
 
-// recordSample records a small gnnprof trace: steps with nested phases, kernels and copies on a
-// stream, memory events and a background sampler.
+// recordSample records a small gnnprof trace to a file (recordSteps' GNN loop).
 func recordSample(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "trace.json")
@@ -238,30 +237,7 @@ func recordSample(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	main, bg := rec.Lane("main"), rec.Lane("sampler")
-	stream := rec.StreamLane(0, 7, "stream 7")
-	at := int64(0)
-	for n := range 4 {
-		start := at
-		bg.Complete("sample", trace.RoleSample, at, at+2*ms)
-		stream.Copy(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 0, 1<<20, at+10*us, at+300*us)
-		for _, phase := range []struct {
-			name string
-			role trace.Role
-		}{{"forward", trace.RoleForward}, {"backward", trace.RoleBackward}, {"optimizer", trace.RoleOptimizer}} {
-			p := at
-			for k := range 3 {
-				op := at + int64(k)*100*us
-				main.Complete("aten::mm", trace.RoleCPU, op, op+80*us)
-				stream.Complete("gemm", trace.RoleKernel, op+20*us, op+95*us)
-			}
-			at += ms
-			main.Complete(phase.name, phase.role, p, at)
-		}
-		main.Memory(0, 1<<20, int64(n+1)<<20)
-		main.Complete(trace.StepName(n), trace.RoleStep, start, at)
-		at += 50 * us
-	}
+	recordSteps(rec, 4)
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}

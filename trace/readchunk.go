@@ -689,7 +689,7 @@ func (rd *reader) store() error {
 		return rd.endSpan(ev.Lane, ev.Start)
 	}
 	row := rd.c.rows.Len()
-	rd.appendRow(&ev, nameID, catID, rd.intern(e.shape))
+	rd.c.rows.appendRow(&ev, nameID, catID, rd.intern(e.shape), e.ext, e.corr)
 	switch {
 	case ev.Device == deviceFromLane:
 		rd.c.laneDev = append(rd.c.laneDev, int32(row))
@@ -726,29 +726,6 @@ func (rd *reader) roleOf(cat string, catID, nameID int32) Role {
 	}
 	rd.roles[nameID] = roleMemo{cat: catID, role: r, set: true}
 	return r
-}
-
-// appendRow appends ev to the chunk's rows, with its strings as the reader's ids.
-func (rd *reader) appendRow(ev *Event, name, cat, shape int32) {
-	t := &rd.c.rows
-	t.Kind = append(t.Kind, ev.Kind)
-	t.Role = append(t.Role, ev.Role)
-	t.Dir = append(t.Dir, ev.Dir)
-	t.Flags = append(t.Flags, ev.Flags)
-	t.Device = append(t.Device, ev.Device)
-	t.Step = append(t.Step, ev.Step)
-	t.Lane = append(t.Lane, ev.Lane)
-	t.Name = append(t.Name, name)
-	t.Cat = append(t.Cat, cat)
-	t.Shape = append(t.Shape, shape)
-	t.Start = append(t.Start, ev.Start)
-	t.Dur = append(t.Dur, ev.Dur)
-	t.Bytes = append(t.Bytes, ev.Bytes)
-	t.FLOPs = append(t.FLOPs, ev.FLOPs)
-	t.Total = append(t.Total, ev.Total)
-	t.Value = append(t.Value, ev.Value)
-	t.ExtID = append(t.ExtID, rd.ev.ext)
-	t.Corr = append(t.Corr, rd.ev.corr)
 }
 
 // endSpan closes the innermost open B span on lane l; an E without a B in this chunk is left to

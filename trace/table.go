@@ -83,6 +83,12 @@ func (t *Table) NameOf(i int) string { return t.Strings[t.Name[i]] }
 
 // Append adds e. cat and shape are interned.
 func (t *Table) Append(e Event, cat, shape string) {
+	t.appendRow(&e, t.intern(e.Name), t.intern(cat), t.intern(shape), 0, 0)
+}
+
+// appendRow adds e with its strings given as ids (the table's, or a reader's for its chunk) and
+// its join keys.
+func (t *Table) appendRow(e *Event, name, cat, shape int32, ext, corr int64) {
 	t.Kind = append(t.Kind, e.Kind)
 	t.Role = append(t.Role, e.Role)
 	t.Dir = append(t.Dir, e.Dir)
@@ -90,17 +96,17 @@ func (t *Table) Append(e Event, cat, shape string) {
 	t.Device = append(t.Device, e.Device)
 	t.Step = append(t.Step, e.Step)
 	t.Lane = append(t.Lane, e.Lane)
-	t.Name = append(t.Name, t.intern(e.Name))
-	t.Cat = append(t.Cat, t.intern(cat))
-	t.Shape = append(t.Shape, t.intern(shape))
+	t.Name = append(t.Name, name)
+	t.Cat = append(t.Cat, cat)
+	t.Shape = append(t.Shape, shape)
 	t.Start = append(t.Start, e.Start)
 	t.Dur = append(t.Dur, e.Dur)
 	t.Bytes = append(t.Bytes, e.Bytes)
 	t.FLOPs = append(t.FLOPs, e.FLOPs)
 	t.Total = append(t.Total, e.Total)
 	t.Value = append(t.Value, e.Value)
-	t.ExtID = append(t.ExtID, 0)
-	t.Corr = append(t.Corr, 0)
+	t.ExtID = append(t.ExtID, ext)
+	t.Corr = append(t.Corr, corr)
 }
 
 // Event returns event i in row form.

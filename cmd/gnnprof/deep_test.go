@@ -131,15 +131,20 @@ func TestDeepNesting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans := 0
-	for i := range back.Len() {
-		if back.Kind[i] == trace.KindSpan {
-			spans++
-		}
-	}
-	if spans != deepSpans+1 || len(back.Lanes) != 1 {
+	if spans := spanCount(back); spans != deepSpans+1 || len(back.Lanes) != 1 {
 		t.Fatalf("exported %d spans on %d tracks, want %d on one (none moved to overlap tracks)", spans, len(back.Lanes), deepSpans+1)
 	}
+}
+
+// spanCount returns how many spans t holds.
+func spanCount(t *trace.Table) int {
+	n := 0
+	for i := range t.Len() {
+		if t.Kind[i] == trace.KindSpan {
+			n++
+		}
+	}
+	return n
 }
 
 // maxPprofFramesForTest is report's cap on a sample's stack.

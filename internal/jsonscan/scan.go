@@ -261,19 +261,25 @@ func (p *Parser) skip(depth int) error {
 	case '"':
 		_, err := p.Str()
 		return err
-	case '{':
+	case '{', '[':
+		closing := byte('}')
+		if p.b[p.i] == '[' {
+			closing = ']'
+		}
 		p.i++
-		if p.Next() == '}' {
+		if p.Next() == closing {
 			p.i++
 			return nil
 		}
 		for {
-			key, err := p.key()
-			if err != nil {
-				return err
-			}
-			if len(p.Mark) > 0 && string(key) == string(p.Mark) {
-				p.marked = true
+			if closing == '}' {
+				key, err := p.key()
+				if err != nil {
+					return err
+				}
+				if len(p.Mark) > 0 && string(key) == string(p.Mark) {
+					p.marked = true
+				}
 			}
 			if err := p.skip(depth + 1); err != nil {
 				return err
@@ -281,31 +287,11 @@ func (p *Parser) skip(depth int) error {
 			switch p.Next() {
 			case ',':
 				p.i++
-			case '}':
+			case closing:
 				p.i++
 				return nil
 			default:
-				return p.fail("expected ',' or '}'")
-			}
-		}
-	case '[':
-		p.i++
-		if p.Next() == ']' {
-			p.i++
-			return nil
-		}
-		for {
-			if err := p.skip(depth + 1); err != nil {
-				return err
-			}
-			switch p.Next() {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return nil
-			default:
-				return p.fail("expected ',' or ']'")
+				return p.fail("expected ',' or %q", closing)
 			}
 		}
 	case 0:

@@ -3,9 +3,9 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
