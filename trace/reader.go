@@ -114,7 +114,7 @@ func read(r io.Reader, name string, opt ReadOptions, size int64) (*Table, error)
 // small trace still spreads over the readers, and grow to max bytes. Each block carries a copy of
 // the first overlap bytes after it, so the event that straddles its end parses in place. (Tests
 // make them tiny, to put block boundaries everywhere.)
-var blockSizes = struct{ first, max, overlap int }{64 << 10, 2 << 20, 64 << 10}
+var blockSizes = struct{ first, max, overlap int }{64 << 10, 1 << 20, 64 << 10}
 
 // block is a stretch of the input: data[:n] are the bytes at stream offsets [off, off+n), and
 // data[n:] the overlap.
@@ -144,7 +144,7 @@ type pipeline struct {
 }
 
 func startPipeline(in io.Reader, opt ReadOptions, workers int) *pipeline {
-	live := 2*workers + 4
+	live := workers + 4 // a block per reader, the merger's two, the one being read, one queued
 	pl := &pipeline{
 		blocks:  make(chan *block, workers),
 		results: make(chan *chunk, live),
