@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,18 +54,6 @@ type merger struct {
 	damage       []damage
 	elements     int64 // events array elements merged so far
 	reserved     bool
-}
-
-// laneState is what the events and metadata say about a lane.
-type laneState struct {
-	laneKey
-	work      bool // device work ran on it
-	name      string
-	meta      bool // a thread_name event gave its device and stream
-	device    int64
-	stream    int64
-	laneID    int64
-	hasLaneID bool
 }
 
 func newMerger(name string, opt ReadOptions, size int64, pl *pipeline, compressed bool) *merger {
@@ -700,67 +687,6 @@ func (m *merger) reserveFor(n int, read int64) {
 	}
 }
 
-// reserve gives the table's columns room for n events in all.
-func reserve(t *Table, n int) {
-	t.Kind, t.Role, t.Dir, t.Flags = resized(t.Kind, n), resized(t.Role, n), resized(t.Dir, n), resized(t.Flags, n)
-	t.Device, t.Step, t.Lane = resized(t.Device, n), resized(t.Step, n), resized(t.Lane, n)
-	t.Name, t.Cat, t.Shape = resized(t.Name, n), resized(t.Cat, n), resized(t.Shape, n)
-	t.Start, t.Dur, t.Bytes = resized(t.Start, n), resized(t.Dur, n), resized(t.Bytes, n)
-	t.FLOPs, t.Total, t.Value = resized(t.FLOPs, n), resized(t.Total, n), resized(t.Value, n)
-	t.ExtID, t.Corr = resized(t.ExtID, n), resized(t.Corr, n)
-}
-
-func resized[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s
-	}
-	return append(make([]T, 0, n), s...)
-}
-
-// appendRows appends r's rows to t, mapping string and lane ids.
-func appendRows(t, r *Table, strs, lanes []int32) {
-	n0 := t.Len()
-	t.Kind, t.Role, t.Dir, t.Flags = extend(t.Kind, r.Kind), extend(t.Role, r.Role), extend(t.Dir, r.Dir), extend(t.Flags, r.Flags)
-	t.Device, t.Step, t.Lane = extend(t.Device, r.Device), extend(t.Step, r.Step), extend(t.Lane, r.Lane)
-	t.Name, t.Cat, t.Shape = extend(t.Name, r.Name), extend(t.Cat, r.Cat), extend(t.Shape, r.Shape)
-	t.Start, t.Dur, t.Bytes = extend(t.Start, r.Start), extend(t.Dur, r.Dur), extend(t.Bytes, r.Bytes)
-	t.FLOPs, t.Total, t.Value = extend(t.FLOPs, r.FLOPs), extend(t.Total, r.Total), extend(t.Value, r.Value)
-	t.ExtID, t.Corr = extend(t.ExtID, r.ExtID), extend(t.Corr, r.Corr)
-	remapStrings(t.Name[n0:], strs)
-	remapStrings(t.Cat[n0:], strs)
-	remapStrings(t.Shape[n0:], strs)
-	remapAll(t.Lane[n0:], lanes)
-}
-
-// extend appends src to dst. Zeros are not written where dst has room (room a column was made with
-// is zero): columns that are mostly zero, such as memory totals and counter values, then leave
-// their pages untouched, and untouched pages take no memory.
-func extend[T comparable](dst, src []T) []T {
-	if len(src) <= cap(dst)-len(dst) && allZero(src) {
-		return dst[:len(dst)+len(src)]
-	}
-	return append(dst, src...)
-}
-
-func allZero[T comparable](s []T) bool {
-	var zero T
-	for _, v := range s {
-		if v != zero {
-			return false
-		}
-	}
-	return true
-}
-
-// remapStrings replaces each string id in s by ids[id]; "" (0) stays, unwritten.
-func remapStrings(s, ids []int32) {
-	for i, v := range s {
-		if v != 0 {
-			s[i] = ids[v]
-		}
-	}
-}
-
 // finish settles what needs every event: lane kinds and order, copies' devices, open spans, and
 // the warnings.
 func (m *merger) finish() {
@@ -814,89 +740,6 @@ func (m *merger) finish() {
 	if t.Source == "" {
 		t.Source = SourceChrome
 	}
-}
-
-// remapAll replaces each id in s by ids[id].
-func remapAll(s, ids []int32) {
-	for i, v := range s {
-		s[i] = ids[v]
-	}
-}
-
-// info is the lane as the table describes it. Device work on a lane, not metadata, makes it a
-// device stream (Kineto names streams with thread_name events that carry no device), except in
-// gnnprof's own traces, whose thread_name events say what each lane is.
-func (l *laneState) info() LaneInfo {
-	info := LaneInfo{Pid: l.pid, Tid: l.tid, Device: NoDevice, Name: l.pid + "/" + l.tid}
-	switch {
-	case l.meta:
-		info.Device, info.Stream = int16(l.device), int32(l.stream)
-		info.Name = "stream " + l.tid
-	case l.isDevice():
-		info.Device = 0
-		if d, ok := jsonscan.ParseInt([]byte(l.pid)); ok && d >= 0 && d < 1<<15 {
-			info.Device = int16(d)
-		}
-		s, _ := jsonscan.ParseInt([]byte(l.tid))
-		info.Stream = int32(s)
-		info.Name = "stream " + l.tid
-	}
-	if l.name != "" {
-		info.Name = l.name
-	}
-	return info
-}
-
-// isDevice reports whether the lane is a device stream: device work ran on it, unless gnnprof's
-// own metadata (which numbers its lanes and says which are streams) says otherwise.
-func (l *laneState) isDevice() bool {
-	if l.hasLaneID {
-		return l.meta
-	}
-	return l.work || l.meta
-}
-
-// compareLanes orders lanes whatever order their events came in: lanes numbered by their
-// metadata (gnnprof's) by that number, then host threads before device streams, each by process
-// and thread id (numerically where both are numbers).
-func compareLanes(a, b *laneState) int {
-	if a.hasLaneID != b.hasLaneID {
-		if a.hasLaneID {
-			return -1
-		}
-		return 1
-	}
-	if a.hasLaneID {
-		if c := cmp.Compare(a.laneID, b.laneID); c != 0 {
-			return c
-		}
-	}
-	da, db := a.isDevice(), b.isDevice()
-	if da != db {
-		if db {
-			return -1
-		}
-		return 1
-	}
-	if c := compareIDs(a.pid, b.pid); c != 0 {
-		return c
-	}
-	return compareIDs(a.tid, b.tid)
-}
-
-// compareIDs compares process or thread ids: numbers numerically, before names.
-func compareIDs(a, b string) int {
-	na, aok := jsonscan.ParseInt([]byte(a))
-	nb, bok := jsonscan.ParseInt([]byte(b))
-	switch {
-	case aok && bok:
-		return cmp.Compare(na, nb)
-	case aok:
-		return -1
-	case bok:
-		return 1
-	}
-	return strings.Compare(a, b)
 }
 
 func plural(n int) string {

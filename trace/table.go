@@ -168,3 +168,71 @@ func (t Tee) Close() error {
 	}
 	return first
 }
+
+// reserve gives the table's columns room for n events in all.
+func reserve(t *Table, n int) {
+	t.Kind, t.Role, t.Dir, t.Flags = resized(t.Kind, n), resized(t.Role, n), resized(t.Dir, n), resized(t.Flags, n)
+	t.Device, t.Step, t.Lane = resized(t.Device, n), resized(t.Step, n), resized(t.Lane, n)
+	t.Name, t.Cat, t.Shape = resized(t.Name, n), resized(t.Cat, n), resized(t.Shape, n)
+	t.Start, t.Dur, t.Bytes = resized(t.Start, n), resized(t.Dur, n), resized(t.Bytes, n)
+	t.FLOPs, t.Total, t.Value = resized(t.FLOPs, n), resized(t.Total, n), resized(t.Value, n)
+	t.ExtID, t.Corr = resized(t.ExtID, n), resized(t.Corr, n)
+}
+
+func resized[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s
+	}
+	return append(make([]T, 0, n), s...)
+}
+
+// appendRows appends r's rows to t, mapping string and lane ids.
+func appendRows(t, r *Table, strs, lanes []int32) {
+	n0 := t.Len()
+	t.Kind, t.Role, t.Dir, t.Flags = extend(t.Kind, r.Kind), extend(t.Role, r.Role), extend(t.Dir, r.Dir), extend(t.Flags, r.Flags)
+	t.Device, t.Step, t.Lane = extend(t.Device, r.Device), extend(t.Step, r.Step), extend(t.Lane, r.Lane)
+	t.Name, t.Cat, t.Shape = extend(t.Name, r.Name), extend(t.Cat, r.Cat), extend(t.Shape, r.Shape)
+	t.Start, t.Dur, t.Bytes = extend(t.Start, r.Start), extend(t.Dur, r.Dur), extend(t.Bytes, r.Bytes)
+	t.FLOPs, t.Total, t.Value = extend(t.FLOPs, r.FLOPs), extend(t.Total, r.Total), extend(t.Value, r.Value)
+	t.ExtID, t.Corr = extend(t.ExtID, r.ExtID), extend(t.Corr, r.Corr)
+	remapStrings(t.Name[n0:], strs)
+	remapStrings(t.Cat[n0:], strs)
+	remapStrings(t.Shape[n0:], strs)
+	remapAll(t.Lane[n0:], lanes)
+}
+
+// extend appends src to dst. Zeros are not written where dst has room (room a column was made with
+// is zero): columns that are mostly zero, such as memory totals and counter values, then leave
+// their pages untouched, and untouched pages take no memory.
+func extend[T comparable](dst, src []T) []T {
+	if len(src) <= cap(dst)-len(dst) && allZero(src) {
+		return dst[:len(dst)+len(src)]
+	}
+	return append(dst, src...)
+}
+
+func allZero[T comparable](s []T) bool {
+	var zero T
+	for _, v := range s {
+		if v != zero {
+			return false
+		}
+	}
+	return true
+}
+
+// remapStrings replaces each string id in s by ids[id]; "" (0) stays, unwritten.
+func remapStrings(s, ids []int32) {
+	for i, v := range s {
+		if v != 0 {
+			s[i] = ids[v]
+		}
+	}
+}
+
+// remapAll replaces each id in s by ids[id].
+func remapAll(s, ids []int32) {
+	for i, v := range s {
+		s[i] = ids[v]
+	}
+}
