@@ -103,7 +103,7 @@ const (
 type analysis struct {
 	t        *trace.Table
 	opt      Options
-	mu       sync.Mutex // guards warnings: sections that run at once may warn
+	mu       sync.Mutex // guards warnings (today only the steps, which run alone, warn: a section running with others would add its warnings in no fixed order)
 	warnings []string
 
 	origin, end int64
