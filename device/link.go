@@ -201,15 +201,16 @@ func (l *link) occupy(dir trace.Dir, pinned bool, bytes int64, issue, ready, cop
 	return start, end
 }
 
-// sleepUntil blocks until clock reads t. It sleeps rather than spins: a sleep may overshoot by
-// tens of microseconds, which a host that waits for the device can afford, while spinning would
-// take a core from the compute that the modelled copies overlap.
+// sleepUntil blocks until clock reads t. It sleeps rather than spins, so that on a small machine
+// the wait leaves the cores to the compute the modelled copies overlap; and it sleeps in the kernel
+// (sleepFor), whose timers overshoot by tens of microseconds where the Go runtime's timers
+// overshoot by up to a millisecond on a loaded virtual machine — as much as many copies take.
 func sleepUntil(clock func() int64, t int64) {
 	for {
 		d := t - clock()
 		if d <= 0 {
 			return
 		}
-		time.Sleep(time.Duration(d))
+		sleepFor(time.Duration(d))
 	}
 }

@@ -51,7 +51,7 @@ type Config struct {
 // small_benchmark for Cora, CiteSeer and PubMed; gas.md §8), and moderate settings elsewhere.
 func DefaultConfig(model, dataset string) Config {
 	c := Config{Model: model, Layers: 2, Hidden: 64, Dropout: 0.5, Parts: 40, BatchParts: 10, Partitioner: "builtin",
-		PartitionSeed: 1, Epochs: 50, LR: 0.01, WeightDecay: 5e-4, Seed: 1, NormalizeFeatures: true}
+		PartitionSeed: 1, Epochs: 30, LR: 0.01, WeightDecay: 5e-4, Seed: 1, NormalizeFeatures: true}
 	switch model {
 	case "gat":
 		c.Hidden, c.Heads, c.OutHeads, c.Dropout, c.LR = 8, 8, 1, 0.6, 0.005

@@ -42,7 +42,7 @@ type Trainer struct {
 
 	trainSG, evalSG *subgraphs
 	evalBatches     []Batch
-	inputs          [2]*batchInput
+	inputs          [3]*batchInput // the step's batch, the next one, and one the loader builds
 	evalIn          *batchInput
 	upStream        device.Stream // batch uploads; nil with synchronous transfers
 	loader          *trace.Lane
@@ -139,7 +139,7 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 			return err
 		}
 	}
-	t.inputs = [2]*batchInput{{}, {}}
+	t.inputs = [3]*batchInput{{}, {}, {}}
 	t.evalIn = &batchInput{}
 	t.loader = d.Lane("batch loader")
 	t.host = hostData{x: t.In.X, labels: ds.Labels, train: make([]bool, n), weighted: t.In.Adj.Val != nil}
@@ -172,6 +172,11 @@ func phase(role trace.Role, fn func()) {
 
 // TrainEpoch trains on every batch once, each batch a step on lane, and returns the mean loss
 // over the training nodes.
+//
+// With asynchronous transfers a loader goroutine builds the batches ahead (subgraph, gathered
+// features and targets in pinned memory); a step uploads the next batch once its own forward
+// pass has consumed its history pulls, so that the upload never holds up a pull on the copy
+// engine, and the next step finds its batch on the device.
 func (t *Trainer) TrainEpoch(lane *trace.Lane) (float64, error) {
 	d, cfg := t.Dev, &t.Config
 	groups := trainGroups(cfg.Parts, cfg.BatchParts, t.shuffle)
@@ -180,26 +185,62 @@ func (t *Trainer) TrainEpoch(lane *trace.Lane) (float64, error) {
 		pf = train.NewPrefetch(len(groups), len(t.inputs), func(i, set int) (*batchInput, error) {
 			in := t.inputs[set]
 			var err error
-			phase(trace.RoleSample, func() {
-				if err = in.fill(d, t.loader, t.trainSG, &t.host, groups[i], true, true); err == nil {
-					err = in.upload(d, t.upStream, t.loader, t.host.x, true, true)
-				}
-			})
+			phase(trace.RoleSample, func() { err = in.fill(d, t.loader, t.trainSG, &t.host, groups[i], true, true) })
 			return in, err
 		})
 		defer pf.Close()
 	}
+	// next brings the loader's next batch towards the device: its upload queued.
+	next := func() (*batchInput, error) {
+		sp := lane.Begin("batch.next", trace.RoleDataload)
+		defer sp.End()
+		in, ok, err := pf.Next()
+		if err == nil && !ok {
+			err = errors.New("the batch loader stopped early")
+		}
+		if err != nil {
+			return nil, err
+		}
+		return in, in.upload(d, t.upStream, lane, t.host.x, true, true)
+	}
 	var lossSum float64
 	var counted int
+	var ahead *batchInput
 	for i := range groups {
 		step := lane.BeginStep(t.steps)
 		t.steps++
-		in, err := t.nextBatch(lane, pf, groups[i])
-		if err == nil && len(in.Targets.Rows) > 0 {
+		in, err := ahead, error(nil)
+		switch {
+		case pf == nil:
+			in = t.inputs[0]
+			if err = in.fill(d, lane, t.trainSG, &t.host, groups[i], true, true); err == nil {
+				err = in.upload(d, nil, lane, t.host.x, true, true)
+			}
+		case in == nil:
+			in, err = next()
+		}
+		ahead = nil
+		afterForward := func() (err error) {
+			if pf != nil && i+1 < len(groups) {
+				ahead, err = next()
+			}
+			return err
+		}
+		if err == nil {
+			err = in.wait(lane)
+		}
+		switch {
+		case err != nil:
+		case len(in.Targets.Rows) > 0:
 			var loss float64
-			loss, err = t.trainStep(lane, in)
+			loss, err = t.trainStep(lane, in, afterForward)
 			lossSum += loss * float64(len(in.Targets.Rows))
 			counted += len(in.Targets.Rows)
+		default: // no training node in the batch: skip it, as the reference does
+			err = afterForward()
+		}
+		if pf != nil && err == nil {
+			pf.Release()
 		}
 		step.End()
 		if err != nil {
@@ -212,30 +253,9 @@ func (t *Trainer) TrainEpoch(lane *trace.Lane) (float64, error) {
 	return lossSum / float64(counted), nil
 }
 
-// nextBatch returns the next batch on the device: the loader's (waiting for its upload), or,
-// with synchronous transfers, one built and uploaded here.
-func (t *Trainer) nextBatch(lane *trace.Lane, pf *train.Prefetch[*batchInput], parts []int32) (*batchInput, error) {
-	if pf == nil {
-		in := t.inputs[0]
-		if err := in.fill(t.Dev, lane, t.trainSG, &t.host, parts, true, true); err != nil {
-			return nil, err
-		}
-		return in, in.upload(t.Dev, nil, lane, t.host.x, true, true)
-	}
-	sp := lane.Begin("batch.next", trace.RoleDataload)
-	in, ok, err := pf.Next()
-	sp.End()
-	if err == nil && !ok {
-		err = errors.New("the batch loader stopped early")
-	}
-	if err != nil {
-		return nil, err
-	}
-	return in, in.wait(lane)
-}
-
-// trainStep trains on one batch and returns its loss as the host reads it back.
-func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput) (float64, error) {
+// trainStep trains on one batch and returns its loss as the host reads it back. afterForward
+// runs once the forward pass is done.
+func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func() error) (float64, error) {
 	c := &t.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, true, trace.RoleOther
 	if halo := in.Halo(); !t.Config.SyncTransfers && len(halo) > 0 {
@@ -256,6 +276,9 @@ func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput) (float64, error) {
 			loss = t.ce.Forward(c, logits, in.Targets)
 		}
 	})
+	if err == nil {
+		err = afterForward()
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -342,18 +365,22 @@ func (e *exchange) Exchange(c *nn.Ctx, l int) error {
 		return err
 	}
 	sp = lane.Begin("history.pull", trace.RoleHistory)
-	defer sp.End()
 	if e.t.Config.SyncTransfers {
-		if err := p.Pull(lane, h, 0, 0, halo); err != nil {
-			return err
-		}
+		err = p.Pull(lane, h, 0, 0, halo)
 	}
-	m, err := p.Wait(lane)
+	var m *nn.Mat
+	if err == nil {
+		m, err = p.Wait(lane)
+	}
+	sp.End()
 	if err != nil {
 		return err
 	}
-	w := h.Width
-	copy(e.cat[l].Data[in.Size*w:], m.Data[:len(halo)*w]) // the concatenation: batch rows, then pulled rows
+	// The concatenation of the batch's rows and the pulled ones is device work (torch.cat).
+	sp = span(c, "gas.concat", trace.RoleForward)
+	n := len(halo) * h.Width
+	copy(e.cat[l].Data[in.Size*h.Width:], m.Data[:n])
+	sp.EndWork(0, 8*int64(n))
 	p.Free()
 	return nil
 }

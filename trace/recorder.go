@@ -319,8 +319,8 @@ func (l *Lane) Begin(name string, role Role) Span {
 	return Span{l: l, depth: int32(len(l.stack) - 1), seq: l.seq}
 }
 
-// BeginStep opens step n's span (ProfilerStep#n, role step) and makes n the current step. Ending
-// it flushes the trace.
+// BeginStep opens step n's span (ProfilerStep#n, role step) and makes n the current step until it
+// ends. Ending it flushes the trace.
 func (l *Lane) BeginStep(n int) Span {
 	if l == nil {
 		return Span{}
@@ -361,6 +361,7 @@ func (s Span) EndWork(flops, bytes int64) {
 		l.handoff()
 	}
 	if isStep {
+		l.rec.step.CompareAndSwap(top.step, -1) // what follows the step belongs to no step
 		l.rec.requestFlush()
 	}
 }

@@ -6,14 +6,14 @@ import "sync"
 // trainers build batch k+1 (sample its subgraph, gather its features into pinned memory, start
 // its upload) while batch k trains.
 //
-// The producer fills one of sets buffer sets per item, set = item mod sets, so it can run
-// sets−1 items ahead; an item's set is handed back when the consumer asks for the next item.
+// The producer fills one of sets buffer sets per item, set = item mod sets; the consumer hands an
+// item's set back with Release (oldest first) when it is done with the item, so that the producer
+// may fill it again. A consumer holding h items lets the producer run sets−h items ahead.
 type Prefetch[T any] struct {
 	items  chan prefetched[T]
 	tokens chan struct{} // one per buffer set not in use
 	stop   chan struct{}
 	done   sync.WaitGroup
-	taken  bool // the consumer holds an item
 	closed bool
 }
 
@@ -50,20 +50,18 @@ func NewPrefetch[T any](n, sets int, produce func(i, set int) (T, error)) *Prefe
 	return p
 }
 
-// Next hands back the previous item's buffer set and returns the next item; ok is false after
-// the last one.
+// Next returns the next item, waiting for the producer if need be; ok is false after the last one.
+// The item's buffer set is the consumer's until it calls Release.
 func (p *Prefetch[T]) Next() (v T, ok bool, err error) {
-	if p.taken {
-		p.tokens <- struct{}{}
-		p.taken = false
-	}
 	it, ok := <-p.items
 	if !ok {
 		return v, false, nil
 	}
-	p.taken = true
 	return it.v, true, it.err
 }
+
+// Release hands back the buffer set of the oldest item the consumer holds.
+func (p *Prefetch[T]) Release() { p.tokens <- struct{}{} }
 
 // Close stops the producer and waits for it to finish the item it is producing.
 func (p *Prefetch[T]) Close() {

@@ -7,8 +7,9 @@ import (
 )
 
 // TestPrefetch checks that items arrive in order, that the producer never fills a buffer set
-// the consumer still holds, that an error stops production and reaches the consumer, and that
-// Close stops a producer early.
+// the consumer still holds (here two at a time, as a trainer that fetches batch k+1 while batch k
+// trains), that an error stops production and reaches the consumer, and that Close stops a
+// producer early.
 func TestPrefetch(t *testing.T) {
 	const n, sets = 50, 3
 	var inUse [sets]atomic.Bool
@@ -18,11 +19,8 @@ func TestPrefetch(t *testing.T) {
 		}
 		return i*sets + set, nil
 	})
-	held := -1
+	var held []int
 	for want := 0; ; want++ {
-		if held >= 0 { // Next hands the held set back
-			inUse[held].Store(false)
-		}
 		v, ok, err := p.Next()
 		if err != nil {
 			t.Fatal(err)
@@ -36,8 +34,12 @@ func TestPrefetch(t *testing.T) {
 		if v != want*sets+want%sets {
 			t.Fatalf("item %d: got %d", want, v)
 		}
-		held = v % sets
-		inUse[held].Store(true)
+		inUse[v%sets].Store(true)
+		if held = append(held, v%sets); len(held) == 2 {
+			inUse[held[0]].Store(false)
+			held = held[1:]
+			p.Release()
+		}
 	}
 	p.Close()
 
@@ -58,6 +60,7 @@ func TestPrefetch(t *testing.T) {
 			t.Fatalf("the error never came (ok %v, err %v) after %v", ok, err, got)
 		}
 		got = append(got, v)
+		p.Release()
 	}
 	if len(got) != 3 {
 		t.Errorf("items before the error: %v", got)
@@ -69,6 +72,7 @@ func TestPrefetch(t *testing.T) {
 	if _, _, err := p.Next(); err != nil {
 		t.Fatal(err)
 	}
+	p.Release()
 	p.Close()
 	if n := produced.Load(); n > 3 {
 		t.Errorf("the producer ran %d items ahead after Close", n)

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gnnprof/gnnprof/device"
-	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
 )
 
@@ -32,17 +31,4 @@ func (o *deviceOptions) config() (train.DeviceConfig, error) {
 		return train.DeviceConfig{}, usageError{fmt.Errorf("--device-memory: %w", err)}
 	}
 	return train.DeviceConfig{Link: link, MemoryLimit: limit}, nil
-}
-
-// onDevice runs train on a new device recording into rec, and closes the device.
-func onDevice(cfg train.DeviceConfig, rec *trace.Recorder, run func(*train.Device) (*train.Result, error)) (*train.Result, error) {
-	dev, err := train.NewDevice(cfg, rec)
-	if err != nil {
-		return nil, err
-	}
-	res, err := run(dev)
-	if cerr := dev.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("closing device %s: %w", dev.Dev.Name(), cerr)
-	}
-	return res, err
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -24,16 +23,17 @@ import (
 var runTrainers = []func() *cobra.Command{newRunFullCmd}
 
 func newRunCmd() *cobra.Command {
-	var opt fullOptions
+	var opt gasOptions
 	cmd := &cobra.Command{
 		Use:   "run [trainer]",
 		Short: "Train a GNN with recording on and write a run directory",
 		Long: `Train a GNN with every phase recorded, writing DIR/trace.json.gz and DIR/run.json.
 
-Without a trainer, run trains a full-batch GCN on the built-in synthetic dataset
-(` + graph.DefaultSpec + `), which takes a few seconds.`,
+Without a trainer, run trains a GCN with GNNAutoScale (run gas) on the built-in synthetic
+dataset (` + graph.DefaultSpec + `), on the CPU with a modelled PCIe 4.0 link, which takes a few
+seconds: its trace shows the host–device copies, the history transfers and the device memory.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runFull(cmd, &opt) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runGAS(cmd, &opt) },
 	}
 	opt.register(cmd.Flags())
 	for _, sub := range runTrainers {
@@ -64,12 +64,12 @@ patience 100 on validation accuracy and loss. The test accuracy reported is the 
 
 // fullOptions are the flags of a full-batch run; unset ones take the model's defaults.
 type fullOptions struct {
-	data, model, gatForm, out string
-	dataSeed                  uint64
-	quiet, denseInput, noNorm bool
-	noReport                  bool
-	cfg                       train.FullConfig
-	device                    deviceOptions
+	data, model, gatForm string
+	dataSeed             uint64
+	denseInput, noNorm   bool
+	cfg                  train.FullConfig
+	device               deviceOptions
+	output               runOutput
 }
 
 func (o *fullOptions) register(f *pflag.FlagSet) {
@@ -77,9 +77,7 @@ func (o *fullOptions) register(f *pflag.FlagSet) {
 	f.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of a generated dataset or of a random split")
 	f.StringVar(&o.model, "model", "gcn", "model: gcn, sage, gat, gin or appnp")
 	f.StringVar(&o.gatForm, "gat-form", "reorganized", "GAT attention form: naive, reorganized or recompute")
-	f.StringVar(&o.out, "out", "", "run directory (default runs/<timestamp>)")
-	f.BoolVar(&o.quiet, "quiet", false, "no per-epoch progress on stderr (shown only on a terminal anyway)")
-	f.BoolVar(&o.noReport, "no-report", false, "write only trace.json.gz and run.json: no report.html, profile.pb.gz, cpu.pprof or summary")
+	o.output.register(f)
 	f.BoolVar(&o.denseInput, "dense-input", false, "feed dense features to the first layer even when they are sparse")
 	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
 	c := &o.cfg
@@ -157,52 +155,16 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	if err != nil {
 		return err
 	}
-	out := o.out
-	if out == "" {
-		out = train.DefaultRunPath(time.Now())
-	}
-	dir, err := train.CreateRunDir(out, config)
-	if err != nil {
-		return err
-	}
-	var progress io.Writer = cmd.ErrOrStderr()
-	if o.quiet || !isTerminal(progress) {
-		progress = nil
-	}
-	var cpu *report.CPUProfile
-	if !o.noReport {
-		if cpu, err = report.StartCPUProfile(filepath.Join(out, "cpu.pprof")); err != nil {
-			dir.Abort()
-			return err
-		}
-	}
-	lane := dir.Rec.Lane("main")
-	res, err := onDevice(devCfg, dir.Rec, func(dev *train.Device) (*train.Result, error) {
+	res, out, err := recordRun(cmd, o.output, config, devCfg, func(dev *train.Device, lane *trace.Lane, progress io.Writer) (*train.Result, error) {
 		if err := fb.Place(dev, lane); err != nil {
 			return nil, err
 		}
 		return fb.Run(lane, progress)
 	})
-	if cerr := cpu.Stop(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		dir.Abort()
 		return err
 	}
-	if err := dir.Finish(config, res); err != nil {
-		return err
-	}
-	if !o.noReport {
-		if err := writeRunReports(cmd.OutOrStdout(), out); err != nil {
-			return err
-		}
-	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(),
-		"%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %d epochs in %.2f s, mean training epoch %.2f ms (%.2f ms CPU); wrote %s\n",
-		cfg.Model, ds.Name, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, res.Final.Epochs,
-		res.Final.Seconds, res.MeanEpochSeconds()*1e3, res.MeanEpochCPUSeconds()*1e3, out)
-	return err
+	return printResult(cmd.OutOrStdout(), cfg.Model, ds.Name, res, out)
 }
 
 // writeRunReports analyses a finished run directory, writes its report.html and profile.pb.gz, and
