@@ -60,41 +60,36 @@ func DefaultConfig(model, dataset string) Config {
 	case "gcn2":
 		c.Layers, c.Alpha, c.Theta, c.NonRegWeightDecay = 4, 0.1, 0.5, 5e-4
 	}
-	set := func(layers, hidden int, dropout float64, parts, batch int, lr, wd, wd2, gradNorm float64, epochs int) {
-		c.Layers, c.Hidden, c.Dropout, c.Parts, c.BatchParts = layers, hidden, dropout, parts, batch
-		c.LR, c.WeightDecay, c.NonRegWeightDecay, c.GradNorm, c.Epochs = lr, wd, wd2, gradNorm, epochs
-	}
-	switch strings.ToLower(dataset) + "/" + model {
-	case "cora/gcn":
-		set(2, 16, 0.5, 40, 10, 0.01, 5e-4, 0, 1, 200)
-	case "citeseer/gcn":
-		set(2, 16, 0.5, 24, 8, 0.01, 5e-4, 0, 0, 200)
-	case "pubmed/gcn":
-		set(2, 16, 0.5, 8, 4, 0.01, 5e-4, 0, 1, 200)
-	case "cora/gat":
-		set(2, 8, 0.6, 40, 10, 0.005, 5e-4, 0, 1, 400)
-	case "citeseer/gat":
-		set(2, 8, 0.6, 24, 8, 0.005, 5e-4, 0, 0, 400)
-	case "pubmed/gat":
-		set(2, 8, 0.6, 4, 1, 0.01, 1e-3, 0, 0, 400)
-		c.OutHeads = 8
-	case "cora/appnp":
-		set(10, 64, 0.5, 4, 2, 0.01, 5e-3, 0, 0, 600)
-	case "citeseer/appnp":
-		set(10, 64, 0.5, 24, 6, 0.01, 5e-3, 0, 1, 600)
-	case "pubmed/appnp":
-		set(10, 64, 0.5, 4, 2, 0.01, 5e-3, 0, 1, 600)
-	case "cora/gcn2":
-		set(64, 64, 0.6, 2, 1, 0.01, 0.01, 5e-4, 0, 1000)
-		c.Alpha, c.Theta = 0.1, 0.5
-	case "citeseer/gcn2":
-		set(32, 256, 0.7, 40, 20, 0.01, 0.01, 5e-4, 1, 1000)
-		c.Alpha, c.Theta = 0.1, 0.6
-	case "pubmed/gcn2":
-		set(16, 256, 0.5, 4, 2, 0.01, 5e-4, 5e-4, 0, 1000)
-		c.Alpha, c.Theta = 0.1, 0.4
+	if r, ok := smallBenchmark[strings.ToLower(dataset)+"/"+model]; ok {
+		c.Layers, c.Hidden, c.Dropout, c.Parts, c.BatchParts = r.Layers, r.Hidden, r.Dropout, r.Parts, r.BatchParts
+		c.LR, c.WeightDecay, c.NonRegWeightDecay, c.GradNorm, c.Epochs = r.LR, r.WeightDecay, r.NonRegWeightDecay, r.GradNorm, r.Epochs
+		c.OutHeads = max(c.OutHeads, r.OutHeads)
+		if r.Alpha > 0 {
+			c.Alpha, c.Theta = r.Alpha, r.Theta
+		}
 	}
 	return c
+}
+
+// smallBenchmark is pyg_autoscale's small_benchmark configuration (gas.md §8.1) by dataset/model:
+// layers (APPNP: K), hidden width (per head for GAT, with 8 heads), dropout, parts per batch,
+// learning rate, weight decay of the regularised and the other layers, gradient clipping, epochs.
+var smallBenchmark = map[string]Config{
+	"cora/gcn":       {Layers: 2, Hidden: 16, Dropout: 0.5, Parts: 40, BatchParts: 10, LR: 0.01, WeightDecay: 5e-4, GradNorm: 1, Epochs: 200},
+	"citeseer/gcn":   {Layers: 2, Hidden: 16, Dropout: 0.5, Parts: 24, BatchParts: 8, LR: 0.01, WeightDecay: 5e-4, Epochs: 200},
+	"pubmed/gcn":     {Layers: 2, Hidden: 16, Dropout: 0.5, Parts: 8, BatchParts: 4, LR: 0.01, WeightDecay: 5e-4, GradNorm: 1, Epochs: 200},
+	"cora/gat":       {Layers: 2, Hidden: 8, Dropout: 0.6, Parts: 40, BatchParts: 10, LR: 0.005, WeightDecay: 5e-4, GradNorm: 1, Epochs: 400},
+	"citeseer/gat":   {Layers: 2, Hidden: 8, Dropout: 0.6, Parts: 24, BatchParts: 8, LR: 0.005, WeightDecay: 5e-4, Epochs: 400},
+	"pubmed/gat":     {Layers: 2, Hidden: 8, Dropout: 0.6, Parts: 4, BatchParts: 1, LR: 0.01, WeightDecay: 1e-3, Epochs: 400, OutHeads: 8},
+	"cora/appnp":     {Layers: 10, Hidden: 64, Dropout: 0.5, Parts: 4, BatchParts: 2, LR: 0.01, WeightDecay: 5e-3, Epochs: 600},
+	"citeseer/appnp": {Layers: 10, Hidden: 64, Dropout: 0.5, Parts: 24, BatchParts: 6, LR: 0.01, WeightDecay: 5e-3, GradNorm: 1, Epochs: 600},
+	"pubmed/appnp":   {Layers: 10, Hidden: 64, Dropout: 0.5, Parts: 4, BatchParts: 2, LR: 0.01, WeightDecay: 5e-3, GradNorm: 1, Epochs: 600},
+	"cora/gcn2": {Layers: 64, Hidden: 64, Dropout: 0.6, Parts: 2, BatchParts: 1, LR: 0.01, WeightDecay: 0.01, NonRegWeightDecay: 5e-4,
+		Epochs: 1000, Alpha: 0.1, Theta: 0.5},
+	"citeseer/gcn2": {Layers: 32, Hidden: 256, Dropout: 0.7, Parts: 40, BatchParts: 20, LR: 0.01, WeightDecay: 0.01, NonRegWeightDecay: 5e-4,
+		GradNorm: 1, Epochs: 1000, Alpha: 0.1, Theta: 0.6},
+	"pubmed/gcn2": {Layers: 16, Hidden: 256, Dropout: 0.5, Parts: 4, BatchParts: 2, LR: 0.01, WeightDecay: 5e-4, NonRegWeightDecay: 5e-4,
+		Epochs: 1000, Alpha: 0.1, Theta: 0.4},
 }
 
 // Validate checks the settings.

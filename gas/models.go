@@ -128,19 +128,22 @@ func newStack(kind nn.AdjKind, convs []conv, name string, p float32, act activat
 	return s
 }
 
+// widths returns each of layers layers' input and output width: in → hidden → … → hidden → out.
+func widths(layers, in, hidden, out int) [][2]int {
+	w := make([][2]int, layers)
+	for l := range w {
+		w[l] = [2]int{hidden, hidden}
+	}
+	w[0][0], w[layers-1][1] = in, out
+	return w
+}
+
 // newGCN is the reference's GCN: dropout → GCNConv → ReLU → push_and_pull, then dropout → the
 // last GCNConv; weight decay on all but the last layer.
 func newGCN(cfg *Config, in, out int, rng *rand.Rand) *stack {
 	convs := make([]conv, cfg.Layers)
-	for l := range convs {
-		a, b := cfg.Hidden, cfg.Hidden
-		if l == 0 {
-			a = in
-		}
-		if l == cfg.Layers-1 {
-			b = out
-		}
-		cv := nn.NewGCNConv("conv"+itoa(l), a, b, rng)
+	for l, w := range widths(cfg.Layers, in, cfg.Hidden, out) {
+		cv := nn.NewGCNConv("conv"+itoa(l), w[0], w[1], rng)
 		cv.NoInputGrad = l == 0
 		convs[l] = cv
 	}
@@ -178,15 +181,8 @@ func newGAT(cfg *Config, in, out int, rng *rand.Rand) *stack {
 // ReLU → push_and_pull, then dropout → the last GINConv; weight decay on every layer.
 func newGIN(cfg *Config, in, out int, rng *rand.Rand) *stack {
 	convs := make([]conv, cfg.Layers)
-	for l := range convs {
-		a, b := cfg.Hidden, cfg.Hidden
-		if l == 0 {
-			a = in
-		}
-		if l == cfg.Layers-1 {
-			b = out
-		}
-		cv := nn.NewGINConv("conv"+itoa(l), a, cfg.Hidden, b, rng)
+	for l, w := range widths(cfg.Layers, in, cfg.Hidden, out) {
+		cv := nn.NewGINConv("conv"+itoa(l), w[0], cfg.Hidden, w[1], rng)
 		cv.NoInputGrad = l == 0
 		convs[l] = cv
 	}
