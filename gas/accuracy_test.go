@@ -107,3 +107,31 @@ func TestPlanetoidAccuracy(t *testing.T) {
 		})
 	}
 }
+
+// TestRandomPartitionsWidenTheHalo shows what METIS-class partitions are for: on Cora with the
+// reference's 40 parts and 10 per batch, random parts leave far more of a batch's neighbours
+// outside it, so every layer pulls far more history rows and more of the batch's inputs are
+// stale. (`go test ./gas -run PlanetoidAccuracy -v -args -partitioner random` trains with them.)
+func TestRandomPartitionsWidenTheHalo(t *testing.T) {
+	ds := planetoid(t, "cora")
+	halo := map[string]float64{}
+	for _, p := range []string{"builtin", "random"} {
+		cfg := DefaultConfig("gcn", "cora")
+		cfg.Partitioner = p
+		tr := newTrainer(t, cfg, ds, newDevice(t, nil))
+		var nodes, batch int
+		for range 5 { // five epochs' worth of shuffled batches
+			for _, g := range trainGroups(cfg.Parts, cfg.BatchParts, tr.shuffle) {
+				var b Batch
+				tr.trainSG.shape(g, &b)
+				tr.trainSG.reset(&b)
+				nodes, batch = nodes+len(b.Halo()), batch+b.Size
+			}
+		}
+		halo[p] = float64(nodes) / float64(batch)
+		t.Logf("%s partitions: edge cut %d, halo %.2f nodes per batch node", p, tr.Part.EdgeCut, halo[p])
+	}
+	if halo["random"] < 2*halo["builtin"] {
+		t.Errorf("random partitions' halo %.2f per batch node, builtin %.2f: want at least twice as large", halo["random"], halo["builtin"])
+	}
+}

@@ -2,6 +2,7 @@ package gas
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -86,5 +87,38 @@ func TestOnePartitionEqualsFullBatch(t *testing.T) {
 			}
 			t.Logf("20 epochs agree; last loss %.6f", got.Epochs[19].Loss)
 		})
+	}
+}
+
+// TestDeviceMemoryLimit runs out of device memory twice — placing the parameters, and training
+// once only the setup fits — and gets an out-of-memory error both times, not a crash.
+func TestDeviceMemoryLimit(t *testing.T) {
+	ds, err := graph.Generate("sbm:nodes=600,classes=4,degree=8,features=24", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig("gcn", "")
+	cfg.Parts, cfg.BatchParts, cfg.Epochs = 4, 2, 1
+	small, err := train.NewDevice(train.DeviceConfig{MemoryLimit: 1 << 10}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	if _, err := New(context.Background(), cfg, ds, small, nil); !errors.Is(err, device.ErrOutOfMemory) {
+		t.Fatalf("1 KiB of device memory: %v, want out of memory", err)
+	}
+	// The setup's own needs, and a little more: the first layer buffers no longer fit.
+	probe := newDevice(t, nil)
+	newTrainer(t, cfg, ds, probe)
+	d, err := train.NewDevice(train.DeviceConfig{MemoryLimit: probe.Dev.MemInfo().Used + 4<<10}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	tr := newTrainer(t, cfg, ds, d)
+	_, err = tr.Run(nil, nil)
+	t.Logf("%v", err)
+	if !errors.Is(err, device.ErrOutOfMemory) {
+		t.Fatalf("training without room for activations: %v, want out of memory", err)
 	}
 }

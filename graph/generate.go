@@ -199,17 +199,18 @@ func sbmClasses(n, classes int, hom float64, labels, src, dst []int32, rng *rand
 	}
 }
 
-// sbmBlocks plants blocks communities of equal expected size, block b of class b mod classes:
-// each edge joins a uniformly drawn node to a node of its own block with probability homophily,
-// else to any node. Communities of a fixed size give a graph whose good partitions have a halo of
-// fixed size however large the graph grows, as real graphs' communities do.
+// sbmBlocks plants blocks communities of equal size (±1), randomly placed among the node ids,
+// block b of class b mod classes: each edge joins a uniformly drawn node to a node of its own
+// block with probability homophily, else to any node. Communities of a fixed size give a graph
+// whose good partitions have a halo of fixed size however large the graph grows, as real graphs'
+// communities do.
 func sbmBlocks(n, classes, blocks int, hom float64, labels, src, dst []int32, rng *rand.Rand) {
 	block := make([]int32, n)
 	members := make([][]int32, blocks)
-	for i := range block {
-		b := int32(rng.IntN(blocks))
-		block[i], labels[i] = b, b%int32(classes)
-		members[b] = append(members[b], int32(i))
+	for i, v := range rng.Perm(n) {
+		b := int32(int64(i) * int64(blocks) / int64(n))
+		block[v], labels[v] = b, b%int32(classes)
+		members[b] = append(members[b], int32(v))
 	}
 	for e := range src {
 		u := int32(rng.IntN(n))
