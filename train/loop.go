@@ -1,5 +1,7 @@
 // Package train holds what every gnnprof trainer shares: the epoch loop with best-validation
-// tracking and early stopping, accuracy, the run directory (trace.json.gz + run.json), and the
+// tracking and early stopping, accuracy, the run directory (trace.json.gz + run.json), the device
+// the trainers run on (device.go: device memory for parameters, optimizer state and layer
+// buffers, uploads and read-backs through recorded copies), the prefetch pipeline, and the
 // full-batch training driver that is both a baseline and the reference for the mini-batch
 // trainers.
 package train

@@ -55,7 +55,7 @@ type gasOptions struct {
 
 func (o *gasOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.data, "data", graph.DefaultSpec, "dataset: a file, folder, Planetoid prefix (…/ind.cora) or generator spec")
-	f.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of a generated dataset or of a random split")
+	f.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of a generated dataset, a random split and the partitioning")
 	c := &o.cfg
 	f.StringVar(&c.Model, "model", "gcn", "model: "+strings.Join(gas.Models, ", "))
 	f.IntVar(&c.Parts, "parts", 0, "graph partitions (default: the dataset's reference setting, else 40)")
@@ -89,7 +89,7 @@ func (o *gasOptions) config(f *pflag.FlagSet, dataset string) gas.Config {
 			apply()
 		}
 	}
-	c.Partitioner, c.SyncTransfers, c.Seed = o.cfg.Partitioner, o.cfg.SyncTransfers, o.cfg.Seed
+	c.Partitioner, c.SyncTransfers, c.Seed, c.PartitionSeed = o.cfg.Partitioner, o.cfg.SyncTransfers, o.cfg.Seed, o.dataSeed
 	if c.Parts > 0 && c.BatchParts > c.Parts && !f.Changed("batch-parts") {
 		c.BatchParts = c.Parts
 	}
