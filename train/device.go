@@ -1,9 +1,11 @@
 package train
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -33,13 +35,13 @@ type DeviceConfig struct {
 const deviceIndex = 0
 
 // String names the device and its link model, as reports show it: "cpu:0, PCIe 4.0 x16 link
-// model (25 GB/s pinned, 12 GB/s pageable, 5µs per copy)".
+// model" (the model's figures are in Link.String()).
 func (c DeviceConfig) String() string {
 	name := fmt.Sprintf("cpu:%d", deviceIndex)
 	if c.Link == nil {
 		return name + " (the CPU as the device, no link model)"
 	}
-	return name + ", " + c.Link.String()
+	return name + ", " + strings.TrimSuffix(cmp.Or(c.Link.Name, "custom"), " link") + " link model"
 }
 
 // Device is a trainer's accelerator: the CPU backend of package device, with its link model and

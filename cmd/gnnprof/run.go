@@ -150,7 +150,7 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	config, err := train.ConfigMap(cfg, map[string]any{
 		"trainer": "full", "data_seed": o.dataSeed, "dataset": train.DatasetInfo(ds, o.data),
 		"sparse_input": fb.In.X.Sparse != nil, "features_normalized": fb.In.Normalized, "environment": train.Environment(version),
-		"device": devCfg.String(), "link": o.device.link, "device_memory": devCfg.MemoryLimit,
+		"device": devCfg.String(), "link": o.device.link, "link_model": devCfg.Link.String(), "device_memory": devCfg.MemoryLimit,
 	})
 	if err != nil {
 		return err

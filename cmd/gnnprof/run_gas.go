@@ -114,7 +114,7 @@ func runGAS(cmd *cobra.Command, o *gasOptions) error {
 	}
 	config, err := train.ConfigMap(cfg, map[string]any{
 		"trainer": "gas", "data_seed": o.dataSeed, "dataset": train.DatasetInfo(ds, o.data), "environment": train.Environment(version),
-		"device": devCfg.String(), "link": o.device.link, "device_memory": devCfg.MemoryLimit,
+		"device": devCfg.String(), "link": o.device.link, "link_model": devCfg.Link.String(), "device_memory": devCfg.MemoryLimit,
 	})
 	if err != nil {
 		return err

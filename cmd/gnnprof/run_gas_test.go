@@ -45,7 +45,8 @@ func TestRunGASWritesRunDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rf.Config["trainer"] != "gas" || rf.Config["parts"] != float64(8) || rf.Config["link"] != "pcie4" ||
-		rf.Config["device"] != "cpu:0, PCIe 4.0 x16 link model (25 GB/s pinned, 12 GB/s pageable, 5µs per copy)" {
+		rf.Config["device"] != "cpu:0, PCIe 4.0 x16 link model" ||
+		rf.Config["link_model"] != "PCIe 4.0 x16 link model (25 GB/s pinned, 12 GB/s pageable, 5µs per copy)" {
 		t.Errorf("config: %v", rf.Config)
 	}
 	if len(rf.Epochs) != 3 {
