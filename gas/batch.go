@@ -157,11 +157,6 @@ func (in *batchInput) upload(d *train.Device, stream device.Stream, lane *trace.
 		return err
 	}
 	in.ready = nil
-	if stream != nil {
-		if in.ready, err = stream.Record(); err != nil {
-			return err
-		}
-	}
 	in.Adj = in.adj.view(in.Size, len(in.NID))
 	if features {
 		if s := x.Sparse; s != nil {
@@ -172,6 +167,12 @@ func (in *batchInput) upload(d *train.Device, stream device.Stream, lane *trace.
 	}
 	if targets {
 		in.Targets = nn.Targets{Rows: in.rows.Dev.Data, Labels: in.labels.Dev.Data}
+	}
+	if stream != nil {
+		var err error
+		if in.ready, err = stream.Record(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
