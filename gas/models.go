@@ -73,13 +73,9 @@ func (s *stack) input(c *nn.Ctx, l int, x nn.Input) nn.Input {
 func (s *stack) Forward(c *nn.Ctx, adj *nn.Sparse, x nn.Input, ex Exchanger) (*nn.Mat, error) {
 	s.bs = adj.Rows
 	last := len(s.convs) - 1
-	for l, cv := range s.convs {
+	for l, cv := range s.convs[:last] {
 		sp := layerSpan(c, l, false)
 		out := cv.Forward(c, adj, s.input(c, l, x))
-		if l == last {
-			sp.End()
-			return out, nil
-		}
 		buf := ex.Input(c, l, s.width)
 		s.acts[l] = s.act.apply(c, out, top(&s.views[l], buf, s.bs))
 		sp.End()
@@ -88,7 +84,9 @@ func (s *stack) Forward(c *nn.Ctx, adj *nn.Sparse, x nn.Input, ex Exchanger) (*n
 		}
 		x = nn.DenseInput(buf)
 	}
-	panic("unreachable")
+	sp := layerSpan(c, last, false)
+	defer sp.End()
+	return s.convs[last].Forward(c, adj, s.input(c, last, x)), nil
 }
 
 func (s *stack) Backward(c *nn.Ctx, dy *nn.Mat) {
@@ -254,15 +252,9 @@ func (m *appnp) Forward(c *nn.Ctx, adj *nn.Sparse, x nn.Input, ex Exchanger) (*n
 	z := m.mlp(c, x)
 	x0 := top(&m.x0, z, m.bs)
 	cur := z
-	for k := range m.k {
+	for k := range m.k - 1 {
 		if k > 0 {
 			sp = layerSpan(c, k, false)
-		}
-		if k == m.k-1 {
-			m.final = c.Resize(m.final, m.bs, z.Cols)
-			m.propagate(c, adj, cur, x0, m.final)
-			sp.End()
-			return m.final, nil
 		}
 		buf := ex.Input(c, k, z.Cols)
 		m.propagate(c, adj, cur, x0, top(&m.views[k], buf, m.bs))
@@ -272,7 +264,13 @@ func (m *appnp) Forward(c *nn.Ctx, adj *nn.Sparse, x nn.Input, ex Exchanger) (*n
 		}
 		cur = buf
 	}
-	panic("unreachable")
+	if m.k > 1 {
+		sp = layerSpan(c, m.k-1, false)
+	}
+	m.final = c.Resize(m.final, m.bs, z.Cols)
+	m.propagate(c, adj, cur, x0, m.final)
+	sp.End()
+	return m.final, nil
 }
 
 func (m *appnp) Backward(c *nn.Ctx, dy *nn.Mat) {
@@ -385,16 +383,11 @@ func (m *gcn2) Forward(c *nn.Ctx, adj *nn.Sparse, x nn.Input, ex Exchanger) (*nn
 	sp := layerSpan(c, 0, false)
 	x0 := m.first(c, x)
 	cur := x0
-	for l, cv := range m.convs {
+	for l, cv := range m.convs[:last] {
 		if l > 0 {
 			sp = layerSpan(c, l, false)
 		}
 		out := cv.Forward(c, adj, m.drops[1+l].Forward(c, cur), x0)
-		if l == last {
-			logits := m.head(c, out)
-			sp.End()
-			return logits, nil
-		}
 		buf := ex.Input(c, l, m.width)
 		m.acts[l] = relu.apply(c, out, top(&m.views[l], buf, m.bs))
 		sp.End()
@@ -403,7 +396,11 @@ func (m *gcn2) Forward(c *nn.Ctx, adj *nn.Sparse, x nn.Input, ex Exchanger) (*nn
 		}
 		cur = buf
 	}
-	panic("unreachable")
+	if last > 0 {
+		sp = layerSpan(c, last, false)
+	}
+	defer sp.End()
+	return m.head(c, m.convs[last].Forward(c, adj, m.drops[1+last].Forward(c, cur), x0)), nil
 }
 
 func (m *gcn2) Backward(c *nn.Ctx, dy *nn.Mat) {
