@@ -194,7 +194,7 @@ func (t *Trainer) TrainEpoch(lane *trace.Lane) (float64, error) {
 	next := func() (*batchInput, error) {
 		sp := lane.Begin("batch.next", trace.RoleDataload)
 		defer sp.End()
-		in, ok, err := pf.Next()
+		in, ok, err := pf.Take()
 		if err == nil && !ok {
 			err = errors.New("the batch loader stopped early")
 		}
