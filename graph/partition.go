@@ -13,7 +13,7 @@ import (
 type PartitionOptions struct {
 	// Seed makes the result reproducible: the same graph, k and seed give the same parts.
 	Seed uint64
-	// Imbalance is the allowed excess of the heaviest part over N/k (0 means 0.03, i.e. 3%).
+	// Imbalance ε bounds every part's size to [N/k / (1+ε), N/k · (1+ε)] (0 means 0.03, i.e. 3%).
 	Imbalance float64
 	// Tries is the number of initial partitions tried on the coarsest graph (0 means 4).
 	Tries int

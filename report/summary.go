@@ -79,6 +79,9 @@ func (s *summary) write(p *analyze.Profile) {
 	st := p.Steps
 	s.line("%s  %s", s.style(ansiBold, "gnnprof · "+clean(p.Trace.Path)),
 		s.style(ansiDim, fmt.Sprintf("%s trace, %s events, %s", p.Trace.Format, fmtCount(int64(p.Trace.Events)), fmtDur(p.Trace.DurationNs))))
+	if d, ok := p.Trace.Meta["device"].(string); ok && d != "" {
+		s.line("device %s", clean(d))
+	}
 	if st.Count == 0 {
 		s.line("no steps found")
 	} else {

@@ -103,7 +103,7 @@ func ExampleTrainer() {
 	if err := tr.Place(dev, nil); err != nil {
 		panic(err)
 	}
-	res, err := tr.Run(nil, nil, nil)
+	res, err := tr.Run(nil, nil)
 	if err != nil {
 		panic(err)
 	}

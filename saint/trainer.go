@@ -133,13 +133,14 @@ func (t *Trainer) Place(d *train.Device, lane *trace.Lane) error {
 }
 
 // Run trains for the configured epochs (stopping early with Patience), recording on lane, the
-// sampler workers and the batch loader on lanes of their own in rec (nil: not recorded), and
+// sampler workers and the batch loader on lanes of their own in the device's recorder, and
 // printing a line per epoch to progress (nil: quiet). Every batch is a step; the epoch's MH-Aug
 // step runs inside its first batch's step.
-func (t *Trainer) Run(rec *trace.Recorder, lane *trace.Lane, progress io.Writer) (*train.Result, error) {
+func (t *Trainer) Run(lane *trace.Lane, progress io.Writer) (*train.Result, error) {
 	if t.dev == nil {
 		return nil, errors.New("GraphSAINT trainer: Run before Place")
 	}
+	rec := t.dev.Rec
 	cfg := &t.Config
 	sp := lane.Begin("normalize", trace.RoleSample)
 	pre := NewPipeline(t.sampler, PipelineConfig{Seed: cfg.Seed, Workers: cfg.SamplerWorkers})

@@ -61,7 +61,7 @@ func trainOn(ds *graph.Dataset, cfg Config) trained {
 	if err := tr.Place(dev, nil); err != nil {
 		return trained{err: err}
 	}
-	res, err := tr.Run(nil, nil, nil)
+	res, err := tr.Run(nil, nil)
 	return trained{tr, res, err}
 }
 

@@ -112,10 +112,10 @@ func (l *Loop) Run() (*Result, error) {
 		if !l.OwnSteps {
 			step = l.Lane.BeginStep(epoch)
 		}
-		t0, c0 := time.Now(), processCPUSeconds()
+		t0, c0 := time.Now(), ProcessCPUSeconds()
 		loss, err := l.Train(epoch)
 		secs := time.Since(t0).Seconds()
-		res.EpochCPUSeconds = append(res.EpochCPUSeconds, processCPUSeconds()-c0)
+		res.EpochCPUSeconds = append(res.EpochCPUSeconds, ProcessCPUSeconds()-c0)
 		if err != nil {
 			step.End()
 			return nil, fmt.Errorf("epoch %d: %w", epoch, err)

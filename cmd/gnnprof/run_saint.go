@@ -105,8 +105,7 @@ func runSaint(cmd *cobra.Command, o *saintOptions) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
-	devCfg, err := o.device.config()
-	if err != nil {
+	if _, err := o.device.config(); err != nil { // a bad --link or --device-memory fails before the data loads
 		return err
 	}
 	ds, err := graph.Open(o.data, graph.LoadOptions{Seed: o.dataSeed})
@@ -121,14 +120,11 @@ func runSaint(cmd *cobra.Command, o *saintOptions) error {
 	if err != nil {
 		return err
 	}
-	config["device"], config["link"], config["device_memory"] = devCfg.String(), o.device.link, devCfg.MemoryLimit
-	out, res, err := o.record(cmd, config, func(rec *trace.Recorder, lane *trace.Lane, progress io.Writer) (*train.Result, error) {
-		return onDevice(devCfg, rec, func(dev *train.Device) (*train.Result, error) {
-			if err := tr.Place(dev, lane); err != nil {
-				return nil, err
-			}
-			return tr.Run(rec, lane, progress)
-		})
+	out, res, err := o.record(cmd, config, o.device, func(dev *train.Device, lane *trace.Lane, progress io.Writer) (*train.Result, error) {
+		if err := tr.Place(dev, lane); err != nil {
+			return nil, err
+		}
+		return tr.Run(lane, progress)
 	})
 	if err != nil {
 		return err
