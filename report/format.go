@@ -159,3 +159,11 @@ var roleColors = map[string]string{
 	"other":     "#d3d3d3",
 	"step":      "#e9edf2",
 }
+
+// Plural writes a count with the noun in the right number: "1 step", "2 steps", "1,204 copies".
+func Plural(n int, one, many string) string {
+	if n == 1 || n == -1 {
+		return fmtCount(int64(n)) + " " + one
+	}
+	return fmtCount(int64(n)) + " " + many
+}

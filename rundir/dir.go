@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -15,9 +16,20 @@ type Dir struct {
 	Rec  *trace.Recorder // records into Path/trace.json.gz
 }
 
+// ErrExists is returned by Create for a directory that already holds a run.
+var ErrExists = errors.New("already holds a run")
+
 // Create creates the run directory path (and its parents) and starts its trace, with meta as
-// the trace's run metadata.
+// the trace's run metadata. It refuses (ErrExists) a directory that holds a run's files: Clear
+// them first to replace that run.
 func Create(path string, meta map[string]any) (*Dir, error) {
+	if old := Artefacts(path); len(old) > 0 {
+		names := make([]string, len(old))
+		for i, f := range old {
+			names[i] = filepath.Base(f)
+		}
+		return nil, fmt.Errorf("run directory %s %w (%s)", path, ErrExists, strings.Join(names, ", "))
+	}
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("creating run directory: %w", err)
 	}

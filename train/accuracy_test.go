@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -30,7 +31,7 @@ func meanStd(t *testing.T, ds *graph.Dataset, cfg FullConfig, n int) (float64, f
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := fb.Run(nil, nil)
+		res, err := fb.Run(context.Background(), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,13 +1,15 @@
 package train
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"io"
 	"math"
 	"runtime"
 	"time"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -21,6 +23,9 @@ type Result struct {
 	// EpochCPUSeconds is the process CPU time (all threads) of each epoch's training part: on a
 	// shared machine it shows the work done when wall time mostly shows waiting for a core.
 	EpochCPUSeconds []float64
+	// Interrupted says the run stopped early because its context was cancelled (Ctrl-C): Epochs
+	// and Final cover the epochs completed before.
+	Interrupted bool
 }
 
 // MeanEpochSeconds is the mean wall time of the training part of an epoch (excluding the
@@ -60,23 +65,29 @@ type Scores struct {
 
 // Loop runs epochs: a training epoch, then an evaluation, keeping the epoch with the best
 // validation accuracy (ties go to the lower validation loss) and stopping early when neither
-// validation accuracy nor validation loss has improved for Patience epochs.
+// validation accuracy nor validation loss has improved for Patience epochs. It is every
+// trainer's epoch loop, so that every trainer stops on Ctrl-C and reports progress alike.
 type Loop struct {
 	Epochs   int
 	Patience int         // epochs without a better validation accuracy or loss before stopping; 0: run all
 	Lane     *trace.Lane // each epoch is a step (ProfilerStep#epoch) on it
-	Progress io.Writer   // one line per epoch; nil: quiet
-	// Train runs one training epoch and returns its loss.
-	Train func(epoch int) (float64, error)
-	// Eval scores the model; it runs inside the epoch's step, in an "eval" span.
-	Eval func(epoch int) (Scores, error)
+	// Progress receives an update after each epoch (epochs done, loss, accuracies); nil: none.
+	Progress progress.Func
+	// Train runs one training epoch and returns its loss. A trainer whose epoch has many steps
+	// checks ctx between them and returns ctx's error to abandon the epoch when it is cancelled.
+	Train func(ctx context.Context, epoch int) (float64, error)
+	// Eval scores the model; it runs inside the epoch's step, in an "eval" span. Like Train, it
+	// may return ctx's error when ctx is cancelled.
+	Eval func(ctx context.Context, epoch int) (Scores, error)
 	// DeviceBytes, when set, reports the device memory in use (sampled after each epoch);
 	// otherwise the Go heap in use stands for it (the CPU is the device).
 	DeviceBytes func() int64
 }
 
-// Run executes the loop.
-func (l *Loop) Run() (*Result, error) {
+// Run executes the loop. When ctx is cancelled it finishes the epoch under way (or abandons it,
+// when Train or Eval return ctx's error) and returns the epochs done so far with Interrupted
+// set and no error, so the caller can still write them out.
+func (l *Loop) Run(ctx context.Context) (*Result, error) {
 	if l.Epochs <= 0 {
 		return nil, fmt.Errorf("epochs must be positive, got %d", l.Epochs)
 	}
@@ -88,14 +99,22 @@ func (l *Loop) Run() (*Result, error) {
 	sinceBest := 0
 	start := time.Now()
 	var ms runtime.MemStats
+	l.report(0, "")
 	for epoch := 0; epoch < l.Epochs; epoch++ {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
 		step := l.Lane.BeginStep(epoch)
 		t0, c0 := time.Now(), processCPUSeconds()
-		loss, err := l.Train(epoch)
-		secs := time.Since(t0).Seconds()
-		res.EpochCPUSeconds = append(res.EpochCPUSeconds, processCPUSeconds()-c0)
+		loss, err := l.Train(ctx, epoch)
+		secs, cpu := time.Since(t0).Seconds(), processCPUSeconds()-c0
 		if err != nil {
 			step.End()
+			if cancelled(ctx, err) {
+				res.Interrupted = true
+				break
+			}
 			return nil, fmt.Errorf("epoch %d: %w", epoch, err)
 		}
 		if math.IsNaN(loss) || math.IsInf(loss, 0) {
@@ -104,14 +123,19 @@ func (l *Loop) Run() (*Result, error) {
 		}
 		sp := l.Lane.Begin("eval", trace.RoleEval)
 		var sc Scores
-		phase(trace.RoleEval, func() { sc, err = l.Eval(epoch) })
+		phase(trace.RoleEval, func() { sc, err = l.Eval(ctx, epoch) })
 		sp.End()
 		step.End()
 		if err != nil {
+			if cancelled(ctx, err) {
+				res.Interrupted = true
+				break
+			}
 			return nil, fmt.Errorf("epoch %d: evaluating: %w", epoch, err)
 		}
 		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		res.Epochs = append(res.Epochs, e)
+		res.EpochCPUSeconds = append(res.EpochCPUSeconds, cpu)
 		selected := sc.Val > bestVal || (sc.Val == bestVal && sc.ValLoss < selLoss)
 		if selected {
 			bestVal, selLoss, res.BestEpoch = sc.Val, sc.ValLoss, epoch
@@ -132,10 +156,7 @@ func (l *Loop) Run() (*Result, error) {
 			runtime.ReadMemStats(&ms)
 			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, int64(ms.HeapInuse))
 		}
-		if l.Progress != nil {
-			fmt.Fprintf(l.Progress, "epoch %4d  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n",
-				epoch, loss, sc.Train, sc.Val, sc.Test, secs*1e3)
-		}
+		l.report(len(res.Epochs), fmt.Sprintf("loss %.4f  accuracy train %.4f  val %.4f  test %.4f", loss, sc.Train, sc.Val, sc.Test))
 		if l.Patience > 0 && sinceBest >= l.Patience {
 			break
 		}
@@ -144,4 +165,14 @@ func (l *Loop) Run() (*Result, error) {
 	res.Final.Seconds = time.Since(start).Seconds()
 	res.Final.PeakHostBytes = graph.PeakRSS()
 	return res, nil
+}
+
+// report sends the loop's progress: done epochs of Epochs, with status.
+func (l *Loop) report(done int, status string) {
+	l.Progress.Report(progress.Update{Task: "training", Done: int64(done), Total: int64(l.Epochs), Unit: "epochs", Status: status})
+}
+
+// cancelled says err is ctx's cancellation: the epoch was abandoned on request.
+func cancelled(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)))
 }

@@ -12,7 +12,7 @@ import (
 
 func TestPartitionCommand(t *testing.T) {
 	partFile := filepath.Join(t.TempDir(), "parts.txt")
-	out, err := execute(t, "partition", "sbm:nodes=3000,classes=6,degree=8,homophily=0.9,features=1", "--parts", "6", "--seed", "3", "-o", partFile)
+	out, err := runCmd(t, "partition", "sbm:nodes=3000,classes=6,degree=8,homophily=0.9,features=1", "--parts", "6", "--seed", "3", "-o", partFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestPartitionCompareWithGpmetis(t *testing.T) {
 	if _, err := exec.LookPath("gpmetis"); err != nil {
 		t.Skip("gpmetis not installed")
 	}
-	out, err := execute(t, "partition", "sbm:nodes=2000,classes=4,degree=8,features=1", "-k", "4", "--compare")
+	out, err := runCmd(t, "partition", "sbm:nodes=2000,classes=4,degree=8,features=1", "-k", "4", "--compare")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestPartitionUsageErrors(t *testing.T) {
 
 func TestPartitionGpmetisMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := execute(t, "partition", "sbm:nodes=100,features=1", "-k", "2", "--method", "gpmetis")
+	_, err := runCmd(t, "partition", "sbm:nodes=100,features=1", "-k", "2", "--method", "gpmetis")
 	if err == nil || !strings.Contains(err.Error(), "gpmetis not found on PATH") {
 		t.Errorf("error %v, want a clear gpmetis-not-found message", err)
 	}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
@@ -31,16 +33,19 @@ bytes (copied) and count; labels: role, step and lane.
 The output defaults to profile.pb.gz beside the trace.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, tracePath, err := readTraceArg(args[0])
+			ctx, p := cmd.Context(), progressOf(cmd)
+			t, tracePath, err := readTraceArg(ctx, p, args[0])
 			if err != nil {
 				return err
 			}
 			if out == "" {
 				out = filepath.Join(filepath.Dir(tracePath), rundir.PprofFile)
 			}
-			if err := writePprofFile(out, t); err != nil {
+			p.Report(progress.Update{Task: "writing " + out})
+			if err := writePprofFile(ctx, out, t); err != nil {
 				return err
 			}
+			p.End()
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (open with: go tool pprof -http=:8080 %s)\n", out, out)
 			return nil
 		},
@@ -50,6 +55,6 @@ The output defaults to profile.pb.gz beside the trace.`,
 }
 
 // writePprofFile writes t's span tree as a pprof profile at path.
-func writePprofFile(path string, t *trace.Table) error {
-	return writeFile(path, "pprof profile", func(w io.Writer) error { return report.WritePprof(w, t) })
+func writePprofFile(ctx context.Context, path string, t *trace.Table) error {
+	return writeFile(ctx, path, "pprof profile", func(w io.Writer) error { return report.WritePprof(w, t) })
 }

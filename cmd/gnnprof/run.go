@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +16,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/nn"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
@@ -124,7 +129,7 @@ func (o *fullOptions) config(f *pflag.FlagSet) train.FullConfig {
 
 func runFull(cmd *cobra.Command, o *fullOptions) error {
 	if !slices.Contains(nn.ModelKinds, o.model) {
-		return usageError{fmt.Errorf("unknown model %q (known: gcn, sage, gat, gin, appnp)", o.model)}
+		return usageErrorf("unknown model %q (known: %s)", o.model, strings.Join(nn.ModelKinds, ", "))
 	}
 	if _, err := nn.ParseGATForm(o.gatForm); err != nil {
 		return usageError{err}
@@ -133,98 +138,158 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
-	ds, err := graph.Open(o.data, graph.LoadOptions{Seed: o.dataSeed})
-	if err != nil {
-		return fmt.Errorf("loading dataset: %w", err)
-	}
-	fb, err := train.NewFullBatch(cfg, ds)
-	if err != nil {
-		return err
-	}
-	config, err := fb.RunConfig(train.Setup{Source: o.data, DataSeed: o.dataSeed, Version: version})
-	if err != nil {
-		return err
-	}
-	out, res, err := o.record(cmd, config, fb.Run)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(),
-		"%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %d epochs in %.2f s, mean training epoch %.2f ms (%.2f ms CPU); wrote %s\n",
-		cfg.Model, ds.Name, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, res.Final.Epochs,
-		res.Final.Seconds, res.MeanEpochSeconds()*1e3, res.MeanEpochCPUSeconds()*1e3, out)
-	return err
+	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
+		ds, err := graph.Open(o.data, graph.LoadOptions{Seed: o.dataSeed, Progress: p})
+		if err != nil {
+			return nil, fmt.Errorf("loading dataset: %w", err)
+		}
+		fb, err := train.NewFullBatch(cfg, ds)
+		if err != nil {
+			return nil, err
+		}
+		config, err := fb.RunConfig(train.Setup{Source: o.data, DataSeed: o.dataSeed, Version: version})
+		if err != nil {
+			return nil, err
+		}
+		return &trainerRun{config: config, fit: fb.Run, outcome: func(res *train.Result) string {
+			return fmt.Sprintf("%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %s in %.2f s, mean training epoch %.2f ms (%.2f ms CPU)",
+				cfg.Model, ds.Name, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, report.Plural(res.Final.Epochs, "epoch", "epochs"),
+				res.Final.Seconds, res.MeanEpochSeconds()*1e3, res.MeanEpochCPUSeconds()*1e3)
+		}}, nil
+	})
 }
 
-// recordFlags are the flags every trainer's run shares: where its run directory goes and what is
-// written beside the trace.
+// recordFlags are the flags every trainer's run shares: where its run directory goes, whether a
+// run already there may be replaced, and what is written beside the trace.
 type recordFlags struct {
 	out             string
-	quiet, noReport bool
+	force, noReport bool
 }
 
 func (r *recordFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&r.out, "out", "", "run directory (default runs/<timestamp>)")
-	f.BoolVar(&r.quiet, "quiet", false, "no per-epoch progress on stderr (shown only on a terminal anyway)")
+	f.StringVar(&r.out, "out", "", "run directory to write (default runs/<timestamp>)")
+	f.BoolVar(&r.force, "force", false, "replace the run already in --out: its files are removed first")
 	f.BoolVar(&r.noReport, "no-report", false, "write only trace.json.gz and run.json: no report.html, profile.pb.gz, cpu.pprof or summary")
 }
 
-// record trains into a run directory: it creates the directory with config as the trace's run
-// metadata, runs fit (recording on the "main" lane, per-epoch progress to a terminal, the Go CPU
-// profile on unless --no-report), writes run.json and, unless --no-report, the reports and the
-// terminal summary. It returns the directory. A run that fails keeps the trace it recorded.
-func (r *recordFlags) record(cmd *cobra.Command, config map[string]any,
-	fit func(lane *trace.Lane, progress io.Writer) (*train.Result, error)) (string, *train.Result, error) {
-	out := r.out
-	if out == "" {
-		out = rundir.DefaultPath(time.Now())
-	}
-	dir, err := rundir.Create(out, config)
+// trainerRun is a trainer ready to train: run.json's config, the training, and the line that
+// tells its outcome.
+type trainerRun struct {
+	config map[string]any
+	// fit trains, recording on lane and reporting progress to p. When ctx is cancelled it stops
+	// after the current step and returns the epochs done with Interrupted set (train.Loop does).
+	fit     func(ctx context.Context, lane *trace.Lane, p progress.Func) (*train.Result, error)
+	outcome func(*train.Result) string
+}
+
+// record is the life of every trainer's run, so that each gets the same behaviour: it settles
+// the run directory (refusing to write over a run unless --force), lets setup load the data and
+// build the trainer, creates the directory with the config as the trace's run metadata, trains
+// (recording on the "main" lane, progress on stderr, the Go CPU profile on unless --no-report),
+// writes run.json and, unless --no-report, the reports and the terminal summary, then says
+// where everything is. Ctrl-C while loading stops with nothing written; during training it
+// stops after the current step and still writes run.json (marked interrupted), the reports and
+// the CPU profile, then returns errInterrupted. A run that fails keeps the trace it recorded.
+func (r *recordFlags) record(cmd *cobra.Command, setup func(progress.Func) (*trainerRun, error)) error {
+	ctx, p, stdout := cmd.Context(), progressOf(cmd), cmd.OutOrStdout()
+	out, err := r.runPath()
 	if err != nil {
-		return "", nil, err
+		return err
 	}
-	var progress io.Writer = cmd.ErrOrStderr()
-	if r.quiet || !isTerminal(progress) {
-		progress = nil
+	tr, err := interruptible(ctx, func() (*trainerRun, error) { return setup(p) })
+	if errors.Is(err, errInterrupted) {
+		return fmt.Errorf("%w while loading; nothing was written", err)
 	}
-	var cpu *report.CPUProfile
-	if !r.noReport {
-		if cpu, err = report.StartCPUProfile(filepath.Join(out, rundir.CPUProfileFile)); err != nil {
-			dir.Abort()
-			return "", nil, err
+	if err != nil {
+		return err
+	}
+	if r.force {
+		if err := rundir.Clear(out); err != nil {
+			return err
 		}
 	}
-	res, err := fit(dir.Rec.Lane("main"), progress)
+	dir, err := rundir.Create(out, tr.config)
+	if err != nil {
+		return err
+	}
+	var cpu *report.CPUProfile
+	cpuPath := filepath.Join(out, rundir.CPUProfileFile)
+	if !r.noReport {
+		if cpu, err = report.StartCPUProfile(cpuPath); err != nil {
+			dir.Abort()
+			return err
+		}
+		trackPartial(cpuPath, true) // incomplete until stopped: an exit at once removes it
+	}
+	res, err := tr.fit(ctx, dir.Rec.Lane("main"), p)
 	if cerr := cpu.Stop(); err == nil {
 		err = cerr
 	}
+	trackPartial(cpuPath, false)
 	if err != nil {
 		dir.Abort()
-		return "", nil, err
+		return err
 	}
-	if err := dir.Finish(&rundir.Run{Config: config, Epochs: res.Epochs, Final: res.Final}); err != nil {
-		return "", nil, err
+	if err := dir.Finish(&rundir.Run{Config: tr.config, Epochs: res.Epochs, Final: res.Final, Interrupted: res.Interrupted}); err != nil {
+		return err
 	}
 	if !r.noReport {
-		if err := writeRunReports(cmd.OutOrStdout(), out); err != nil {
-			return "", nil, err
+		// An interrupted run still gets its reports: only a second Ctrl-C stops them.
+		if err := writeRunReports(context.WithoutCancel(ctx), p, stdout, out); err != nil {
+			return err
 		}
 	}
-	return out, res, nil
+	p.End()
+	fmt.Fprintln(stdout, tr.outcome(res))
+	fmt.Fprintf(stdout, "wrote %s: %s\n", out, strings.Join(runFiles(out), ", "))
+	if res.Interrupted {
+		return fmt.Errorf("%w after %s; run.json says so (\"interrupted\": true)", errInterrupted, report.Plural(len(res.Epochs), "epoch", "epochs"))
+	}
+	return nil
+}
+
+// runPath is the run directory to write: --out, which must not hold a run unless --force, or
+// a new runs/<timestamp>.
+func (r *recordFlags) runPath() (string, error) {
+	if r.out == "" {
+		base := rundir.DefaultPath(time.Now())
+		out := base
+		for i := 2; len(rundir.Artefacts(out)) > 0; i++ {
+			out = fmt.Sprintf("%s-%d", base, i)
+		}
+		return out, nil
+	}
+	if !r.force && len(rundir.Artefacts(r.out)) > 0 {
+		return "", fmt.Errorf("%s already holds a run: pass --force to replace it, or choose another --out", r.out)
+	}
+	return r.out, nil
+}
+
+// runFiles names the files in a run directory, in the order a reader wants them.
+func runFiles(dir string) []string {
+	var names []string
+	for _, n := range []string{rundir.TraceFile, rundir.RunFile, rundir.ReportFile, rundir.PprofFile, rundir.CPUProfileFile} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // writeRunReports analyses a finished run directory, writes its report.html and profile.pb.gz, and
 // prints the terminal summary.
-func writeRunReports(w io.Writer, dir string) error {
-	p, t, err := loadForReport(dir, analyze.Options{})
+func writeRunReports(ctx context.Context, p progress.Func, w io.Writer, dir string) error {
+	a, err := loadForReport(ctx, p, dir, analyze.Options{})
 	if err != nil {
 		return fmt.Errorf("analysing the run: %w", err)
 	}
-	if err := writeHTMLReport(filepath.Join(dir, rundir.ReportFile), p, t, dir); err != nil {
+	p.Report(progress.Update{Task: "writing the reports"})
+	if err := writeHTMLReport(ctx, filepath.Join(dir, rundir.ReportFile), a.p, a.t, dir); err != nil {
 		return err
 	}
-	if err := writePprofFile(filepath.Join(dir, rundir.PprofFile), t); err != nil {
+	if err := writePprofFile(ctx, filepath.Join(dir, rundir.PprofFile), a.t); err != nil {
 		return err
 	}
-	return writeSummary(w, p)
+	p.End()
+	return writeSummary(w, a.p)
 }
