@@ -14,7 +14,8 @@ import (
 
 // PartitionOptions tunes Partition.
 type PartitionOptions struct {
-	// Seed makes the result reproducible: the same graph, k and seed give the same parts.
+	// Seed makes the result reproducible: the same graph, k and seed give the same parts. For
+	// PartitionGpmetis, 0 leaves gpmetis its own default seed.
 	Seed uint64
 	// Imbalance is the allowed excess of the heaviest part over N/k (0 means 0.03, i.e. 3%).
 	Imbalance float64

@@ -22,7 +22,7 @@ func TestDataInfoCora(t *testing.T) {
 }
 
 func TestDataInfoSpecJSON(t *testing.T) {
-	out, err := runCmd(t, "data", "info", "--json", "--seed", "2", "sbm:nodes=500,classes=4,degree=6,features=8")
+	out, err := runCmd(t, "data", "info", "--format", "json", "--data-seed", "2", "sbm:nodes=500,classes=4,degree=6,features=8")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestDataInfoErrors(t *testing.T) {
 	if code := run([]string{"data", "info", "sbm:nodes=-4"}); code != 1 {
 		t.Errorf("bad spec: exit %d, want 1", code)
 	}
-	_, err := runCmd(t, "data", "info", "--format", "ogb", t.TempDir())
+	_, err := runCmd(t, "data", "info", "--data-format", "ogb", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "edge.csv.gz missing") {
 		t.Errorf("forced format on an empty folder: %v", err)
 	}

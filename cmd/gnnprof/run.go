@@ -31,14 +31,27 @@ var runTrainers = []func() *cobra.Command{newRunFullCmd}
 func newRunCmd() *cobra.Command {
 	var opt fullOptions
 	cmd := &cobra.Command{
-		Use:   "run [trainer]",
+		Use:   "run [trainer] [PATH|SPEC]",
 		Short: "Train a GNN with recording on and write a run directory",
-		Long: `Train a GNN with every phase recorded, writing DIR/trace.json.gz and DIR/run.json.
+		Long: `Train a GNN with every phase recorded, writing the run directory --out (default
+runs/<timestamp>): trace.json.gz and run.json, and unless --no-report report.html, profile.pb.gz
+and cpu.pprof. A directory that already holds a run is replaced only with --force.
 
 Without a trainer, run trains a full-batch GCN on the built-in synthetic dataset
-(` + graph.DefaultSpec + `), which takes a few seconds.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runFull(cmd, &opt) },
+(` + graph.DefaultSpec + `), which takes a few seconds.
+
+Ctrl-C stops after the current step and still writes run.json (marked "interrupted": true) and
+the reports; a second Ctrl-C exits at once.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// A bare word that names no dataset is a mistyped trainer.
+			if len(args) == 1 && !strings.ContainsAny(args[0], `/\.:`) {
+				if _, err := os.Stat(args[0]); err != nil {
+					return runGroup(cmd, args)
+				}
+			}
+			return runFull(cmd, args, &opt)
+		},
 	}
 	opt.register(cmd.Flags())
 	for _, sub := range runTrainers {
@@ -59,9 +72,9 @@ APPNP papers): gcn hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4 on the fir
 200 epochs; gat 8 heads x 8, dropout 0.6, lr 0.005, weight decay 5e-4, up to 500 epochs with
 patience 100 on validation accuracy and loss. The test accuracy reported is the one at the best validation epoch.`,
 		Example: `  gnnprof run full --data ../shared/data/planetoid/ind.cora --model gat --out runs/cora-gat
-  gnnprof run full --data "sbm:nodes=100000,classes=8,degree=20" --model sage --epochs 50`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runFull(cmd, &opt) },
+  gnnprof run full "sbm:nodes=100000,classes=8,degree=20" --model sage --epochs 50`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runFull(cmd, args, &opt) },
 	}
 	opt.register(cmd.Flags())
 	return cmd
@@ -70,16 +83,15 @@ patience 100 on validation accuracy and loss. The test accuracy reported is the 
 // fullOptions are the flags of a full-batch run; unset ones take the model's defaults.
 type fullOptions struct {
 	recordFlags
-	data, model, gatForm string
-	dataSeed             uint64
-	denseInput, noNorm   bool
-	cfg                  train.FullConfig
+	datasetFlags
+	model, gatForm     string
+	denseInput, noNorm bool
+	cfg                train.FullConfig
 }
 
 func (o *fullOptions) register(f *pflag.FlagSet) {
 	o.recordFlags.register(f)
-	f.StringVar(&o.data, "data", graph.DefaultSpec, "dataset: a file, folder, Planetoid prefix (…/ind.cora) or generator spec")
-	f.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of a generated dataset or of a random split")
+	o.datasetFlags.register(f, graph.DefaultSpec)
 	f.StringVar(&o.model, "model", "gcn", "model: gcn, sage, gat, gin or appnp")
 	f.StringVar(&o.gatForm, "gat-form", "reorganized", "GAT attention form: naive, reorganized or recompute")
 	f.BoolVar(&o.denseInput, "dense-input", false, "feed dense features to the first layer even when they are sparse")
@@ -127,7 +139,10 @@ func (o *fullOptions) config(f *pflag.FlagSet) train.FullConfig {
 	return c
 }
 
-func runFull(cmd *cobra.Command, o *fullOptions) error {
+func runFull(cmd *cobra.Command, args []string, o *fullOptions) error {
+	if err := o.resolve(cmd, args); err != nil {
+		return err
+	}
 	if !slices.Contains(nn.ModelKinds, o.model) {
 		return usageErrorf("unknown model %q (known: %s)", o.model, strings.Join(nn.ModelKinds, ", "))
 	}
@@ -139,7 +154,7 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 		return usageError{err}
 	}
 	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
-		ds, err := graph.Open(o.data, graph.LoadOptions{Seed: o.dataSeed, Progress: p})
+		ds, err := o.open(p)
 		if err != nil {
 			return nil, fmt.Errorf("loading dataset: %w", err)
 		}
@@ -147,7 +162,7 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 		if err != nil {
 			return nil, err
 		}
-		config, err := fb.RunConfig(train.Setup{Source: o.data, DataSeed: o.dataSeed, Version: version})
+		config, err := fb.RunConfig(train.Setup{Source: o.data, DataSeed: o.datasetFlags.seed, Version: version})
 		if err != nil {
 			return nil, err
 		}
