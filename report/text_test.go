@@ -60,4 +60,3 @@ func TestWriteText(t *testing.T) {
 		t.Error("text report lists more than 10 warnings")
 	}
 }
-
