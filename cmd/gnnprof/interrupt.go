@@ -29,7 +29,7 @@ func interruptContext(stderr io.Writer) (ctx context.Context, stop func()) {
 	go func() {
 		select {
 		case s := <-sig:
-			fmt.Fprintf(stderr, "\ngnnprof: %v: stopping after the current step and writing what was recorded (Ctrl-C again to exit at once)\n", s)
+			fmt.Fprintf(stderr, "\ngnnprof: %s: stopping after the current step and writing what was recorded (Ctrl-C again to exit at once)\n", signalName(s))
 			cancel(errInterrupted)
 		case <-done:
 			return
@@ -37,7 +37,7 @@ func interruptContext(stderr io.Writer) (ctx context.Context, stop func()) {
 		select {
 		case s := <-sig:
 			removePartialFiles()
-			fmt.Fprintf(stderr, "\ngnnprof: %v again: exiting at once\n", s)
+			fmt.Fprintf(stderr, "\ngnnprof: %s again: exiting at once\n", signalName(s))
 			os.Exit(exitInterrupted)
 		case <-done:
 		}
@@ -47,6 +47,13 @@ func interruptContext(stderr io.Writer) (ctx context.Context, stop func()) {
 		close(done)
 		cancel(nil)
 	}
+}
+
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "Ctrl-C (SIGINT)"
 }
 
 // interrupted is the error a command returns when ctx was cancelled: errInterrupted for a

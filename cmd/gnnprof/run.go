@@ -63,7 +63,7 @@ the reports; a second Ctrl-C exits at once.`,
 func newRunFullCmd() *cobra.Command {
 	var opt fullOptions
 	cmd := &cobra.Command{
-		Use:   "full",
+		Use:   "full [PATH|SPEC]",
 		Short: "Full-batch training (the whole graph every epoch)",
 		Long: `Full-batch training: every epoch runs the model on the whole graph, then evaluates it.
 
