@@ -20,6 +20,7 @@ import (
 const (
 	lineEvery      = 2 * time.Second
 	heartbeatEvery = 10 * time.Second
+	barEvery       = 100 * time.Millisecond // on a terminal, the bar's redraws
 )
 
 // progressView renders the progress updates of a command on stderr: a bar on a terminal, plain
@@ -33,6 +34,7 @@ type progressView struct {
 	cur      progress.Update // the task running; Task "" when none
 	began    time.Time       // when cur.Task began
 	lastLine time.Time       // when the last line was written (lines mode)
+	lastDraw time.Time       // when the bar was last drawn (terminal)
 	news     bool            // cur changed since the last line
 	bar      *progressbar.ProgressBar
 	stop     chan struct{} // closes the heartbeat (lines mode)
@@ -64,7 +66,10 @@ func (v *progressView) report(u progress.Update) {
 		return
 	}
 	if v.tty {
-		v.drawBar()
+		if v.bar == nil || now.Sub(v.lastDraw) >= barEvery || u.Done == u.Total {
+			v.drawBar()
+			v.lastDraw = now
+		}
 		return
 	}
 	if now.Sub(v.began) >= lineEvery && now.Sub(v.lastLine) >= lineEvery {
@@ -76,20 +81,21 @@ func (v *progressView) report(u progress.Update) {
 func (v *progressView) drawBar() {
 	u := v.cur
 	if v.bar == nil {
-		total := u.Total
-		if total <= 0 {
-			total = -1 // a spinner with the elapsed time
-		}
-		v.bar = progressbar.NewOptions64(total,
+		opts := []progressbar.Option{
 			progressbar.OptionSetWriter(v.out),
 			progressbar.OptionSetWidth(30),
-			progressbar.OptionShowCount(),
-			progressbar.OptionShowBytes(u.Unit == "bytes"),
-			progressbar.OptionSetItsString(strings.TrimSuffix(u.Unit, "s")),
-			progressbar.OptionSetPredictTime(total > 0),
 			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish())
+			progressbar.OptionClearOnFinish(),
+		}
+		total := u.Total
+		if total > 0 {
+			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
+				progressbar.OptionShowBytes(u.Unit == "bytes"), progressbar.OptionUseIECUnits(true))
+		} else {
+			total = -1 // a spinner with the elapsed time
+			opts = append(opts, progressbar.OptionSetPredictTime(false))
+		}
+		v.bar = progressbar.NewOptions64(total, opts...)
 	}
 	desc := u.Task
 	if u.Status != "" {
@@ -99,17 +105,16 @@ func (v *progressView) drawBar() {
 	v.bar.Set64(u.Done)
 }
 
-// endTask clears the bar of the task that ends (a later line or bar replaces it).
+// endTask clears the bar of the task that ends (a later line or bar replaces it). Finishing,
+// rather than abandoning, the bar also stops a spinner's redraws.
 func (v *progressView) endTask() {
 	if v.bar != nil {
-		v.bar.Exit()
-		v.bar.Clear()
-		fmt.Fprint(v.out, "\r")
+		v.bar.Finish() // cleared: OptionClearOnFinish
 		v.bar = nil
 	}
 }
 
-// heartbeat writes a line every heartbeatEvery while a task runs without one.
+// heartbeat ticks every second until the view closes.
 func (v *progressView) heartbeat() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -118,14 +123,20 @@ func (v *progressView) heartbeat() {
 		case <-v.stop:
 			return
 		case <-t.C:
-			v.mu.Lock()
-			now := v.now()
-			if v.cur.Task != "" && (now.Sub(v.lastLine) >= heartbeatEvery || v.news && now.Sub(v.lastLine) >= lineEvery) &&
-				now.Sub(v.began) >= lineEvery {
-				v.writeLine(now)
-			}
-			v.mu.Unlock()
+			v.tick()
 		}
+	}
+}
+
+// tick writes the news held back by lineEvery once that has passed, and a line every
+// heartbeatEvery while a task runs without news.
+func (v *progressView) tick() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	now := v.now()
+	since := now.Sub(v.lastLine)
+	if v.cur.Task != "" && now.Sub(v.began) >= lineEvery && (since >= heartbeatEvery || v.news && since >= lineEvery) {
+		v.writeLine(now)
 	}
 }
 
