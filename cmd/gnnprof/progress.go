@@ -157,9 +157,9 @@ func progressLine(u progress.Update, elapsed time.Duration) string {
 	case u.Unit == "bytes":
 		count = mib(u.Done)
 	case u.Total > 0:
-		count = fmt.Sprintf("%d/%d %s", u.Done, u.Total, u.Unit)
+		count = fmt.Sprintf("%s/%s %s", commas(u.Done), commas(u.Total), u.Unit)
 	case u.Done > 0:
-		count = fmt.Sprintf("%d %s", u.Done, u.Unit)
+		count = fmt.Sprintf("%s %s", commas(u.Done), u.Unit)
 	}
 	if count != "" {
 		parts = append(parts, count)
