@@ -51,26 +51,65 @@ func (b *browserPage) problems() ([]string, []string) {
 	return append([]string(nil), b.errors...), append([]string(nil), b.requests...)
 }
 
-// openInBrowser loads the file at path from file:// in headless Chromium with the network off
-// (every host resolves to nothing and a dead proxy takes any request), on a laptop-sized
-// viewport. It records console errors, exceptions and every request.
-func openInBrowser(t *testing.T, path string) *browserPage {
+// browser is the one headless Chromium the package's tests share, each in its own tab: starting
+// it is most of a browser test's time. The first test that needs it starts it; TestMain closes it.
+var browser struct {
+	once  sync.Once
+	ctx   context.Context // its first tab; the tests' tabs open beside it
+	err   error
+	close func()
+}
+
+// sharedBrowser starts the shared browser, with the network off (every host resolves to nothing
+// and a dead proxy takes any request), or returns it.
+func sharedBrowser(t *testing.T) context.Context {
 	t.Helper()
 	exe := findChromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("proxy-server", "127.0.0.1:9"),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.WindowSize(1440, 900),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	browser.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gnnprof-chromium-")
+		if err != nil {
+			browser.err = err
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(exe),
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.UserDataDir(dir),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("proxy-server", "127.0.0.1:9"),
+			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+			chromedp.Flag("hide-scrollbars", true),
+			chromedp.WindowSize(1440, 900),
+		)
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(allocCtx)
+		browser.ctx, browser.err = ctx, chromedp.Do(ctx) // starts it
+		browser.close = func() { cancelCtx(); cancelAlloc(); os.RemoveAll(dir) }
+	})
+	if browser.err != nil {
+		t.Fatalf("starting %s: %v", exe, browser.err)
+	}
+	return browser.ctx
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.close != nil {
+		browser.close()
+	}
+	os.Exit(code)
+}
+
+// openInBrowser loads the file at path from file:// in a new tab of the shared headless
+// Chromium, on a laptop-sized viewport. It records console errors, exceptions and every request.
+func openInBrowser(t *testing.T, path string) *browserPage {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(sharedBrowser(t))
+	t.Cleanup(cancel) // closes the tab
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1440, 900)); err != nil {
+		t.Fatal(err)
+	}
 
 	b := &browserPage{ctx: ctx}
 	if err := chromedp.Listen(ctx, func(ev any) {
@@ -95,7 +134,7 @@ func openInBrowser(t *testing.T, path string) *browserPage {
 			b.requests = append(b.requests, e.Request.URL)
 		}
 	}); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
+		t.Fatalf("opening a tab: %v", err)
 	}
 	// Count alerts instead of showing them: a report must never run one.
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
