@@ -8,8 +8,16 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
+
+// stopping says what the command does when interrupted; record sets it while training.
+var stopping atomic.Pointer[string]
+
+func init() { setStopping("stopping; nothing half-written is left") }
+
+func setStopping(what string) { stopping.Store(&what) }
 
 // errInterrupted is the cause of a command's context being cancelled by SIGINT or SIGTERM. A
 // command that stops for it exits with status exitInterrupted.
@@ -29,7 +37,7 @@ func interruptContext(stderr io.Writer) (ctx context.Context, stop func()) {
 	go func() {
 		select {
 		case s := <-sig:
-			fmt.Fprintf(stderr, "\ngnnprof: %s: stopping after the current step and writing what was recorded (Ctrl-C again to exit at once)\n", signalName(s))
+			fmt.Fprintf(stderr, "\ngnnprof: %s: %s (Ctrl-C again to exit at once)\n", signalName(s), *stopping.Load())
 			cancel(errInterrupted)
 		case <-done:
 			return

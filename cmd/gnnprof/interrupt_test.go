@@ -103,7 +103,7 @@ func (c *cli) wait(t *testing.T) int {
 }
 
 // trainingLine is a piped progress line of training.
-const trainingLine = `^gnnprof: training  \d+/\d+ epochs  loss \d+\.\d{4}  accuracy train \d\.\d{4}  val \d\.\d{4}  test \d\.\d{4}  \(\d+s, .* left\)$`
+const trainingLine = `^gnnprof: training  [\d,]+/[\d,]+ epochs  loss \d+\.\d{4}  accuracy train \d\.\d{4}  val \d\.\d{4}  test \d\.\d{4}  \(\d+s, .* left\)$`
 
 // TestInterruptRun sends SIGINT to a training run whose stderr is a pipe: the run prints plain
 // progress lines, then stops after the epoch under way and still writes run.json (interrupted,

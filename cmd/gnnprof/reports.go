@@ -31,7 +31,7 @@ type analysed struct {
 // showing the task on p, and returns early with ctx's cause when ctx is cancelled.
 func loadForReport(ctx context.Context, p progress.Func, path string, opt analyze.Options) (analysed, error) {
 	p.Report(progress.Update{Task: "analysing " + path})
-	return interruptible(ctx, func() (analysed, error) {
+	a, err := interruptible(ctx, func() (analysed, error) {
 		file := path
 		if fi, err := os.Stat(path); err != nil {
 			return analysed{}, fmt.Errorf("analysing %s: %w", path, err)
@@ -49,6 +49,10 @@ func loadForReport(ctx context.Context, p progress.Func, path string, opt analyz
 		prof, t, err := analyze.ReadProfileTable(file, opt)
 		return analysed{prof, t}, err
 	})
+	if errors.Is(err, errInterrupted) {
+		err = fmt.Errorf("analysing %s: %w", path, err)
+	}
+	return a, err
 }
 
 // readTraceArg reads the trace a command argument names: a trace file, or a run directory holding
@@ -61,6 +65,9 @@ func readTraceArg(ctx context.Context, p progress.Func, arg string) (*trace.Tabl
 	}
 	p.Report(progress.Update{Task: "reading " + path})
 	t, err := interruptible(ctx, func() (*trace.Table, error) { return trace.ReadFile(path, trace.ReadOptions{}) })
+	if errors.Is(err, errInterrupted) {
+		return nil, "", fmt.Errorf("reading %s: %w", path, err)
+	}
 	if err != nil {
 		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
 			return nil, "", err

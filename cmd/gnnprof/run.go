@@ -236,6 +236,7 @@ func (r *recordFlags) record(cmd *cobra.Command, setup func(progress.Func) (*tra
 		}
 		trackPartial(cpuPath, true) // incomplete until stopped: an exit at once removes it
 	}
+	setStopping("stopping after the current step, then writing what was recorded")
 	res, err := tr.fit(ctx, dir.Rec.Lane("main"), p)
 	if cerr := cpu.Stop(); err == nil {
 		err = cerr
