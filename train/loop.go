@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
+	"runtime/metrics"
 	"time"
 
 	"github.com/gnnprof/gnnprof/graph"
@@ -98,7 +98,7 @@ func (l *Loop) Run(ctx context.Context) (*Result, error) {
 	bestVal, selLoss, bestLoss := -1.0, math.Inf(1), math.Inf(1)
 	sinceBest := 0
 	start := time.Now()
-	var ms runtime.MemStats
+	heap := []metrics.Sample{{Name: heapObjects}, {Name: heapUnused}}
 	l.report(0, "")
 	for epoch := 0; epoch < l.Epochs; epoch++ {
 		if ctx.Err() != nil {
@@ -153,8 +153,7 @@ func (l *Loop) Run(ctx context.Context) (*Result, error) {
 		if l.DeviceBytes != nil {
 			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, l.DeviceBytes())
 		} else {
-			runtime.ReadMemStats(&ms)
-			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, int64(ms.HeapInuse))
+			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, heapInUse(heap))
 		}
 		l.report(len(res.Epochs), fmt.Sprintf("loss %.4f  accuracy train %.4f  val %.4f  test %.4f", loss, sc.Train, sc.Val, sc.Test))
 		if l.Patience > 0 && sinceBest >= l.Patience {
@@ -165,6 +164,18 @@ func (l *Loop) Run(ctx context.Context) (*Result, error) {
 	res.Final.Seconds = time.Since(start).Seconds()
 	res.Final.PeakHostBytes = graph.PeakRSS()
 	return res, nil
+}
+
+// The heap in use, as runtime.MemStats.HeapInuse counts it, read through runtime/metrics, which
+// unlike runtime.ReadMemStats does not stop the world (every epoch of every training running).
+const (
+	heapObjects = "/memory/classes/heap/objects:bytes"
+	heapUnused  = "/memory/classes/heap/unused:bytes"
+)
+
+func heapInUse(s []metrics.Sample) int64 {
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64() + s[1].Value.Uint64())
 }
 
 // report sends the loop's progress: done epochs of Epochs, with status.
