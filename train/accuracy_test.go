@@ -3,11 +3,13 @@ package train
 import (
 	"context"
 	"math"
+	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/shareddata"
+	"github.com/gnnprof/gnnprof/nn"
 )
 
 // planetoid loads a Planetoid dataset from the shared folder (skipping when absent).
@@ -21,15 +23,21 @@ func planetoid(t *testing.T, name string) *graph.Dataset {
 	return ds
 }
 
-// meanStd trains cfg with seeds 1..n, all at once (one training leaves cores idle between its
-// small kernels), and returns the mean and standard deviation of the test accuracy at the best
-// validation epoch.
+// trainings bounds the trainings the accuracy tests run at once to one per core. Each runs its
+// kernels on one goroutine (nn.SetKernelThreads(1)): split kernels keep only part of two cores
+// busy, and several trainings' split kernels wait on each other at every barrier.
+var trainings = make(chan struct{}, runtime.GOMAXPROCS(0))
+
+// meanStd trains cfg with seeds 1..n, as many at once as trainings allows, and returns the mean
+// and standard deviation of the test accuracy at the best validation epoch.
 func meanStd(t *testing.T, ds *graph.Dataset, cfg FullConfig, n int) (float64, float64) {
 	t.Helper()
 	accs := make([]float64, n)
 	var wg sync.WaitGroup
 	for s := range n {
+		trainings <- struct{}{}
 		wg.Go(func() {
+			defer func() { <-trainings }()
 			cfg := cfg
 			cfg.Seed = uint64(s + 1)
 			fb, err := NewFullBatch(cfg, ds)
@@ -64,8 +72,11 @@ func meanStd(t *testing.T, ds *graph.Dataset, cfg FullConfig, n int) (float64, f
 
 // TestPlanetoidAccuracy trains each model of the papers' Planetoid settings with 10 seeds and
 // checks the mean test accuracy the papers report (within a point or so). The cases and their
-// seeds run in parallel.
+// seeds run in parallel, one training per core.
 func TestPlanetoidAccuracy(t *testing.T) {
+	prev := nn.SetKernelThreads(1)
+	t.Cleanup(func() { nn.SetKernelThreads(prev) }) // after the parallel subtests
+
 	for _, tc := range []struct {
 		data, model string
 		min         float64

@@ -64,14 +64,8 @@ func signalName(s os.Signal) string {
 	return "Ctrl-C (SIGINT)"
 }
 
-// interrupted is the error a command returns when ctx was cancelled: errInterrupted for a
-// signal, else ctx's own.
-func interrupted(ctx context.Context) error {
-	return context.Cause(ctx)
-}
-
-// interruptible runs work and returns its result, or as soon as ctx is cancelled the cause (see
-// interrupted): for work that cannot watch ctx itself (loading a dataset, analysing a trace),
+// interruptible runs work and returns its result, or as soon as ctx is cancelled its cause
+// (errInterrupted for a signal): for work that cannot watch ctx itself (loading a dataset, analysing a trace),
 // which then goes on in the background until the process exits.
 func interruptible[T any](ctx context.Context, work func() (T, error)) (T, error) {
 	if ctx.Done() == nil {
@@ -91,7 +85,7 @@ func interruptible[T any](ctx context.Context, work func() (T, error)) (T, error
 		return r.v, r.err
 	case <-ctx.Done():
 		var zero T
-		return zero, interrupted(ctx)
+		return zero, context.Cause(ctx)
 	}
 }
 
@@ -131,7 +125,7 @@ type ctxWriter struct {
 
 func (c ctxWriter) Write(p []byte) (int, error) {
 	if c.ctx.Err() != nil {
-		return 0, interrupted(c.ctx)
+		return 0, context.Cause(c.ctx)
 	}
 	return c.w.Write(p)
 }

@@ -122,7 +122,7 @@ func runPartition(ctx context.Context, g *graph.CSR, k int, method string, opt g
 		opt.Progress.Report(progress.Update{Task: fmt.Sprintf("partitioning into %d parts with gpmetis", k)})
 		res, err := graph.PartitionGpmetis(ctx, g, k, opt)
 		if ctx.Err() != nil {
-			return r, interrupted(ctx)
+			return r, context.Cause(ctx)
 		}
 		if err != nil {
 			return r, err
