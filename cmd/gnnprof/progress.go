@@ -45,7 +45,7 @@ func newProgressView(out io.Writer) *progressView {
 	v := &progressView{out: out, tty: isTerminal(out), now: time.Now}
 	if !v.tty {
 		v.stop = make(chan struct{})
-		go v.heartbeat()
+		go v.heartbeat(v.stop)
 	}
 	return v
 }
@@ -114,13 +114,13 @@ func (v *progressView) endTask() {
 	}
 }
 
-// heartbeat ticks every second until the view closes.
-func (v *progressView) heartbeat() {
+// heartbeat ticks every second until stop closes.
+func (v *progressView) heartbeat(stop <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
-		case <-v.stop:
+		case <-stop:
 			return
 		case <-t.C:
 			v.tick()
