@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -50,6 +52,15 @@ func (f *datasetFlags) open(p progress.Func) (*graph.Dataset, error) {
 	return graph.Open(f.data, graph.LoadOptions{Format: f.format, Seed: f.seed, Progress: p})
 }
 
+// openInterruptible is open that returns as soon as ctx is cancelled.
+func (f *datasetFlags) openInterruptible(ctx context.Context, p progress.Func) (*graph.Dataset, error) {
+	ds, err := interruptible(ctx, func() (*graph.Dataset, error) { return f.open(p) })
+	if errors.Is(err, errInterrupted) {
+		return nil, fmt.Errorf("loading %s: %w", f.data, err)
+	}
+	return ds, err
+}
+
 const datasetHelp = `A dataset is a path or a generator spec:
   a file         cora.npz, cora.content(.gz), cora_edges.csv
   a folder       an OGB dataset (raw/, split/), a MUSAE folder (*_edges.csv, *.json, *_target.csv)
@@ -84,7 +95,7 @@ func newDataInfoCmd() *cobra.Command {
 			}
 			start := time.Now()
 			p := progressOf(cmd)
-			ds, err := interruptible(cmd.Context(), func() (*graph.Dataset, error) { return flags.open(p) })
+			ds, err := flags.openInterruptible(cmd.Context(), p)
 			if err != nil {
 				return err
 			}

@@ -54,7 +54,7 @@ reading its part file back), with the partitioning time gpmetis reports itself b
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, p := cmd.Context(), progressOf(cmd)
-			ds, err := interruptible(ctx, func() (*graph.Dataset, error) { return flags.open(p) })
+			ds, err := flags.openInterruptible(ctx, p)
 			if err != nil {
 				return err
 			}
