@@ -101,8 +101,8 @@ func (v *progressView) drawBar() {
 	if u.Status != "" {
 		desc += "  " + u.Status
 	}
-	v.bar.Describe(desc)
 	v.bar.Set64(u.Done)
+	v.bar.Describe(desc) // redraws: the count and the figures of the same update
 }
 
 // endTask clears the bar of the task that ends (a later line or bar replaces it). Finishing,
