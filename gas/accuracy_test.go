@@ -1,6 +1,7 @@
 package gas
 
 import (
+	"context"
 	"flag"
 	"math"
 	"sync"
@@ -48,7 +49,7 @@ func seedAccuracies(t *testing.T, ds *graph.Dataset, cfg Config, n int) []float6
 			c := cfg
 			c.Seed = uint64(s + 1)
 			tr := newTrainer(t, c, ds, newDevice(t, nil))
-			res, err := tr.Run(nil, nil)
+			res, err := tr.Run(context.Background(), nil, nil)
 			if err != nil {
 				errs[s] = err
 				return

@@ -37,7 +37,7 @@ func BenchmarkFacebookEpoch(b *testing.B) {
 		b.Fatal(err)
 	}
 	// One epoch of each grows the buffers.
-	if _, err := tr.TrainEpoch(nil); err != nil {
+	if _, err := tr.TrainEpoch(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := fb.TrainEpoch(nil); err != nil {
@@ -47,7 +47,7 @@ func BenchmarkFacebookEpoch(b *testing.B) {
 	var gasCPU, fullCPU float64
 	for b.Loop() {
 		t0, c0 := time.Now(), train.ProcessCPUSeconds()
-		if _, err := tr.TrainEpoch(nil); err != nil {
+		if _, err := tr.TrainEpoch(context.Background(), nil); err != nil {
 			b.Fatal(err)
 		}
 		t1, c1 := time.Now(), train.ProcessCPUSeconds()
@@ -92,7 +92,7 @@ func BenchmarkScaling(b *testing.B) {
 					b.Fatal(err)
 				}
 				setup := time.Since(t0)
-				res, err := tr.Run(nil, nil)
+				res, err := tr.Run(context.Background(), nil, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

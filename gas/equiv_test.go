@@ -71,11 +71,11 @@ func TestOnePartitionEqualsFullBatch(t *testing.T) {
 			if err := fb.Place(newDevice(t, nil), nil); err != nil {
 				t.Fatal(err)
 			}
-			want, err := fb.Run(nil, nil)
+			want, err := fb.Run(context.Background(), nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := newTrainer(t, cfg, ds, newDevice(t, nil)).Run(nil, nil)
+			got, err := newTrainer(t, cfg, ds, newDevice(t, nil)).Run(context.Background(), nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestDeviceMemoryLimit(t *testing.T) {
 	}
 	defer d.Close()
 	tr := newTrainer(t, cfg, ds, d)
-	_, err = tr.Run(nil, nil)
+	_, err = tr.Run(context.Background(), nil, nil)
 	t.Logf("%v", err)
 	if !errors.Is(err, device.ErrOutOfMemory) {
 		t.Fatalf("training without room for activations: %v, want out of memory", err)

@@ -1,6 +1,7 @@
 package gas
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestInferenceEqualsFullForward(t *testing.T) {
 				cfg.Hidden = 4
 			}
 			tr := newTrainer(t, cfg, ds, newDevice(t, nil))
-			if _, err := tr.Run(nil, nil); err != nil {
+			if _, err := tr.Run(context.Background(), nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			got, err := tr.Inference(nil)

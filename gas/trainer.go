@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 
 	"github.com/gnnprof/gnnprof/device"
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/nn"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
@@ -171,7 +171,7 @@ func (t *Trainer) Close() error {
 // features and targets in pinned memory); a step uploads the next batch once its own forward
 // pass has consumed its history pulls, so that the upload never holds up a pull on the copy
 // engine, and the next step finds its batch on the device.
-func (t *Trainer) TrainEpoch(lane *trace.Lane) (float64, error) {
+func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, error) {
 	d, cfg := t.Dev, &t.Config
 	groups := trainGroups(cfg.Parts, cfg.BatchParts, t.shuffle)
 	var pf *train.Prefetch[*batchInput]
@@ -201,6 +201,9 @@ func (t *Trainer) TrainEpoch(lane *trace.Lane) (float64, error) {
 	var counted int
 	var ahead *batchInput
 	for i := range groups {
+		if err := ctx.Err(); err != nil { // interrupted: abandon the epoch between steps
+			return 0, err
+		}
 		step := lane.BeginStep(t.steps)
 		t.steps++
 		in, err := ahead, error(nil)
@@ -493,15 +496,15 @@ func (t *Trainer) Evaluate(lane *trace.Lane) (train.Scores, error) {
 
 // Run fills the histories with a first inference, then trains for the configured epochs,
 // recording on lane and printing a line per epoch to progress (nil: quiet).
-func (t *Trainer) Run(lane *trace.Lane, progress io.Writer) (*train.Result, error) {
+func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*train.Result, error) {
 	sp := lane.Begin("history.fill", trace.RoleEval)
 	_, err := t.Inference(lane)
 	sp.End()
 	if err != nil {
 		return nil, fmt.Errorf("filling the histories: %w", err)
 	}
-	loop := train.Loop{Epochs: t.Config.Epochs, Lane: lane, Progress: progress, OwnSteps: true, Device: t.Dev,
-		Train: func(int) (float64, error) { return t.TrainEpoch(lane) },
-		Eval:  func(int) (train.Scores, error) { return t.Evaluate(lane) }}
-	return loop.Run()
+	loop := train.Loop{Epochs: t.Config.Epochs, Lane: lane, Progress: p, OwnSteps: true, Device: t.Dev,
+		Train: func(ctx context.Context, _ int) (float64, error) { return t.TrainEpoch(ctx, lane) },
+		Eval:  func(context.Context, int) (train.Scores, error) { return t.Evaluate(lane) }}
+	return loop.Run(ctx)
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -11,6 +11,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/gas"
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
 )
@@ -32,13 +33,13 @@ values for Cora, CiteSeer and PubMed (its small_benchmark), and moderate ones fo
 func newRunGASCmd() *cobra.Command {
 	var opt gasOptions
 	cmd := &cobra.Command{
-		Use:   "gas",
+		Use:   "gas [PATH|SPEC]",
 		Short: "GNNAutoScale: mini-batches of graph partitions with historical embeddings",
 		Long:  gasLong,
 		Example: `  gnnprof run gas --data ../shared/data/planetoid/ind.cora --model gat --out runs/cora-gat
   gnnprof run gas --data "sbm:nodes=200000,classes=8,degree=20" --parts 200 --batch-parts 20 --sync-transfers`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runGAS(cmd, &opt) },
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runGAS(cmd, args, &opt) },
 	}
 	opt.register(cmd.Flags())
 	return cmd
@@ -46,16 +47,14 @@ func newRunGASCmd() *cobra.Command {
 
 // gasOptions are the flags of a GNNAutoScale run; unset ones take gas.DefaultConfig's values.
 type gasOptions struct {
-	data     string
-	dataSeed uint64
-	cfg      gas.Config
-	device   deviceOptions
 	recordFlags
+	datasetFlags
+	cfg gas.Config
 }
 
 func (o *gasOptions) register(f *pflag.FlagSet) {
-	f.StringVar(&o.data, "data", graph.DefaultSpec, "dataset: a file, folder, Planetoid prefix (…/ind.cora) or generator spec")
-	f.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of a generated dataset, a random split and the partitioning")
+	o.recordFlags.register(f)
+	o.datasetFlags.register(f, graph.DefaultSpec)
 	c := &o.cfg
 	f.StringVar(&c.Model, "model", "gcn", "model: "+strings.Join(gas.Models, ", "))
 	f.IntVar(&c.Parts, "parts", 0, "graph partitions (default: the dataset's reference setting, else 40)")
@@ -70,8 +69,6 @@ func (o *gasOptions) register(f *pflag.FlagSet) {
 	f.IntVar(&c.PoolSize, "pool-size", 0, "history pull slots (default: one per history)")
 	f.BoolVar(&c.SyncTransfers, "sync-transfers", false, "do every history and batch transfer synchronously (no pool, no prefetch)")
 	f.Uint64Var(&c.Seed, "seed", 1, "seed of the run's random numbers (initialization, dropout, batch order)")
-	o.device.register(f)
-	o.recordFlags.register(f)
 }
 
 // config returns the run's settings: the reference's for the model and dataset, overridden by
@@ -89,45 +86,46 @@ func (o *gasOptions) config(f *pflag.FlagSet, dataset string) gas.Config {
 			apply()
 		}
 	}
-	c.Partitioner, c.SyncTransfers, c.Seed, c.PartitionSeed = o.cfg.Partitioner, o.cfg.SyncTransfers, o.cfg.Seed, o.dataSeed
+	c.Partitioner, c.SyncTransfers, c.Seed, c.PartitionSeed = o.cfg.Partitioner, o.cfg.SyncTransfers, o.cfg.Seed, o.datasetFlags.seed
 	if c.Parts > 0 && c.BatchParts > c.Parts && !f.Changed("batch-parts") {
 		c.BatchParts = c.Parts
 	}
 	return c
 }
 
-func runGAS(cmd *cobra.Command, o *gasOptions) error {
+func runGAS(cmd *cobra.Command, args []string, o *gasOptions) error {
+	if err := o.resolve(cmd, args); err != nil {
+		return err
+	}
 	if !slices.Contains(gas.Models, o.cfg.Model) {
-		return usageError{fmt.Errorf("unknown model %q (known: %s)", o.cfg.Model, strings.Join(gas.Models, ", "))}
+		return usageErrorf("unknown model %q (known: %s)", o.cfg.Model, strings.Join(gas.Models, ", "))
 	}
-	if _, err := o.device.config(); err != nil { // a bad --link or --device-memory fails before the data loads
-		return err
-	}
-	ds, err := graph.Open(o.data, graph.LoadOptions{Seed: o.dataSeed})
-	if err != nil {
-		return fmt.Errorf("loading dataset: %w", err)
-	}
-	cfg := o.config(cmd.Flags(), ds.Name)
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
-	}
-	config, err := train.RunConfig("gas", cfg, ds, train.Setup{Source: o.data, DataSeed: o.dataSeed, Version: version}, nil)
-	if err != nil {
-		return err
-	}
-	out, res, err := o.record(cmd, config, o.device, func(dev *train.Device, lane *trace.Lane, progress io.Writer) (*train.Result, error) {
-		t, err := gas.New(cmd.Context(), cfg, ds, dev, lane)
+	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
+		ds, err := o.open(p)
+		if err != nil {
+			return nil, fmt.Errorf("loading dataset: %w", err)
+		}
+		cfg := o.config(cmd.Flags(), ds.Name) // the reference's settings depend on the dataset
+		if err := cfg.Validate(); err != nil {
+			return nil, usageError{err}
+		}
+		config, err := train.RunConfig("gas", cfg, ds, train.Setup{Source: o.data, DataSeed: o.datasetFlags.seed, Version: version}, nil)
 		if err != nil {
 			return nil, err
 		}
-		res, err := t.Run(lane, progress)
-		if cerr := t.Close(); err == nil {
-			err = cerr
+		fit := func(ctx context.Context, dev *train.Device, lane *trace.Lane, p progress.Func) (*train.Result, error) {
+			t, err := gas.New(ctx, cfg, ds, dev, lane)
+			if err != nil {
+				return nil, err
+			}
+			res, err := t.Run(ctx, lane, p)
+			if cerr := t.Close(); err == nil {
+				err = cerr
+			}
+			return res, err
 		}
-		return res, err
+		return &trainerRun{config: config, fit: fit, outcome: func(res *train.Result) string {
+			return outcome("GAS "+cfg.Model, ds.Name, res, "")
+		}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return printResult(cmd.OutOrStdout(), "GAS "+cfg.Model, ds.Name, res, out)
 }
