@@ -6,12 +6,18 @@ import (
 	"time"
 )
 
-// TestBigTrace analyses the trace named by $GNNPROF_BIG_TRACE (made by analyze/internal/bigtrace)
-// end to end and logs the time; it is skipped without it. Pair it with -cpuprofile/-memprofile.
+// TestBigTrace analyses a large trace end to end and logs the time: the one $GNNPROF_BIG_TRACE
+// names (made by analyze/internal/bigtrace; pair it with -cpuprofile/-memprofile), else one CI
+// can afford, generated here: 20,000 steps of the healthy scenario, about 220,000 events.
 func TestBigTrace(t *testing.T) {
-	path := os.Getenv("GNNPROF_BIG_TRACE")
+	path, steps := os.Getenv("GNNPROF_BIG_TRACE"), 0
 	if path == "" {
-		t.Skip("set GNNPROF_BIG_TRACE to a large trace (go run ./analyze/internal/bigtrace)")
+		steps = 20_000
+		s := healthy(t, steps)
+		if err := s.rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		path = s.path
 	}
 	start := time.Now()
 	p, err := Load(path, Options{})
@@ -19,5 +25,8 @@ func TestBigTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPartsSum(t, p)
+	if steps > 0 && (p.Steps.Count != steps || len(p.Findings) != 0) {
+		t.Errorf("%d steps (want %d), findings %v", p.Steps.Count, steps, findingIDsOf(p))
+	}
 	t.Logf("%d events, %d steps in %v", p.Trace.Events, p.Steps.Count, time.Since(start))
 }

@@ -53,12 +53,14 @@ func (a *analysis) copies(st *Steps) Copies {
 		} else {
 			s.SyncCount++
 		}
-		s.OverlapNs += overlap(compute, t.Start[i], t.Start[i]+dur)
+		ov := overlap(compute, t.Start[i], t.Start[i]+dur)
+		s.OverlapNs += ov
 		if k := a.stepOf[i]; k >= 0 && int(k) < len(g.steps) {
 			ps := &g.steps[k]
 			ps.Count++
 			ps.Bytes += bytes
 			ps.TotalNs += dur
+			ps.OverlapNs += ov
 			sp := &st.Steps[k]
 			sp.CopyCount++
 			sp.CopyBytes += bytes

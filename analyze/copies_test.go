@@ -31,7 +31,7 @@ func TestCopyStats(t *testing.T) {
 		h.OverlapNs != 500*us || h.OverlapPercent != 20 || h.BandwidthGBs != float64(3<<20)/float64(2500*us) {
 		t.Errorf("HtoD %+v", h)
 	}
-	if want := []StepCopies{{0, 1, 1 << 20, 500 * us}, {1, 1, 2 << 20, 2 * ms}}; !slices.Equal(h.PerStep, want) {
+	if want := []StepCopies{{0, 1, 1 << 20, 500 * us, 500 * us}, {1, 1, 2 << 20, 2 * ms, 0}}; !slices.Equal(h.PerStep, want) {
 		t.Errorf("HtoD per step %+v, want %+v", h.PerStep, want)
 	}
 	if d.Direction != "DtoH" || d.Count != 1 || d.Bytes != 4 || d.PageableCount != 1 || d.SyncCount != 1 || d.OverlapNs != 0 {

@@ -39,7 +39,8 @@ const (
 	RepeatShare    = 25.0
 	// augment-dominated: augmentation's share of step time.
 	AugmentShare = 30.0
-	// history-exposed: GNNAutoScale history push/pull not hidden by compute.
+	// history-exposed: the step's thread spends this share of step time in GNNAutoScale history
+	// push/pull spans (gather and copies included) while no compute runs.
 	HistoryShare = 10.0
 	// gat-edge-redundancy: edge-wise spans (names containing "edge") in a GAT model take this
 	// share of step time. The edge softmax is left out: it is per edge in every form of GAT, while
@@ -666,17 +667,15 @@ func ruleCopiesNotOverlapped(a *analysis, p *Profile) *Finding {
 	for _, k := range measuredSteps(p) {
 		wall += p.Steps.Steps[k].WallNs
 	}
+	// Only the measured steps' copies count: copies outside steps (setup, evaluation between
+	// steps) neither take step time nor have the step's compute to hide behind.
 	var copyNs, overlapNs int64
 	for _, d := range p.Copies.Directions {
-		var inSteps int64
 		for k, ps := range d.PerStep { // PerStep follows the step order
 			if k < len(p.Steps.Steps) && !p.Steps.Steps[k].Warmup {
-				inSteps += ps.TotalNs
+				copyNs += ps.TotalNs
+				overlapNs += ps.OverlapNs
 			}
-		}
-		copyNs += inSteps
-		if d.TotalNs > 0 {
-			overlapNs += int64(float64(d.OverlapNs) * float64(inSteps) / float64(d.TotalNs))
 		}
 	}
 	s, ov := pct(copyNs, wall), pct(overlapNs, copyNs)
@@ -740,15 +739,43 @@ func ruleAugmentDominated(a *analysis, p *Profile) *Finding {
 }
 
 func ruleHistoryExposed(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "history")
+	v := exposedHistoryShare(a, p)
 	if v < HistoryShare {
 		return nil
 	}
+	_, steps := share(p, "history")
 	return &Finding{Severity: SeverityWarning, Title: "History I/O not hidden",
 		Summary: fmt.Sprintf("GNNAutoScale history pulls and pushes take %.1f%% of each step on the critical path.", v),
 		Evidence: Evidence{Metrics: []Metric{{Name: "history share", Value: v, Unit: "%", Threshold: HistoryShare}},
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "history")},
 		Fix: "Overlap history transfers with compute: pull layer l+1's histories asynchronously (pinned buffers, a transfer worker or side stream) while layer l computes, and push asynchronously after; keep histories on the device if they fit."}
+}
+
+// exposedHistoryShare is the share of measured step time that the step's thread spends in
+// history spans while no compute runs anywhere. It counts what the history's spans contain — the
+// gather, and the copies a synchronous pull or push waits for, which the breakdown books as copy
+// time — and leaves out what device compute hides.
+func exposedHistoryShare(a *analysis, p *Profile) float64 {
+	t := a.t
+	measured := map[int32]bool{}
+	var wall int64
+	for _, k := range measuredSteps(p) {
+		measured[int32(k)] = true
+		wall += p.Steps.Steps[k].WallNs
+	}
+	var hist []ival
+	for _, i := range a.order {
+		if t.Kind[i] == trace.KindSpan && t.Role[i] == trace.RoleHistory && a.lane[t.Lane[i]] == laneStep && measured[a.stepOf[i]] {
+			hist = append(hist, ival{t.Start[i], t.Start[i] + t.Dur[i]})
+		}
+	}
+	hist = merge(hist)
+	compute := a.computeIntervals()
+	exposed := length(hist)
+	for _, x := range hist {
+		exposed -= overlap(compute, x.s, x.e)
+	}
+	return pct(exposed, wall)
 }
 
 func ruleGATEdgeRedundancy(a *analysis, p *Profile) *Finding {

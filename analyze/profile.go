@@ -209,10 +209,11 @@ type CopyStat struct {
 
 // StepCopies is one direction's copies in one step.
 type StepCopies struct {
-	Step    int   `json:"step"`
-	Count   int   `json:"count"`
-	Bytes   int64 `json:"bytes"`
-	TotalNs int64 `json:"total_ns"`
+	Step      int   `json:"step"`
+	Count     int   `json:"count"`
+	Bytes     int64 `json:"bytes"`
+	TotalNs   int64 `json:"total_ns"`
+	OverlapNs int64 `json:"overlap_ns"` // copy time during which compute ran
 }
 
 // Memory is the allocation picture, per device.

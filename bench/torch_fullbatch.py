@@ -13,7 +13,10 @@ row-normalized features, labels and split), with the same models and settings as
 
 Usage:
   python3 bench/torch_fullbatch.py --data /tmp/cora-gcn --model gcn --epochs 200 --threads 2
-      [--features dense|sparse]
+      [--features dense|sparse] [--adj coo|csr]
+
+--adj picks the layout of the GCN's adjacency for torch.sparse.mm: COO (torch's default sparse
+tensor) or CSR, which is often faster on CPU; bench/compare.sh tries both and reports the faster.
 
 Prints one line per run: model, data, mean training-epoch wall time and process CPU time (forward
 + loss + backward + optimizer step, excluding the first epoch), and the test accuracy at the best
@@ -29,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 
-def load(folder, features):
+def load(folder, features, layout="coo"):
     ld = lambda n: np.load(os.path.join(folder, n + ".npy"))
     meta = json.load(open(os.path.join(folder, "meta.json")))
     n = meta["nodes"]
@@ -37,6 +40,8 @@ def load(folder, features):
     rows = np.repeat(np.arange(n), np.diff(indptr))
     idx = torch.from_numpy(np.stack([rows, indices.astype(np.int64)]))
     adj = torch.sparse_coo_tensor(idx, torch.from_numpy(val), (n, n)).coalesce()
+    if layout == "csr":
+        adj = adj.to_sparse_csr()
     if os.path.exists(os.path.join(folder, "x.npy")):
         x = torch.from_numpy(ld("x"))
         if features == "sparse":
@@ -136,10 +141,14 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--features", choices=["dense", "sparse"], default="dense",
                     help="first-layer input: dense matrix (PyG's usual) or torch sparse COO")
+    ap.add_argument("--adj", choices=["coo", "csr"], default="coo",
+                    help="GCN adjacency layout for torch.sparse.mm (GAT gathers by edge index: always COO)")
     a = ap.parse_args()
+    if a.model == "gat":
+        a.adj = "coo"
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    meta, adj, x, y, (train, val, test) = load(a.data, a.features)
+    meta, adj, x, y, (train, val, test) = load(a.data, a.features, a.adj)
     if a.model == "gcn":
         model, lr = GCN(meta["features"], 16, meta["classes"]), 0.01
     else:
@@ -163,7 +172,7 @@ def main():
             best_val, best_test = va, (pred[test] == y[test]).float().mean().item()
     mean = sum(times[1:]) / max(len(times) - 1, 1)
     mean_cpu = sum(cpu[1:]) / max(len(cpu) - 1, 1)
-    print(f"torch {a.model} {meta['name']} features={a.features} threads={a.threads} "
+    print(f"torch {a.model} {meta['name']} features={a.features} adj={a.adj} threads={a.threads} "
           f"epochs={a.epochs} mean_epoch_ms={mean*1e3:.2f} cpu_ms={mean_cpu*1e3:.2f} test_acc={best_test:.4f}")
 
 

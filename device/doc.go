@@ -6,6 +6,8 @@
 //
 // The CPU backend (NewCPU) keeps device memory in host memory owned by its allocator and moves
 // real bytes on every copy, so a trainer's transfer pattern is real and measurable without a GPU.
+// With a LinkModel (PCIe 3/4/5 presets, or any bandwidth) its copies also take the time they would
+// take over a GPU's link, on a modelled timeline that only a synchronising host waits for.
 // Another backend (CUDA, behind a build tag) implements the same interfaces; its device memory is
 // not host-addressable, so portable code reaches device memory only through copies.
 //

@@ -203,10 +203,11 @@ func (l *link) occupy(dir trace.Dir, pinned bool, bytes int64, issue, ready, cop
 }
 
 // sleepUntil blocks until clock reads t. It sleeps rather than spins, so that on a small machine
-// the wait leaves the cores to the compute it should overlap, except for the last spinBelow of
-// it: the OS wakes a sleeping thread tens to hundreds of microseconds late (over 500 µs on a
-// loaded 2-core machine), which would make a 5 µs scalar read-back cost a hundred times its
-// model. A CUDA host waiting for a short copy spins too.
+// the wait leaves the cores to the compute the modelled copies overlap, except for the last
+// spinBelow of it. It sleeps in the kernel (sleepFor), whose timers overshoot by tens of
+// microseconds where the Go runtime's overshoot by up to a millisecond on a loaded virtual machine;
+// even tens of microseconds would make a 5 µs scalar read-back cost many times its model, so the
+// end of the wait spins, yielding to other goroutines, as a CUDA host waiting on a short copy does.
 func sleepUntil(clock func() int64, t int64) {
 	for {
 		d := time.Duration(t - clock())
@@ -214,7 +215,7 @@ func sleepUntil(clock func() int64, t int64) {
 		case d <= 0:
 			return
 		case d > spinBelow:
-			time.Sleep(d - spinBelow)
+			sleepFor(d - spinBelow)
 		default:
 			runtime.Gosched()
 		}

@@ -240,3 +240,31 @@ func TestCopyStats(t *testing.T) {
 		t.Errorf("copies %+v", got)
 	}
 }
+
+// TestLinkModelKernelFollowsCopy checks a stream's order on the modelled timeline: a kernel
+// launched after a modelled copy starts once the copy has ended, so the stream's lane stays
+// strictly ordered.
+func TestLinkModelKernelFollowsCopy(t *testing.T) {
+	r := newRecorded(t, CPUConfig{Link: slowLink})
+	s := newStream(t, r.dev, "compute")
+	pin, d := allocPinned(t, r.dev, slowCopy, "pin"), alloc(t, r.dev, slowCopy, "d")
+	if err := s.CopyAsync(d.All(), pin.All()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Launch("use", func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Synchronize(nil); err != nil {
+		t.Fatal(err)
+	}
+	copies, kernels := r.events(t, trace.KindCopy), r.events(t, trace.KindSpan)
+	var kernel trace.Event
+	for _, k := range kernels {
+		if k.Name == "use" {
+			kernel = k
+		}
+	}
+	if len(copies) != 1 || kernel.Name == "" || kernel.Start < copies[0].End() {
+		t.Errorf("copy %+v, kernel %+v: the kernel must start after the copy's modelled end", copies, kernel)
+	}
+}

@@ -26,6 +26,8 @@ func (p *partitioner) recursiveBisect(g *wgraph, ids []int32, k, offset int, eps
 	}
 	k1 := k / 2
 	side := p.bisect(g, float64(k1)/float64(k), eps, rng)
+	p.bisected.Add(int64(g.n))
+	p.report("bisecting")
 	g0, ids0, g1, ids1 := splitGraph(g, ids, side)
 	rng0 := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 	rng1 := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))

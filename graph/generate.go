@@ -25,10 +25,10 @@ type generator struct {
 // generators maps a spec name to its generator.
 var generators = map[string]generator{
 	"sbm": {
-		defaults: map[string]float64{"nodes": 10000, "classes": 8, "degree": 12, "homophily": 0.6,
+		defaults: map[string]float64{"nodes": 10000, "classes": 8, "blocks": 0, "degree": 12, "homophily": 0.6,
 			"features": 64, "signal": 0.1, "train": 0.1, "val": 0.1},
 		build: generateSBM,
-		doc:   "stochastic block model: nodes, classes, degree (mean), homophily (share of same-class edges), features, signal (class-mean scale vs unit noise), train, val (split fractions)",
+		doc:   "stochastic block model: nodes, classes, blocks (communities, each of one class; 0: one per class), degree (mean), homophily (share of edges inside a node's class, or its block when there are blocks; the rest go to another class, or anywhere), features, signal (class-mean scale vs unit noise), train, val (split fractions)",
 	},
 	"rmat": {
 		defaults: map[string]float64{"scale": 14, "edges": 16, "a": 0.57, "b": 0.19, "c": 0.19,
@@ -151,20 +151,34 @@ func generateSBM(p map[string]float64, seed uint64) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	classes := lp.classes
+	blocks, err := intParam(p, "blocks", 0, n)
+	if err != nil {
+		return nil, err
+	}
 	rng := newRNG(seed, 1)
 
 	labels := make([]int32, n)
+	m := int(deg * float64(n) / 2)
+	src := make([]int32, m)
+	dst := make([]int32, m)
+	if blocks > 0 {
+		sbmBlocks(n, lp.classes, blocks, hom, labels, src, dst, rng)
+	} else {
+		sbmClasses(n, lp.classes, hom, labels, src, dst, rng)
+	}
+	return lp.dataset(symmetricFromEdges(n, src, dst), labels, seed, 2), nil
+}
+
+// sbmClasses plants classes of equal expected size: each edge joins a uniformly drawn node to a
+// node of its own class with probability homophily, else to a node of another class.
+func sbmClasses(n, classes int, hom float64, labels, src, dst []int32, rng *rand.Rand) {
 	members := make([][]int32, classes)
 	for i := range labels {
 		c := int32(rng.IntN(classes))
 		labels[i] = c
 		members[c] = append(members[c], int32(i))
 	}
-	m := int(deg * float64(n) / 2)
-	src := make([]int32, m)
-	dst := make([]int32, m)
-	for e := 0; e < m; e++ {
+	for e := range src {
 		u := int32(rng.IntN(n))
 		c := int(labels[u])
 		if classes > 1 && rng.Float64() >= hom {
@@ -176,7 +190,29 @@ func generateSBM(p map[string]float64, seed uint64) (*Dataset, error) {
 		}
 		src[e], dst[e] = u, members[c][rng.IntN(len(members[c]))]
 	}
-	return lp.dataset(symmetricFromEdges(n, src, dst), labels, seed, 2), nil
+}
+
+// sbmBlocks plants blocks communities of equal size (±1), randomly placed among the node ids,
+// block b of class b mod classes: each edge joins a uniformly drawn node to a node of its own
+// block with probability homophily, else to any node. Communities of a fixed size give a graph
+// whose good partitions have a halo of fixed size however large the graph grows, as real graphs'
+// communities do.
+func sbmBlocks(n, classes, blocks int, hom float64, labels, src, dst []int32, rng *rand.Rand) {
+	block := make([]int32, n)
+	members := make([][]int32, blocks)
+	for i, v := range rng.Perm(n) {
+		b := int32(int64(i) * int64(blocks) / int64(n))
+		block[v], labels[v] = b, b%int32(classes)
+		members[b] = append(members[b], int32(v))
+	}
+	for e := range src {
+		u := int32(rng.IntN(n))
+		v := int32(rng.IntN(n))
+		if mb := members[block[u]]; rng.Float64() < hom && len(mb) > 0 {
+			v = mb[rng.IntN(len(mb))]
+		}
+		src[e], dst[e] = u, v
+	}
 }
 
 // labelParams are the parameters every generator takes besides its graph's: classes, features,

@@ -112,3 +112,26 @@ func FuzzGenerateSpec(f *testing.F) {
 		}
 	})
 }
+
+// TestGenerateSBMBlocks checks the community form of the SBM: with homophily 0.9 about 90% of
+// the edges stay inside a block, so a partition into as many parts as blocks cuts few of them,
+// and every block's nodes share one class.
+func TestGenerateSBMBlocks(t *testing.T) {
+	ds, err := Generate("sbm:nodes=5000,classes=4,blocks=50,degree=10,homophily=0.9,features=4", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Partition(ds.Graph, 50, PartitionOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut := float64(p.EdgeCut) / float64(ds.Graph.NumEdges()/2); cut > 0.2 {
+		t.Errorf("a 50-way partition cuts %.0f%% of the edges of 50 communities, want about 10%%", 100*cut)
+	}
+	if ds.NumClasses != 4 || slices.Max(ds.Labels) != 3 || slices.Min(ds.Labels) != 0 {
+		t.Errorf("classes %d, labels in [%d, %d]", ds.NumClasses, slices.Min(ds.Labels), slices.Max(ds.Labels))
+	}
+	if _, err := Generate("sbm:nodes=10,blocks=11", 1); err == nil {
+		t.Error("more blocks than nodes accepted")
+	}
+}

@@ -28,8 +28,9 @@ type GpmetisResult struct {
 }
 
 // PartitionGpmetis partitions g into k parts with METIS's command-line program gpmetis (k-way,
-// default options, allowed imbalance opt.Imbalance, seed opt.Seed). It writes g in METIS's graph
-// format to a temporary folder, runs gpmetis and reads the part file back.
+// default options, allowed imbalance opt.Imbalance, seed opt.Seed, where 0 leaves gpmetis's own
+// default seed). It writes g in METIS's graph format to a temporary folder, runs gpmetis and
+// reads the part file back.
 func PartitionGpmetis(ctx context.Context, g *CSR, k int, opt PartitionOptions) (*GpmetisResult, error) {
 	bin, err := exec.LookPath("gpmetis")
 	if err != nil {
@@ -58,7 +59,12 @@ func PartitionGpmetis(ctx context.Context, g *CSR, k int, opt PartitionOptions) 
 	if eps == 0 {
 		eps = 0.03
 	}
-	args := []string{"-ptype=kway", fmt.Sprintf("-ufactor=%d", int(eps*1000+0.5)), fmt.Sprintf("-seed=%d", opt.Seed%(1<<31)), file, strconv.Itoa(k)}
+	args := []string{"-ptype=kway", fmt.Sprintf("-ufactor=%d", int(eps*1000+0.5))}
+	if opt.Seed != 0 {
+		// Seed 0 leaves gpmetis its own default seed, the partition its users get.
+		args = append(args, fmt.Sprintf("-seed=%d", opt.Seed%(1<<31)))
+	}
+	args = append(args, file, strconv.Itoa(k))
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -28,11 +28,11 @@ func loadLINQS(path string, opt LoadOptions) (*Dataset, error) {
 	if !ok {
 		return nil, fmt.Errorf("linqs dataset %s: no %s.cites or .cites.gz", prefix, filepath.Base(prefix))
 	}
-	content, err := readMaybeGzip(contentPath)
+	content, err := readMaybeGzip(contentPath, opt)
 	if err != nil {
 		return nil, err
 	}
-	cites, err := readMaybeGzip(citesPath)
+	cites, err := readMaybeGzip(citesPath, opt)
 	if err != nil {
 		return nil, err
 	}

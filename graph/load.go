@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gnnprof/gnnprof/internal/progress"
 )
 
 // Format names accepted by LoadOptions.Format.
@@ -36,12 +38,16 @@ type LoadOptions struct {
 	// Target names the label column of a MUSAE target CSV (default: "target", "page_type" or
 	// "mature", whichever exists).
 	Target string
+	// Progress, when set, receives the loading's progress (bytes read, then the phase).
+	Progress progress.Func
+	task     string // the progress task, set by Load
 }
 
 // Open returns the dataset a command-line argument names: a generator spec (see Generate) when
 // it parses as one, otherwise a path for Load.
 func Open(pathOrSpec string, opt LoadOptions) (*Dataset, error) {
 	if IsSpec(pathOrSpec) {
+		opt.Progress.Report(progress.Update{Task: "generating " + pathOrSpec})
 		return Generate(pathOrSpec, opt.Seed)
 	}
 	return Load(pathOrSpec, opt)
@@ -50,6 +56,8 @@ func Open(pathOrSpec string, opt LoadOptions) (*Dataset, error) {
 // Load reads a dataset from a file, a folder or a Planetoid prefix (…/planetoid/ind.cora),
 // detecting the format from the path unless opt.Format names one.
 func Load(path string, opt LoadOptions) (*Dataset, error) {
+	opt.task = "loading " + datasetName(path)
+	opt.Progress.Report(progress.Update{Task: opt.task})
 	format := opt.Format
 	if format == "" {
 		var err error
@@ -61,7 +69,7 @@ func Load(path string, opt LoadOptions) (*Dataset, error) {
 	case FormatPlanetoid:
 		return loadPlanetoid(path, opt)
 	case FormatNpz:
-		data, err := os.ReadFile(path)
+		data, err := readMaybeGzip(path, opt)
 		if err != nil {
 			return nil, err
 		}

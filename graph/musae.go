@@ -60,7 +60,7 @@ func loadMUSAE(path string, opt LoadOptions) (*Dataset, error) {
 		if p == "" {
 			return nil, nil
 		}
-		return os.ReadFile(p)
+		return readMaybeGzip(p, opt)
 	}
 	edges, err := read(files.edges)
 	if err != nil {

@@ -24,7 +24,7 @@ func loadOGB(dir string, opt LoadOptions) (*Dataset, error) {
 			}
 			return nil, "", nil
 		}
-		data, err := readMaybeGzip(p)
+		data, err := readMaybeGzip(p, opt)
 		return data, filepath.Base(p), err
 	}
 	files := ogbFiles{}
@@ -51,7 +51,7 @@ func loadOGB(dir string, opt LoadOptions) (*Dataset, error) {
 			if !ok {
 				return nil, fmt.Errorf("ogb dataset %s: %s/%s.csv.gz missing", dir, splitDir, part)
 			}
-			if files.split[i], err = readMaybeGzip(p); err != nil {
+			if files.split[i], err = readMaybeGzip(p, opt); err != nil {
 				return nil, err
 			}
 			files.splitNames[i] = filepath.Base(p)

@@ -7,16 +7,23 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync/atomic"
+
+	"github.com/gnnprof/gnnprof/internal/progress"
 )
 
 // PartitionOptions tunes Partition.
 type PartitionOptions struct {
-	// Seed makes the result reproducible: the same graph, k and seed give the same parts.
+	// Seed makes the result reproducible: the same graph, k and seed give the same parts. For
+	// PartitionGpmetis, 0 leaves gpmetis its own default seed.
 	Seed uint64
-	// Imbalance is the allowed excess of the heaviest part over N/k (0 means 0.03, i.e. 3%).
+	// Imbalance ε bounds every part's size to [N/k / (1+ε), N/k · (1+ε)] (0 means 0.03, i.e. 3%).
 	Imbalance float64
 	// Tries is the number of initial partitions tried on the coarsest graph (0 means 4).
 	Tries int
+	// Progress, when set, receives the partitioner's progress: vertices bisected, summed over
+	// the levels of the recursive bisection, then the final refinement.
+	Progress progress.Func
 }
 
 // Partitioning is a k-way node partition in the form GNNAutoScale uses: after permuting the
@@ -116,7 +123,8 @@ func Partition(g *CSR, k int, opt PartitionOptions) (*Partitioning, error) {
 	parts := make([]int32, g.N)
 	if k > 1 {
 		rng := rand.New(rand.NewPCG(opt.Seed, 0x6d65746973))
-		p := &partitioner{k: k, eps: eps, tries: tries}
+		p := &partitioner{k: k, eps: eps, tries: tries, progress: opt.Progress,
+			work: int64(g.N) * int64(math.Ceil(math.Log2(float64(k))))}
 		p.run(newWeightedGraph(g), parts, rng)
 	}
 	return NewPartitioning(g, k, parts)
@@ -149,6 +157,16 @@ type partitioner struct {
 	eps   float64
 	tries int
 	sem   chan struct{} // tokens for running bisection branches concurrently
+
+	progress progress.Func
+	work     int64        // vertices to bisect over all levels (N × levels), for progress
+	bisected atomic.Int64 // vertices bisected so far
+}
+
+// report sends the partitioner's progress in phase.
+func (p *partitioner) report(phase string) {
+	p.progress.Report(progress.Update{Task: fmt.Sprintf("partitioning into %d parts", p.k), Done: min(p.bisected.Load(), p.work),
+		Total: p.work, Unit: "vertices", Status: phase})
 }
 
 func (p *partitioner) run(g *wgraph, where []int32, rng *rand.Rand) {
@@ -159,9 +177,12 @@ func (p *partitioner) run(g *wgraph, where []int32, rng *rand.Rand) {
 		ids[i] = int32(i)
 	}
 	p.sem = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+	p.report("bisecting")
 	p.recursiveBisect(g, ids, p.k, 0, bisectEps, where, rng)
 	// Bisections see only their own two sides; a final k-way pass moves boundary vertices
 	// between any parts and restores the overall balance.
+	p.bisected.Store(p.work)
+	p.report("refining")
 	newKwayRefiner(p.k, p.eps).refine(g, where, rng, kwayPasses)
 }
 

@@ -4,36 +4,44 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gnnprof/gnnprof/internal/progress"
 )
 
 // Helpers shared by the text loaders (LINQS, MUSAE, OGB).
 
-// readMaybeGzip reads a whole file, gunzipping it when the name ends in .gz.
-func readMaybeGzip(path string) ([]byte, error) {
+// readMaybeGzip reads a whole file, gunzipping it when the name ends in .gz, and reports the
+// bytes read (of the file, compressed or not) to opt.Progress.
+func readMaybeGzip(path string, opt LoadOptions) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var r io.Reader = f
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	r := opt.Progress.Reader(f, progress.Update{Task: opt.task, Total: size, Status: "reading " + filepath.Base(path)})
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
 	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
+		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		defer zr.Close()
 		r = zr
 	}
-	data, err := io.ReadAll(r)
-	if err != nil {
+	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return data, nil
+	opt.Progress.Report(progress.Update{Task: opt.task, Status: "parsing"})
+	return buf.Bytes(), nil
 }
 
 // firstExisting returns the first of the paths that exists.

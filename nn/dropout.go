@@ -90,17 +90,30 @@ func dropMask(seed uint64, p float32, in, out []float32) {
 	scale := 1 / (1 - p)
 	words := (len(in) + 3) / 4
 	parallelFor(words, int64(len(in))*4, func(lo, hi int) {
-		for w := lo; w < hi; w++ {
+		full := min(hi, len(in)/4) // words with all four elements present
+		for w := lo; w < full; w++ {
 			z := maskWord(seed, w)
-			end := min(4*w+4, len(in))
-			for i := 4 * w; i < end; i++ {
-				if uint16(z) >= thr {
-					out[i] = in[i] * scale
-				} else {
-					out[i] = 0
-				}
+			x, y := in[4*w:4*w+4:4*w+4], out[4*w:4*w+4:4*w+4]
+			// Branch-free: a kept element is multiplied by scale, a dropped one by 0 (a branch
+			// would be mispredicted half the time at p = 0.5).
+			y[0] = x[0] * keepScale(uint16(z), thr, scale)
+			y[1] = x[1] * keepScale(uint16(z>>16), thr, scale)
+			y[2] = x[2] * keepScale(uint16(z>>32), thr, scale)
+			y[3] = x[3] * keepScale(uint16(z>>48), thr, scale)
+		}
+		for w := max(lo, full); w < hi; w++ {
+			z := maskWord(seed, w)
+			for i := 4 * w; i < len(in); i++ {
+				out[i] = in[i] * keepScale(uint16(z), thr, scale)
 				z >>= 16
 			}
 		}
 	})
+}
+
+// keepScale is scale if the 16 mask bits h keep their element (h ≥ thr), else 0.
+func keepScale(h, thr uint16, scale float32) float32 {
+	// (h - thr) borrows out of 16 bits exactly when h < thr; the borrow bit selects 0.
+	keep := 1 - (uint32(h)-uint32(thr))>>31
+	return scale * float32(keep)
 }

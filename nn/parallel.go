@@ -3,11 +3,21 @@ package nn
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // minParallelWork is the number of scalar operations below which a kernel runs on the calling
 // goroutine: starting goroutines costs about a microsecond, a few thousand flops.
 const minParallelWork = 1 << 15
+
+// kernelThreads caps the goroutines a kernel splits its work over; 0: one per core.
+var kernelThreads atomic.Int32
+
+// SetKernelThreads caps the goroutines each kernel splits its work over (0, the default: one per
+// core) and returns the previous cap. Results do not depend on it. Several trainings running at
+// once (the accuracy tests train their seeds in parallel) do better with 1: their kernels then
+// never wait for each other's chunks, nor on a busy machine for a descheduled thread, at a barrier.
+func SetKernelThreads(n int) int { return int(kernelThreads.Swap(int32(max(n, 0)))) }
 
 // parallelFor splits [0, n) into contiguous chunks, one per available core, and calls fn on each
 // concurrently; work estimates the total scalar operations so small jobs stay serial.
@@ -35,6 +45,9 @@ func parallelRows(indptr []int64, work int64, fn func(lo, hi int)) {
 // increasing w from 1 to p−1; the first chunk runs on the calling goroutine.
 func parallelSplit(n int, work int64, bound func(w, p int) int, fn func(lo, hi int)) {
 	p := runtime.GOMAXPROCS(0)
+	if k := int(kernelThreads.Load()); k > 0 {
+		p = min(p, k)
+	}
 	if p == 1 || n < 2 || work < minParallelWork {
 		fn(0, n)
 		return

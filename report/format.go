@@ -167,3 +167,11 @@ func FormatDuration(ns int64) string { return fmtDur(ns) }
 
 // RoleColor is the colour role has in every chart and timeline.
 func RoleColor(role string) string { return roleColor(role) }
+
+// Plural writes a count with the noun in the right number: "1 step", "2 steps", "1,204 copies".
+func Plural(n int, one, many string) string {
+	if n == 1 || n == -1 {
+		return fmtCount(int64(n)) + " " + one
+	}
+	return fmtCount(int64(n)) + " " + many
+}

@@ -79,11 +79,14 @@ func (s *summary) write(p *analyze.Profile) {
 	st := p.Steps
 	s.line("%s  %s", s.style(ansiBold, "gnnprof · "+clean(p.Trace.Path)),
 		s.style(ansiDim, fmt.Sprintf("%s trace, %s events, %s", p.Trace.Format, fmtCount(int64(p.Trace.Events)), fmtDur(p.Trace.DurationNs))))
+	if d, ok := p.Trace.Meta["device"].(string); ok && d != "" {
+		s.line("device %s", clean(d))
+	}
 	if st.Count == 0 {
 		s.line("no steps found")
 	} else {
-		s.line("%d steps (%d measured) · mean step %s · host %s, median %s, range %s – %s",
-			st.Count, st.Measured, s.style(ansiBold, fmtDur(p.Breakdown.TotalNs)), fmtDur(st.HostMeanNs),
+		s.line("%s (%s measured) · mean step %s · host %s, median %s, range %s – %s",
+			Plural(st.Count, "step", "steps"), fmtCount(int64(st.Measured)), s.style(ansiBold, fmtDur(p.Breakdown.TotalNs)), fmtDur(st.HostMeanNs),
 			fmtDur(st.DeviceMedianNs), fmtDur(st.HostMinNs), fmtDur(st.HostMaxNs))
 	}
 	if p.Trace.Truncated {
@@ -95,8 +98,10 @@ func (s *summary) write(p *analyze.Profile) {
 	s.findings(p)
 	s.ops(p)
 	s.copies(p)
+	// Findings are about the training; warnings about reading and analysing its trace: each is
+	// counted on its own.
 	if len(p.Warnings) > 0 {
-		s.line("\n%s", s.style(ansiDim, fmt.Sprintf("%d warnings (see the full report)", len(p.Warnings))))
+		s.line("\n%s", s.style(ansiDim, Plural(len(p.Warnings), "warning", "warnings")+" from reading and analysing the trace (see the full report)"))
 	}
 }
 
@@ -127,7 +132,7 @@ func (s *summary) breakdown(p *analyze.Profile) {
 		s.line("  %-11s %9s %6s  %s", truncRunes(clean(part.Role), 11), fmtDur(part.MeanNs), fmtPct(part.Percent), s.style(ansiCyan, bar))
 	}
 	if restN > 0 {
-		s.line("  %s", s.style(ansiDim, fmt.Sprintf("%d smaller parts: %s", restN, fmtDur(rest))))
+		s.line("  %s", s.style(ansiDim, fmt.Sprintf("%s: %s", Plural(restN, "smaller part", "smaller parts"), fmtDur(rest))))
 	}
 }
 
@@ -150,9 +155,9 @@ func (s *summary) findings(p *analyze.Profile) {
 		s.line("  %s", s.style(ansiGreen, "no bottleneck crossed its threshold"))
 		return
 	}
-	note := ""
+	note := Plural(len(fs), "finding", "findings")
 	if len(fs) > s.opt.Findings {
-		note = fmt.Sprintf("top %d of %d", s.opt.Findings, len(fs))
+		note += fmt.Sprintf(", the top %d shown", s.opt.Findings)
 		fs = fs[:s.opt.Findings]
 	}
 	s.heading("Findings", note)
@@ -204,7 +209,7 @@ func (s *summary) copies(p *analyze.Profile) {
 	if p.Copies.Count == 0 {
 		return
 	}
-	s.heading("Copies", fmt.Sprintf("%s in %s copies, %s", fmtBytes(p.Copies.TotalBytes), fmtCount(int64(p.Copies.Count)), fmtDur(p.Copies.TotalNs)))
+	s.heading("Copies", fmt.Sprintf("%s in %s, %s", fmtBytes(p.Copies.TotalBytes), Plural(p.Copies.Count, "copy", "copies"), fmtDur(p.Copies.TotalNs)))
 	for _, d := range p.Copies.Directions {
 		pinned := 0.0
 		if d.Bytes > 0 {

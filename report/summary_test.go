@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -77,5 +78,46 @@ func TestHbar(t *testing.T) {
 		if got := hbar(c.frac, 4); got != c.want {
 			t.Errorf("hbar(%v, 4) = %q, want %q", c.frac, got, c.want)
 		}
+	}
+}
+
+// TestSummaryPlurals: counts agree with their nouns ("1 step", "2 steps"), and findings and
+// the warnings of reading and analysing the trace are counted apart.
+func TestSummaryPlurals(t *testing.T) {
+	for _, c := range []struct {
+		steps, warnings int
+		want, not       []string
+	}{
+		{1, 1, []string{"1 step (1 measured)", "1 warning from reading and analysing the trace"}, []string{"1 steps", "1 warnings"}},
+		{2, 2, []string{"2 steps (2 measured)", "2 warnings from reading and analysing the trace"}, []string{"2 step ", "2 warning "}},
+	} {
+		p, _ := analyzed(t, c.steps, "spmm")
+		p.Warnings = p.Warnings[:0]
+		for i := range c.warnings {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("reader warning %d", i))
+		}
+		p.Findings = p.Findings[:0]
+		for i := range c.steps {
+			p.Findings = append(p.Findings, analyze.Finding{ID: fmt.Sprintf("f%d", i), Severity: analyze.SeverityInfo, Title: "a finding"})
+		}
+		var buf bytes.Buffer
+		if err := WriteSummary(&buf, p, SummaryOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		findings := Plural(c.steps, "finding", "findings")
+		for _, want := range append(c.want, "Findings  "+findings+"\n") {
+			if !strings.Contains(out, want) {
+				t.Errorf("summary lacks %q:\n%s", want, out)
+			}
+		}
+		for _, bad := range c.not {
+			if strings.Contains(out, bad) {
+				t.Errorf("summary has %q:\n%s", bad, out)
+			}
+		}
+	}
+	if got := Plural(1204, "copy", "copies"); got != "1,204 copies" {
+		t.Errorf("Plural(1204) = %q", got)
 	}
 }

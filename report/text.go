@@ -422,60 +422,6 @@ func (t *textWriter) warnings(p *analyze.Profile) {
 	}
 }
 
-// WriteDiffText writes a compact plain-text rendering of a profile diff.
-func WriteDiffText(w io.Writer, d *analyze.Diff) error {
-	bw := bufio.NewWriter(w)
-	t := &textWriter{w: bw}
-	t.f("gnnprof diff\n  A: %s\n  B: %s\n", d.A, d.B)
-	t.section("Steps")
-	t.f("  mean wall  %s\n", textDeltaDur(d.StepMean))
-	t.f("  mean host  %s\n", textDeltaDur(d.HostStepMean))
-	t.f("  steps      %d → %d\n", d.Steps.A, d.Steps.B)
-	t.section("Breakdown (mean per step)")
-	for _, r := range d.Breakdown {
-		if r.A == 0 && r.B == 0 {
-			continue
-		}
-		t.f("  %-10s %s\n", r.Role, textDeltaDur(r.Delta))
-	}
-	if len(d.Ops) > 0 {
-		t.section("Largest operator changes (host + device self time)")
-		for _, o := range d.Ops[:min(10, len(d.Ops))] {
-			t.f("  %-9s %s  calls %d → %d  %s\n", o.Status, textDeltaDur(o.SelfNs), o.Calls.A, o.Calls.B, textTruncate(o.Name, 50))
-		}
-	}
-	if len(d.Copies) > 0 {
-		t.section("Copies")
-		for _, c := range d.Copies {
-			t.f("  %-5s count %d → %d, bytes %s → %s, time %s\n", c.Direction, c.Count.A, c.Count.B,
-				fmtBytes(c.Bytes.A), fmtBytes(c.Bytes.B), textDeltaDur(c.TotalNs))
-		}
-	}
-	t.f("\nPeak memory %s → %s\n", fmtBytes(d.PeakMemory.A), fmtBytes(d.PeakMemory.B))
-	t.section("Findings")
-	for _, f := range d.Gained {
-		t.f("  + [%s] %s: %s\n", f.Severity, f.ID, f.Summary)
-	}
-	for _, f := range d.Lost {
-		t.f("  - [%s] %s: %s\n", f.Severity, f.ID, f.Summary)
-	}
-	if len(d.Kept) > 0 {
-		t.f("  = %s\n", strings.Join(d.Kept, ", "))
-	}
-	if len(d.Gained)+len(d.Lost)+len(d.Kept) == 0 {
-		t.f("  none in either\n")
-	}
-	return bw.Flush()
-}
-
-func textDeltaDur(d analyze.Delta) string {
-	s := fmt.Sprintf("%s → %s", fmtDur(d.A), fmtDur(d.B))
-	if d.A != 0 {
-		s += fmt.Sprintf(" (%+.1f%%)", d.Percent)
-	}
-	return s
-}
-
 // textSortBy sorts idx by key, stably.
 func textSortBy(idx []int, key func(int) int64) {
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(key(x), key(y)) })

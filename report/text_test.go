@@ -60,26 +60,3 @@ func TestWriteText(t *testing.T) {
 		t.Error("text report lists more than 10 warnings")
 	}
 }
-
-func TestWriteDiffText(t *testing.T) {
-	d, _, _ := slowerRun(t, 12)
-	var buf bytes.Buffer
-	if err := WriteDiffText(&buf, d); err != nil {
-		t.Fatal(err)
-	}
-	out := buf.String()
-	for _, want := range []string{
-		"  A: runs/synthetic/trace.json.gz\n  B: runs/b/trace.json.gz\n",
-		"  mean wall  9.50 ms → 12.5 ms (+31.6%)\n",
-		"  sample     1.90 ms → 4.90 ms (+157.9%)\n",
-		"  gather     1.00 ms → 1.00 ms (+0.0%)\n",
-		"  increased 22.8 ms → 58.8 ms (+157.9%)  calls 12 → 12  sample_subgraph\n",
-		"  HtoD  count 24 → 24, bytes 60.0 MiB → 60.0 MiB",
-		"Peak memory 66.0 MiB → 66.0 MiB",
-		"  = input-bound, low-utilization\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("diff text lacks %q:\n%s", want, out)
-		}
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,8 +21,12 @@ type Dir struct {
 	closeErr  error
 }
 
+// ErrExists is returned by Create for a directory that already holds a run.
+var ErrExists = errors.New("already holds a run")
+
 // Create creates the run directory path (and its parents) and starts its trace, with meta as
-// the trace's run metadata.
+// the trace's run metadata. It refuses (ErrExists) a directory that holds a run's files: Clear
+// them first to replace that run.
 func Create(path string, meta map[string]any) (*Dir, error) {
 	return CreateStreaming(path, meta, time.Now())
 }
@@ -30,6 +35,13 @@ func Create(path string, meta map[string]any) (*Dir, error) {
 // live as they are recorded (an OTLP exporter, which needs start to timestamp them). On an
 // error the live sinks are left open.
 func CreateStreaming(path string, meta map[string]any, start time.Time, live ...trace.Sink) (*Dir, error) {
+	if old := Artefacts(path); len(old) > 0 {
+		names := make([]string, len(old))
+		for i, f := range old {
+			names[i] = filepath.Base(f)
+		}
+		return nil, fmt.Errorf("run directory %s %w (%s)", path, ErrExists, strings.Join(names, ", "))
+	}
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("creating run directory: %w", err)
 	}

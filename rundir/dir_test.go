@@ -1,8 +1,10 @@
 package rundir
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,4 +111,29 @@ func TestCreateStreaming(t *testing.T) {
 			t.Errorf("event %d: live %+v, file %+v", i, g, w)
 		}
 	}
+}
+
+// TestCreateRefusesARun: a directory holding a run's files is not written over; Clear removes
+// those files (and only those) so that it can be.
+func TestCreateRefusesARun(t *testing.T) {
+	path := t.TempDir()
+	touch(t, path, "trace.json.gz", "report.html", "trace.perfetto.part2.json.gz", "notes.txt")
+	_, err := Create(path, nil)
+	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "report.html, trace.json.gz, trace.perfetto.part2.json.gz") {
+		t.Fatalf("Create over a run: %v", err)
+	}
+	if err := Clear(path); err != nil {
+		t.Fatal(err)
+	}
+	if left := Artefacts(path); len(left) != 0 {
+		t.Errorf("Clear left %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(path, "notes.txt")); err != nil {
+		t.Errorf("Clear removed a file that is not the run's: %v", err)
+	}
+	d, err := Create(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Abort()
 }

@@ -9,6 +9,10 @@
 //	…  // train, recording on dir.Rec
 //	err = dir.Finish(&rundir.Run{Config: config, Epochs: epochs, Final: final})
 //
+// Create refuses a directory that already holds a run (ErrExists); Clear removes a run's files
+// (Artefacts) to replace it. A run stopped early (Ctrl-C) is recorded with Run.Interrupted.
+// Compare lists how two runs' settings and outcomes differ.
+//
 // It imports only trace, so trainers, the analyzer, the reports and the command line can all
 // use it.
 package rundir

@@ -11,12 +11,40 @@ import (
 
 // The files of a run directory.
 const (
-	TraceFile      = "trace.json.gz" // the trace, written while training
-	RunFile        = "run.json"      // the run's record (Run), written at the end
-	ReportFile     = "report.html"   // the HTML report
-	PprofFile      = "profile.pb.gz" // the span tree as a pprof profile
-	CPUProfileFile = "cpu.pprof"     // the Go CPU profile, labelled by role
+	TraceFile      = "trace.json.gz"          // the trace, written while training
+	RunFile        = "run.json"               // the run's record (Run), written at the end
+	ReportFile     = "report.html"            // the HTML report
+	PprofFile      = "profile.pb.gz"          // the span tree as a pprof profile
+	CPUProfileFile = "cpu.pprof"              // the Go CPU profile, labelled by role
+	PerfettoFile   = "trace.perfetto.json.gz" // gnnprof export chrome's output beside the trace
 )
+
+// artefactPatterns match every file a run directory's run writes or derives from its trace: the
+// files above, an uncompressed trace, and the Perfetto export's parts.
+var artefactPatterns = []string{TraceFile, "trace.json", RunFile, ReportFile, PprofFile, CPUProfileFile,
+	"trace.perfetto*.json*"}
+
+// Artefacts lists the run files in dir (see artefactPatterns), sorted; none when dir is absent.
+func Artefacts(dir string) []string {
+	var found []string
+	for _, p := range artefactPatterns {
+		m, _ := filepath.Glob(filepath.Join(dir, p)) // the patterns are well formed
+		found = append(found, m...)
+	}
+	slices.Sort(found)
+	return slices.Compact(found)
+}
+
+// Clear removes the run files from dir (only those: other files stay), so that a new run can be
+// written there without stale reports beside its trace.
+func Clear(dir string) error {
+	for _, f := range Artefacts(dir) {
+		if err := os.Remove(f); err != nil {
+			return fmt.Errorf("clearing run directory: %w", err)
+		}
+	}
+	return nil
+}
 
 // traceNames are the names a run directory's trace may have, in order of preference: ours, then
 // an uncompressed copy.

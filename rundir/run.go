@@ -21,6 +21,9 @@ type Run struct {
 	Config        map[string]any `json:"config"`
 	Epochs        []Epoch        `json:"epochs"`
 	Final         Final          `json:"final"`
+	// Interrupted says the run was stopped early (Ctrl-C, SIGTERM): Epochs and Final cover the
+	// epochs it completed. Added to schema version 1 (files without it read as false).
+	Interrupted bool `json:"interrupted"`
 	// OTLP says what a run streamed to an OpenTelemetry collector (--otlp-endpoint) delivered;
 	// absent for a run that streamed nothing. Added to schema version 1.
 	OTLP *OTLPExport `json:"otlp,omitempty"`

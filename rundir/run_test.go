@@ -21,7 +21,8 @@ func testRun() *Run {
 			{Epoch: 0, Loss: 1.9, TrainAcc: 0.3, ValAcc: 0.25, TestAcc: 0.26, Seconds: 0.5},
 			{Epoch: 1, Loss: 1.5, TrainAcc: 0.5, ValAcc: 0.45, TestAcc: 0.44, Seconds: 0.4},
 		},
-		Final: Final{BestValAcc: 0.45, TestAcc: 0.44, Epochs: 2, Seconds: 0.9, PeakDeviceBytes: 1024, PeakHostBytes: 2048},
+		Final:       Final{BestValAcc: 0.45, TestAcc: 0.44, Epochs: 2, Seconds: 0.9, PeakDeviceBytes: 1024, PeakHostBytes: 2048},
+		Interrupted: true,
 	}
 }
 
@@ -71,7 +72,7 @@ func TestWriteKeepsFieldNames(t *testing.T) {
 		what      string
 		got, want []string
 	}{
-		{"top level", slices.Sorted(maps.Keys(top)), []string{"config", "epochs", "final", "schema_version"}},
+		{"top level", slices.Sorted(maps.Keys(top)), []string{"config", "epochs", "final", "interrupted", "schema_version"}},
 		{"epoch", slices.Sorted(maps.Keys(doc.Epochs[0])), []string{"epoch", "loss", "seconds", "test_acc", "train_acc", "val_acc"}},
 		{"final", slices.Sorted(maps.Keys(doc.Final)), []string{"best_val_acc", "epochs", "peak_device_bytes", "peak_host_bytes", "seconds", "test_acc"}},
 	} {
@@ -102,7 +103,7 @@ func TestParseUnversioned(t *testing.T) {
 		t.Fatal(err)
 	}
 	if run.SchemaVersion != 1 || len(run.Epochs) != 2 || run.Epochs[1].ValAcc != 0.45 || run.Final.PeakHostBytes != 2048 ||
-		run.Config["lr"] != 0.01 {
+		run.Config["lr"] != 0.01 || run.Interrupted {
 		t.Errorf("parsed %+v", run)
 	}
 }

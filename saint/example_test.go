@@ -1,6 +1,7 @@
 package saint_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -103,7 +104,7 @@ func ExampleTrainer() {
 	if err := tr.Place(dev, nil); err != nil {
 		panic(err)
 	}
-	res, err := tr.Run(nil, nil, nil)
+	res, err := tr.Run(context.Background(), nil, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/nn"
 	"github.com/gnnprof/gnnprof/saint/mhaug"
 	"github.com/gnnprof/gnnprof/trace"
@@ -133,13 +133,14 @@ func (t *Trainer) Place(d *train.Device, lane *trace.Lane) error {
 }
 
 // Run trains for the configured epochs (stopping early with Patience), recording on lane, the
-// sampler workers and the batch loader on lanes of their own in rec (nil: not recorded), and
+// sampler workers and the batch loader on lanes of their own in the device's recorder, and
 // printing a line per epoch to progress (nil: quiet). Every batch is a step; the epoch's MH-Aug
 // step runs inside its first batch's step.
-func (t *Trainer) Run(rec *trace.Recorder, lane *trace.Lane, progress io.Writer) (*train.Result, error) {
+func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*train.Result, error) {
 	if t.dev == nil {
 		return nil, errors.New("GraphSAINT trainer: Run before Place")
 	}
+	rec := t.dev.Rec
 	cfg := &t.Config
 	sp := lane.Begin("normalize", trace.RoleSample)
 	pre := NewPipeline(t.sampler, PipelineConfig{Seed: cfg.Seed, Workers: cfg.SamplerWorkers})
@@ -169,18 +170,21 @@ func (t *Trainer) Run(rec *trace.Recorder, lane *trace.Lane, progress io.Writer)
 			return nil, fmt.Errorf("evaluating the untrained model for MH-Aug's first step: %w", err)
 		}
 	}
-	loop := train.Loop{Epochs: cfg.Epochs, Patience: cfg.Patience, Lane: lane, Progress: progress,
+	loop := train.Loop{Epochs: cfg.Epochs, Patience: cfg.Patience, Lane: lane, Progress: p,
 		Device: t.dev, OwnSteps: true,
-		Train: func(int) (float64, error) { return t.trainEpoch(lane, pf) },
-		Eval:  func(int) (train.Scores, error) { return t.evaluate(lane) }}
-	return loop.Run()
+		Train: func(ctx context.Context, _ int) (float64, error) { return t.trainEpoch(ctx, lane, pf) },
+		Eval:  func(context.Context, int) (train.Scores, error) { return t.evaluate(lane) }}
+	return loop.Run(ctx)
 }
 
 // trainEpoch trains on the epoch's batches, one step each, and reads the epoch's mean loss back
 // once, at its end.
-func (t *Trainer) trainEpoch(lane *trace.Lane, pf *train.Prefetch[*batch]) (float64, error) {
+func (t *Trainer) trainEpoch(ctx context.Context, lane *trace.Lane, pf *train.Prefetch[*batch]) (float64, error) {
 	var sum float64 // on the device: the losses are not read one by one
 	for k := range t.batches {
+		if err := ctx.Err(); err != nil { // interrupted: abandon the epoch between steps
+			return 0, err
+		}
 		step := lane.BeginStep(t.step)
 		t.step++
 		loss, err := t.trainStep(lane, pf, k == 0)

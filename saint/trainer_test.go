@@ -1,6 +1,7 @@
 package saint
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"reflect"
@@ -61,7 +62,7 @@ func trainOn(ds *graph.Dataset, cfg Config) trained {
 	if err := tr.Place(dev, nil); err != nil {
 		return trained{err: err}
 	}
-	res, err := tr.Run(nil, nil, nil)
+	res, err := tr.Run(context.Background(), nil, nil)
 	return trained{tr, res, err}
 }
 

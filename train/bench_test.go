@@ -43,14 +43,14 @@ func BenchmarkTrainEpoch(b *testing.B) {
 				}
 				fb.TrainEpoch(lane) // grow buffers
 				b.ReportAllocs()
-				c0 := processCPUSeconds()
+				c0 := ProcessCPUSeconds()
 				for b.Loop() {
 					if _, err := fb.TrainEpoch(lane); err != nil {
 						b.Fatal(err)
 					}
 				}
 				// CPU time beside wall time: on a shared machine wall time mostly measures waiting.
-				b.ReportMetric((processCPUSeconds()-c0)*1e9/float64(b.N), "cpu-ns/op")
+				b.ReportMetric((ProcessCPUSeconds()-c0)*1e9/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
@@ -85,13 +85,13 @@ func BenchmarkTrainEpochDevice(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
-				c0 := processCPUSeconds()
+				c0 := ProcessCPUSeconds()
 				for b.Loop() {
 					if _, err := fb.TrainEpoch(nil); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric((processCPUSeconds()-c0)*1e9/float64(b.N), "cpu-ns/op")
+				b.ReportMetric((ProcessCPUSeconds()-c0)*1e9/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}

@@ -2,4 +2,5 @@
 
 package train
 
-func processCPUSeconds() float64 { return 0 }
+// ProcessCPUSeconds is 0 where the platform does not report CPU time.
+func ProcessCPUSeconds() float64 { return 0 }

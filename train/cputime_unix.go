@@ -4,8 +4,8 @@ package train
 
 import "syscall"
 
-// processCPUSeconds is the process's user + system CPU time, all threads together.
-func processCPUSeconds() float64 {
+// ProcessCPUSeconds is the process's user + system CPU time, all threads together.
+func ProcessCPUSeconds() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

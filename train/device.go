@@ -1,9 +1,11 @@
 package train
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -33,13 +35,13 @@ type DeviceConfig struct {
 const deviceIndex = 0
 
 // String names the device and its link model, as reports show it: "cpu:0, PCIe 4.0 x16 link
-// model (25 GB/s pinned, 12 GB/s pageable, 5µs per copy)".
+// model" (the model's figures are in Link.String()).
 func (c DeviceConfig) String() string {
 	name := fmt.Sprintf("cpu:%d", deviceIndex)
 	if c.Link == nil {
 		return name + " (the CPU as the device, no link model)"
 	}
-	return name + ", " + c.Link.String()
+	return name + ", " + strings.TrimSuffix(cmp.Or(c.Link.Name, "custom"), " link") + " link model"
 }
 
 // Device is a trainer's accelerator: the CPU backend of package device, with its link model and
@@ -48,6 +50,7 @@ type Device struct {
 	Dev    device.Device
 	Config DeviceConfig
 	Arena  *Arena
+	Rec    *trace.Recorder // what the device records into; nil: recording off
 
 	mu       sync.Mutex // guards readBack
 	readBack Buf[int64] // device memory that values are read back from
@@ -59,7 +62,16 @@ func NewDevice(cfg DeviceConfig, rec *trace.Recorder) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{Dev: dev, Config: cfg, Arena: NewArena(dev, "activations")}, nil
+	return &Device{Dev: dev, Config: cfg, Arena: NewArena(dev, "activations"), Rec: rec}, nil
+}
+
+// Lane returns a new host lane of the device's recorder (nil with recording off), for a trainer's
+// background workers.
+func (d *Device) Lane(name string) *trace.Lane {
+	if d.Rec == nil {
+		return nil
+	}
+	return d.Rec.Lane(name)
 }
 
 // String names the device and its link model (DeviceConfig.String).
@@ -84,13 +96,15 @@ func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
 		host = append(host, p.W.Data[:p.Size()]...)
 	}
 	var w, g Buf[float32]
-	if err := Upload(d, lane, &w, host, "parameters"); err != nil {
+	if err := w.Alloc(d.Dev, total, false, "parameters"); err != nil {
 		return err
 	}
-	if err := g.Grow(d.Dev, total, false, "gradients"); err != nil {
+	if err := d.Dev.Copy(lane, w.Mem(), device.HostSlice(host)); err != nil {
+		return fmt.Errorf("uploading the parameters: %w", err)
+	}
+	if err := g.Alloc(d.Dev, total, false, "gradients"); err != nil {
 		return err
 	}
-	clear(g.Data)
 	off := 0
 	for _, p := range params {
 		n := p.Size()
@@ -135,15 +149,25 @@ type Buf[T device.Element] struct {
 // afterwards.
 func (b *Buf[T]) Grow(dev device.Device, n int, pinned bool, label string) error {
 	var zero T
-	width := int64(unsafe.Sizeof(zero))
-	if b.buf != nil && b.buf.Size()/width >= int64(n) {
+	if b.buf != nil && b.buf.Size()/int64(unsafe.Sizeof(zero)) >= int64(n) {
 		b.Data = b.Data[:n]
 		return nil
 	}
+	return b.alloc(dev, n, int64(n)+int64(n)/8, pinned, label)
+}
+
+// Alloc makes b hold exactly n zeroed values in new memory, for what does not change size.
+func (b *Buf[T]) Alloc(dev device.Device, n int, pinned bool, label string) error {
+	return b.alloc(dev, n, int64(n), pinned, label)
+}
+
+// alloc replaces b's memory with size values, n of them in use.
+func (b *Buf[T]) alloc(dev device.Device, n int, size int64, pinned bool, label string) error {
+	var zero T
+	width := int64(unsafe.Sizeof(zero))
 	if err := b.Free(dev); err != nil {
 		return err
 	}
-	size := int64(n) + int64(n)/8
 	var err error
 	if pinned {
 		b.buf, err = dev.AllocPinned(size*width, label)
@@ -162,9 +186,13 @@ func (b *Buf[T]) Grow(dev device.Device, n int, pinned bool, label string) error
 }
 
 // Mem is the memory of the values in use, for a copy.
-func (b *Buf[T]) Mem() device.Mem {
+func (b *Buf[T]) Mem() device.Mem { return b.Range(0, len(b.Data)) }
+
+// Range is the memory of n values from the first-th, for a copy.
+func (b *Buf[T]) Range(first, n int) device.Mem {
 	var zero T
-	return b.buf.Range(0, int64(len(b.Data))*int64(unsafe.Sizeof(zero)))
+	w := int64(unsafe.Sizeof(zero))
+	return b.buf.Range(int64(first)*w, int64(n)*w)
 }
 
 // Free releases the memory.
@@ -188,6 +216,40 @@ func Upload[T device.Element](d *Device, lane *trace.Lane, b *Buf[T], src []T, l
 		return nil
 	}
 	if err := d.Dev.Copy(lane, b.Mem(), device.HostSlice(src)); err != nil {
+		return fmt.Errorf("uploading %s: %w", label, err)
+	}
+	return nil
+}
+
+// Staged is a buffer in pinned host memory and its copy in device memory: the host fills
+// Host.Data, Upload copies it to Dev.
+type Staged[T device.Element] struct {
+	Host, Dev Buf[T]
+}
+
+// Grow makes the host side hold n values (the device side follows at Upload).
+func (s *Staged[T]) Grow(d *Device, n int, label string) error {
+	return s.Host.Grow(d.Dev, n, true, label+" (staging)")
+}
+
+// Upload copies the host values to the device: queued on stream when given (the host goes on;
+// wait on an event recorded after it before using Dev), otherwise synchronously, the host's wait
+// recorded on lane.
+func (s *Staged[T]) Upload(d *Device, stream device.Stream, lane *trace.Lane, label string) error {
+	n := len(s.Host.Data)
+	if err := s.Dev.Grow(d.Dev, n, false, label); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	var err error
+	if stream != nil {
+		err = stream.CopyAsync(s.Dev.Mem(), s.Host.Mem())
+	} else {
+		err = d.Dev.Copy(lane, s.Dev.Mem(), s.Host.Mem())
+	}
+	if err != nil {
 		return fmt.Errorf("uploading %s: %w", label, err)
 	}
 	return nil

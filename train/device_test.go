@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestFullBatchOnDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := host.Run(nil, nil)
+	want, err := host.Run(context.Background(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestFullBatchOnDevice(t *testing.T) {
 	if err := fb.Place(dev, lane); err != nil {
 		t.Fatal(err)
 	}
-	got, err := fb.Run(lane, nil)
+	got, err := fb.Run(context.Background(), lane, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

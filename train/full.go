@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/nn"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -275,11 +275,11 @@ func (f *FullBatch) Evaluate(lane *trace.Lane) (Scores, error) {
 	return Scores{Train: got[0], Val: got[1], Test: got[2], ValLoss: got[3]}, f.deviceErr()
 }
 
-// Run trains for the configured epochs (stopping early with Patience), recording on lane and
-// printing a line per epoch to progress (nil: quiet).
-func (f *FullBatch) Run(lane *trace.Lane, progress io.Writer) (*Result, error) {
-	loop := Loop{Epochs: f.Config.Epochs, Patience: f.Config.Patience, Lane: lane, Progress: progress, Device: f.Dev,
-		Train: func(int) (float64, error) { return f.TrainEpoch(lane) },
-		Eval:  func(int) (Scores, error) { return f.Evaluate(lane) }}
-	return loop.Run()
+// Run trains for the configured epochs (stopping early with Patience, or after the epoch under
+// way when ctx is cancelled), recording on lane and reporting each epoch to p (nil: none).
+func (f *FullBatch) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*Result, error) {
+	loop := Loop{Epochs: f.Config.Epochs, Patience: f.Config.Patience, Lane: lane, Progress: p, Device: f.Dev,
+		Train: func(context.Context, int) (float64, error) { return f.TrainEpoch(lane) },
+		Eval:  func(context.Context, int) (Scores, error) { return f.Evaluate(lane) }}
+	return loop.Run(ctx)
 }

@@ -2,14 +2,15 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"math"
-	"runtime"
+	"runtime/metrics"
 	"time"
 
 	"github.com/gnnprof/gnnprof/device"
 	"github.com/gnnprof/gnnprof/internal/procmem"
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -30,6 +31,9 @@ type Result struct {
 	// EpochCPUSeconds is the process CPU time (all threads) of each epoch's training part: on a
 	// shared machine it shows the work done when wall time mostly shows waiting for a core.
 	EpochCPUSeconds []float64
+	// Interrupted says the run stopped early because its context was cancelled (Ctrl-C): Epochs
+	// and Final cover the epochs completed before.
+	Interrupted bool
 }
 
 // MeanEpochSeconds is the mean wall time of the training part of an epoch (excluding the
@@ -69,16 +73,20 @@ type Scores struct {
 
 // Loop runs epochs: a training epoch, then an evaluation, keeping the epoch with the best
 // validation accuracy (ties go to the lower validation loss) and stopping early when neither
-// validation accuracy nor validation loss has improved for Patience epochs.
+// validation accuracy nor validation loss has improved for Patience epochs. It is every
+// trainer's epoch loop, so that every trainer stops on Ctrl-C and reports progress alike.
 type Loop struct {
 	Epochs   int
 	Patience int         // epochs without a better validation accuracy or loss before stopping; 0: run all
 	Lane     *trace.Lane // each epoch is a step (ProfilerStep#epoch) on it, unless OwnSteps
-	Progress io.Writer   // one line per epoch; nil: quiet
-	// Train runs one training epoch and returns its loss.
-	Train func(epoch int) (float64, error)
-	// Eval scores the model; it runs inside the epoch's step, in an "eval" span.
-	Eval func(epoch int) (Scores, error)
+	// Progress receives an update after each epoch (epochs done, loss, accuracies); nil: none.
+	Progress progress.Func
+	// Train runs one training epoch and returns its loss. A trainer whose epoch has many steps
+	// checks ctx between them and returns ctx's error to abandon the epoch when it is cancelled.
+	Train func(ctx context.Context, epoch int) (float64, error)
+	// Eval scores the model; it runs inside the epoch's step, in an "eval" span. Like Train, it
+	// may return ctx's error when ctx is cancelled.
+	Eval func(ctx context.Context, epoch int) (Scores, error)
 	// OwnSteps says that Train records its own steps (a mini-batch trainer's step is a batch);
 	// the loop then records each epoch's evaluation between them, in an "eval" span.
 	OwnSteps bool
@@ -87,8 +95,10 @@ type Loop struct {
 	Device *Device
 }
 
-// Run executes the loop.
-func (l *Loop) Run() (*Result, error) {
+// Run executes the loop. When ctx is cancelled it finishes the epoch under way (or abandons it,
+// when Train or Eval return ctx's error) and returns the epochs done so far with Interrupted
+// set and no error, so the caller can still write them out.
+func (l *Loop) Run(ctx context.Context) (*Result, error) {
 	if l.Epochs <= 0 {
 		return nil, fmt.Errorf("epochs must be positive, got %d", l.Epochs)
 	}
@@ -99,8 +109,13 @@ func (l *Loop) Run() (*Result, error) {
 	bestVal, selLoss, bestLoss := -1.0, math.Inf(1), math.Inf(1)
 	sinceBest := 0
 	start := time.Now()
-	var ms runtime.MemStats
+	heap := []metrics.Sample{{Name: heapObjects}, {Name: heapUnused}}
+	l.report(0, "")
 	for epoch := 0; epoch < l.Epochs; epoch++ {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
 		var copies0 device.CopyStats
 		if l.Device != nil {
 			if epoch > 0 { // the first epoch's peak includes what was set up before it
@@ -112,12 +127,15 @@ func (l *Loop) Run() (*Result, error) {
 		if !l.OwnSteps {
 			step = l.Lane.BeginStep(epoch)
 		}
-		t0, c0 := time.Now(), processCPUSeconds()
-		loss, err := l.Train(epoch)
-		secs := time.Since(t0).Seconds()
-		res.EpochCPUSeconds = append(res.EpochCPUSeconds, processCPUSeconds()-c0)
+		t0, c0 := time.Now(), ProcessCPUSeconds()
+		loss, err := l.Train(ctx, epoch)
+		secs, cpu := time.Since(t0).Seconds(), ProcessCPUSeconds()-c0
 		if err != nil {
 			step.End()
+			if cancelled(ctx, err) {
+				res.Interrupted = true
+				break
+			}
 			return nil, fmt.Errorf("epoch %d: %w", epoch, err)
 		}
 		if math.IsNaN(loss) || math.IsInf(loss, 0) {
@@ -126,7 +144,7 @@ func (l *Loop) Run() (*Result, error) {
 		}
 		sp := l.Lane.Begin("eval", trace.RoleEval)
 		var sc Scores
-		l.Lane.Do(context.Background(), trace.RoleEval, func(context.Context) { sc, err = l.Eval(epoch) })
+		l.Lane.Do(ctx, trace.RoleEval, func(ctx context.Context) { sc, err = l.Eval(ctx, epoch) })
 		sp.End()
 		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		if err == nil {
@@ -134,6 +152,10 @@ func (l *Loop) Run() (*Result, error) {
 		}
 		step.End()
 		if err != nil {
+			if cancelled(ctx, err) {
+				res.Interrupted = true
+				break
+			}
 			return nil, fmt.Errorf("epoch %d: evaluating: %w", epoch, err)
 		}
 		if d := l.Device; d != nil {
@@ -143,10 +165,10 @@ func (l *Loop) Run() (*Result, error) {
 			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, m.Peak)
 			res.Final.PeakPinnedBytes = max(res.Final.PeakPinnedBytes, m.PinnedPeak)
 		} else {
-			runtime.ReadMemStats(&ms)
-			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, int64(ms.HeapInuse))
+			res.Final.PeakDeviceBytes = max(res.Final.PeakDeviceBytes, heapInUse(heap))
 		}
 		res.Epochs = append(res.Epochs, e)
+		res.EpochCPUSeconds = append(res.EpochCPUSeconds, cpu)
 		selected := sc.Val > bestVal || (sc.Val == bestVal && sc.ValLoss < selLoss)
 		if selected {
 			bestVal, selLoss, res.BestEpoch = sc.Val, sc.ValLoss, epoch
@@ -161,10 +183,7 @@ func (l *Loop) Run() (*Result, error) {
 		} else {
 			sinceBest++
 		}
-		if l.Progress != nil {
-			fmt.Fprintf(l.Progress, "epoch %4d  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n",
-				epoch, loss, sc.Train, sc.Val, sc.Test, secs*1e3)
-		}
+		l.report(len(res.Epochs), fmt.Sprintf("loss %.4f  accuracy train %.4f  val %.4f  test %.4f", loss, sc.Train, sc.Val, sc.Test))
 		if l.Patience > 0 && sinceBest >= l.Patience {
 			break
 		}
@@ -173,4 +192,26 @@ func (l *Loop) Run() (*Result, error) {
 	res.Final.Seconds = time.Since(start).Seconds()
 	res.Final.PeakHostBytes = procmem.PeakRSS()
 	return res, nil
+}
+
+// The heap in use, as runtime.MemStats.HeapInuse counts it, read through runtime/metrics, which
+// unlike runtime.ReadMemStats does not stop the world (every epoch of every training running).
+const (
+	heapObjects = "/memory/classes/heap/objects:bytes"
+	heapUnused  = "/memory/classes/heap/unused:bytes"
+)
+
+func heapInUse(s []metrics.Sample) int64 {
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64() + s[1].Value.Uint64())
+}
+
+// report sends the loop's progress: done epochs of Epochs, with status.
+func (l *Loop) report(done int, status string) {
+	l.Progress.Report(progress.Update{Task: "training", Done: int64(done), Total: int64(l.Epochs), Unit: "epochs", Status: status})
+}
+
+// cancelled says err is ctx's cancellation: the epoch was abandoned on request.
+func cancelled(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)))
 }

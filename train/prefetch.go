@@ -7,7 +7,9 @@ import "sync"
 // its upload) while batch k trains.
 //
 // The producer fills one of sets buffer sets per item, set = item mod sets, so it can run
-// sets−1 items ahead; an item's set is handed back when the consumer asks for the next item.
+// sets−1 items ahead; an item's set is handed back when the consumer asks for the next item with
+// Next. A consumer that holds more than one item at a time (batch k+1 fetched while batch k still
+// trains) takes items with Take and hands their sets back, oldest first, with Release.
 type Prefetch[T any] struct {
 	items  chan prefetched[T]
 	tokens chan struct{} // one per buffer set not in use
@@ -50,20 +52,30 @@ func NewPrefetch[T any](n, sets int, produce func(i, set int) (T, error)) *Prefe
 	return p
 }
 
-// Next hands back the previous item's buffer set and returns the next item; ok is false after
-// the last one.
+// Next hands back the previous item's buffer set (the item Next returned last) and returns the
+// next item; ok is false after the last one.
 func (p *Prefetch[T]) Next() (v T, ok bool, err error) {
 	if p.taken {
-		p.tokens <- struct{}{}
+		p.Release()
 		p.taken = false
 	}
+	v, ok, err = p.Take()
+	p.taken = ok
+	return v, ok, err
+}
+
+// Take returns the next item, waiting for the producer if need be; ok is false after the last
+// one. The item's buffer set stays the consumer's until it calls Release.
+func (p *Prefetch[T]) Take() (v T, ok bool, err error) {
 	it, ok := <-p.items
 	if !ok {
 		return v, false, nil
 	}
-	p.taken = true
 	return it.v, true, it.err
 }
+
+// Release hands back the buffer set of the oldest item the consumer took with Take.
+func (p *Prefetch[T]) Release() { p.tokens <- struct{}{} }
 
 // Close stops the producer and waits for it to finish the item it is producing.
 func (p *Prefetch[T]) Close() {

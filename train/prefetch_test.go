@@ -74,3 +74,34 @@ func TestPrefetch(t *testing.T) {
 		t.Errorf("the producer ran %d items ahead after Close", n)
 	}
 }
+
+// TestPrefetchTake checks a consumer that holds two items at a time (Take, then Release of the
+// older one): the producer never fills a set the consumer still holds, and every item arrives
+// once, in order.
+func TestPrefetchTake(t *testing.T) {
+	const n, sets = 50, 3
+	var inUse [sets]atomic.Bool
+	p := NewPrefetch(n, sets, func(i, set int) (int, error) {
+		if inUse[set].Load() {
+			t.Errorf("item %d fills set %d while the consumer holds it", i, set)
+		}
+		return i, nil
+	})
+	defer p.Close()
+	var held []int
+	for want := range n {
+		v, ok, err := p.Take()
+		if err != nil || !ok || v != want {
+			t.Fatalf("item %d: got %d, %v, %v", want, v, ok, err)
+		}
+		inUse[v%sets].Store(true)
+		if held = append(held, v%sets); len(held) == 2 {
+			inUse[held[0]].Store(false)
+			held = held[1:]
+			p.Release()
+		}
+	}
+	if _, ok, _ := p.Take(); ok {
+		t.Error("an item after the last")
+	}
+}

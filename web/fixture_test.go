@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -136,7 +137,7 @@ func trainRun(path, model string, epochs int, reports bool) (*rundir.Run, error)
 			return nil, err
 		}
 	}
-	res, err := fb.Run(dir.Rec.Lane("main"), nil)
+	res, err := fb.Run(context.Background(), dir.Rec.Lane("main"), nil)
 	if cerr := cpu.Stop(); err == nil {
 		err = cerr
 	}

@@ -1,30 +1,64 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/gnnprof/gnnprof/graph"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/progress"
 )
 
-// datasetFlags are the flags shared by commands that open a dataset.
+// datasetFlags are the flags of every command that opens a dataset: --data (or the one
+// positional argument), --data-format and --data-seed.
 type datasetFlags struct {
-	format string
-	seed   uint64
+	data, format string
+	seed         uint64
 }
 
-func (f *datasetFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.format, "format", "", "force the dataset format: "+strings.Join(graph.Formats, ", "))
-	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "seed for generators and for random splits of datasets that ship none")
+// register adds the flags; def is --data's default ("": the dataset must be named).
+func (f *datasetFlags) register(fs *pflag.FlagSet, def string) {
+	fs.StringVar(&f.data, "data", def, "dataset: a file, folder, Planetoid prefix (…/ind.cora) or generator spec (also accepted as the argument)")
+	fs.StringVar(&f.format, "data-format", "", "force the dataset's format: "+strings.Join(graph.Formats, ", "))
+	fs.Uint64Var(&f.seed, "data-seed", 1, "seed of a generated dataset, and of the random split of datasets that ship none")
 }
 
-func (f *datasetFlags) open(arg string) (*graph.Dataset, error) {
-	return graph.Open(arg, graph.LoadOptions{Format: f.format, Seed: f.seed})
+// resolve settles the dataset from --data or the positional arguments (at most one, and not
+// both ways).
+func (f *datasetFlags) resolve(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) > 1:
+		return usageErrorf("one dataset at most, got %d arguments", len(args))
+	case len(args) == 1 && cmd.Flags().Changed("data") && args[0] != f.data:
+		return usageErrorf("two datasets, %q and --data %q: name it once", args[0], f.data)
+	case len(args) == 1:
+		f.data = args[0]
+	case f.data == "":
+		return usageErrorf("no dataset: name one as the argument or with --data")
+	}
+	return nil
+}
+
+// open loads or generates the dataset, reporting its progress to p.
+func (f *datasetFlags) open(p progress.Func) (*graph.Dataset, error) {
+	return graph.Open(f.data, graph.LoadOptions{Format: f.format, Seed: f.seed, Progress: p})
+}
+
+// openInterruptible is open that returns as soon as ctx is cancelled.
+func (f *datasetFlags) openInterruptible(ctx context.Context, p progress.Func) (*graph.Dataset, error) {
+	ds, err := interruptible(ctx, func() (*graph.Dataset, error) { return f.open(p) })
+	if errors.Is(err, errInterrupted) {
+		return nil, fmt.Errorf("loading %s: %w", f.data, err)
+	}
+	return ds, err
 }
 
 const datasetHelp = `A dataset is a path or a generator spec:
@@ -46,20 +80,28 @@ func newDataCmd() *cobra.Command {
 
 func newDataInfoCmd() *cobra.Command {
 	var flags datasetFlags
-	var asJSON bool
+	var format string
 	cmd := &cobra.Command{
-		Use:   "info PATH|SPEC",
+		Use:   "info [PATH|SPEC]",
 		Short: "Print a dataset's size, features, classes, split, degrees and memory",
 		Long:  "Print a dataset's size, features, classes, split, degrees and memory.\n\n" + datasetHelp + "\nGenerator parameters:\n" + graph.SpecHelp(),
-		Args:  cobra.ExactArgs(1),
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := flags.resolve(cmd, args); err != nil {
+				return err
+			}
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
 			start := time.Now()
-			ds, err := flags.open(args[0])
+			p := progressOf(cmd)
+			ds, err := flags.openInterruptible(cmd.Context(), p)
 			if err != nil {
 				return err
 			}
+			p.End()
 			info := describe(ds, time.Since(start))
-			if asJSON {
+			if format == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(info)
@@ -67,8 +109,8 @@ func newDataInfoCmd() *cobra.Command {
 			return info.write(cmd.OutOrStdout())
 		},
 	}
-	flags.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	flags.register(cmd.Flags(), "")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	return cmd
 }
 

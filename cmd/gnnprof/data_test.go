@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,20 +8,9 @@ import (
 	"github.com/gnnprof/gnnprof/internal/shareddata"
 )
 
-func execute(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
-
 func TestDataInfoCora(t *testing.T) {
 	path := shareddata.Path(t, "data", "cora", "cora.npz")
-	out, err := execute(t, "data", "info", path)
+	out, err := runCmd(t, "data", "info", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +22,7 @@ func TestDataInfoCora(t *testing.T) {
 }
 
 func TestDataInfoSpecJSON(t *testing.T) {
-	out, err := execute(t, "data", "info", "--json", "--seed", "2", "sbm:nodes=500,classes=4,degree=6,features=8")
+	out, err := runCmd(t, "data", "info", "--format", "json", "--data-seed", "2", "sbm:nodes=500,classes=4,degree=6,features=8")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +52,7 @@ func TestDataInfoErrors(t *testing.T) {
 	if code := run([]string{"data", "info", "sbm:nodes=-4"}); code != 1 {
 		t.Errorf("bad spec: exit %d, want 1", code)
 	}
-	_, err := execute(t, "data", "info", "--format", "ogb", t.TempDir())
+	_, err := runCmd(t, "data", "info", "--data-format", "ogb", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "edge.csv.gz missing") {
 		t.Errorf("forced format on an empty folder: %v", err)
 	}

@@ -97,7 +97,7 @@ func TestDeepNesting(t *testing.T) {
 
 	html := filepath.Join(t.TempDir(), "report.html")
 	start := time.Now()
-	js, err := runCmd(t, "report", path, "--format", "json", "--html", html)
+	js, err := runCmd(t, "report", path, "--format", "json", "-o", html)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,12 @@ func (o *deviceOptions) config() (train.DeviceConfig, error) {
 	return train.DeviceConfig{Link: link, MemoryLimit: limit}, nil
 }
 
+// describe adds the device to a run's config: its name and link model as reports show them, the
+// --link flag as given, and the memory limit.
+func (o *deviceOptions) describe(config map[string]any, cfg train.DeviceConfig) {
+	config["device"], config["link"], config["link_model"], config["device_memory"] = cfg.String(), o.link, cfg.Link.String(), cfg.MemoryLimit
+}
+
 // onDevice runs train on a new device recording into rec, and closes the device.
 func onDevice(cfg train.DeviceConfig, rec *trace.Recorder, run func(*train.Device) (*train.Result, error)) (*train.Result, error) {
 	dev, err := train.NewDevice(cfg, rec)

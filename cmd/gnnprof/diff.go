@@ -1,44 +1,79 @@
 package main
 
 import (
-	"fmt"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/rundir"
 )
 
 func newDiffCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "diff A B",
-		Short: "Compare two traces or run directories: step time, breakdown, operators, copies, findings",
-		Long: `Analyse A (the baseline) and B and print what changed: mean step time, the breakdown per role,
-the operators whose self time changed most, copies per direction, peak memory, and the findings
-gained and lost. A and B are anything "gnnprof report" accepts.`,
+		Short: "Compare two traces or run directories: settings, accuracy, step time, breakdown, findings",
+		Long: `Analyse A (the baseline) and B and print what changed. For run directories, first how the runs
+differed (model, dataset, epochs and every other setting that differs) and what they reached
+(test and validation accuracy, epochs run, time, peak memory); then for any two traces the mean
+step time, the breakdown per role, peak memory and the findings gained and lost, and with
+--format text also the operators whose self time changed most and the copies per direction.
+A and B are anything "gnnprof report" accepts.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usageError{fmt.Errorf("--format must be text or json, not %q", format)}
+			if err := checkFormat(format, "summary", "text", "json"); err != nil {
+				return err
 			}
 			defer debug.SetGCPercent(debug.SetGCPercent(analysisGCPercent))
-			a, err := analyze.Load(args[0], analyze.Options{})
+			ctx, p := cmd.Context(), progressOf(cmd)
+			var profiles [2]*analyze.Profile
+			for i, path := range args {
+				a, err := loadForReport(ctx, p, path, analyze.Options{})
+				if err != nil {
+					return err
+				}
+				profiles[i] = a.p
+			}
+			p.End()
+			d := analyze.Compare(profiles[0], profiles[1])
+			runs, err := compareRuns(args[0], args[1])
 			if err != nil {
 				return err
 			}
-			b, err := analyze.Load(args[1], analyze.Options{})
-			if err != nil {
-				return err
+			switch format {
+			case "json":
+				return report.WriteJSON(cmd.OutOrStdout(), diffDoc{d, runs})
+			case "text":
+				return report.WriteDiffText(cmd.OutOrStdout(), d, runs)
 			}
-			d := analyze.Compare(a, b)
-			if format == "json" {
-				return report.WriteJSON(cmd.OutOrStdout(), d)
-			}
-			return report.WriteDiffText(cmd.OutOrStdout(), d)
+			return report.WriteDiffSummary(cmd.OutOrStdout(), d, runs)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&format, "format", "summary", "output format: summary, text or json")
 	return cmd
+}
+
+// diffDoc is diff's JSON: the profile diff's fields, and "runs" when both sides are runs.
+type diffDoc struct {
+	*analyze.Diff
+	Runs *rundir.RunDiff `json:"runs,omitempty"`
+}
+
+// compareRuns compares the run.json of a's and b's run directories; nil when either has none.
+func compareRuns(a, b string) (*rundir.RunDiff, error) {
+	da, db := rundir.DirOf(a), rundir.DirOf(b)
+	if da == "" || db == "" {
+		return nil, nil
+	}
+	ra, err := rundir.Read(da)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := rundir.Read(db)
+	if err != nil {
+		return nil, err
+	}
+	return rundir.Compare(ra, rb), nil
 }

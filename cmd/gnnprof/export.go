@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/rundir"
+	"github.com/gnnprof/gnnprof/trace"
 )
 
 func newExportCmd() *cobra.Command {
@@ -46,19 +51,22 @@ The output defaults to trace.perfetto.json.gz beside the trace; a name ending in
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if partMB <= 0 {
-				return usageError{fmt.Errorf("--part-mb must be positive, got %d", partMB)}
+				return usageErrorf("--part-mb must be positive, got %d", partMB)
 			}
-			t, tracePath, err := readTraceArg(args[0])
+			ctx, p := cmd.Context(), progressOf(cmd)
+			t, tracePath, err := readTraceArg(ctx, p, args[0])
 			if err != nil {
 				return err
 			}
 			if out == "" {
-				out = filepath.Join(filepath.Dir(tracePath), "trace.perfetto.json.gz")
+				out = filepath.Join(filepath.Dir(tracePath), rundir.PerfettoFile)
 			}
-			res, err := report.ExportChrome(t, out, report.ChromeOptions{MaxPartBytes: partMB << 20})
+			p.Report(progress.Update{Task: "writing " + out})
+			res, err := exportChrome(ctx, t, out, report.ChromeOptions{MaxPartBytes: partMB << 20})
 			if err != nil {
 				return err
 			}
+			p.End()
 			for _, w := range res.Warnings {
 				slog.Warn(w)
 			}
@@ -69,4 +77,31 @@ The output defaults to trace.perfetto.json.gz beside the trace; a name ending in
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default: trace.perfetto.json.gz beside the trace)")
 	cmd.Flags().Int64Var(&partMB, "part-mb", report.DefaultMaxPartBytes>>20, "split into files of at most this many MB of uncompressed JSON")
 	return cmd
+}
+
+// exportChrome writes t's Chrome export at out (and its parts beside it), all or nothing: the
+// files are written into a temporary folder beside out and moved into place once complete; on
+// failure or when ctx is cancelled the folder is removed (an exit at once removes it too).
+func exportChrome(ctx context.Context, t *trace.Table, out string, opt report.ChromeOptions) (*report.ChromeExport, error) {
+	stage, err := os.MkdirTemp(filepath.Dir(out), ".gnnprof-export-*.partial")
+	if err != nil {
+		return nil, fmt.Errorf("exporting to %s: %w", out, err)
+	}
+	trackPartial(stage, true)
+	defer trackPartial(stage, false)
+	defer os.RemoveAll(stage)
+	res, err := interruptible(ctx, func() (*report.ChromeExport, error) {
+		return report.ExportChrome(t, filepath.Join(stage, filepath.Base(out)), opt)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range res.Files {
+		final := filepath.Join(filepath.Dir(out), filepath.Base(f))
+		if err := os.Rename(f, final); err != nil {
+			return nil, fmt.Errorf("exporting to %s: %w", out, err)
+		}
+		res.Files[i] = final
+	}
+	return res, nil
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -11,12 +13,6 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
 
-// usageError marks errors caused by bad command-line usage (exit code 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "gnnprof",
@@ -24,7 +20,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().BoolP("quiet", "q", false, "no progress on stderr")
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newReportCmd())
@@ -34,6 +30,15 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newPprofCmd())
 	root.AddCommand(newExportCmd())
 	root.AddCommand(newServeCmd())
+	// Commands are added above this line: what follows applies to all of them.
+	checkUsage(root)
+	walk(root, func(c *cobra.Command) {
+		if run := c.RunE; run != nil {
+			c.RunE = func(c *cobra.Command, args []string) error {
+				return withProgress(c, func() error { return run(c, args) })
+			}
+		}
+	})
 	return root
 }
 
@@ -50,21 +55,35 @@ func newVersionCmd() *cobra.Command {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	ctx, stop := interruptContext(os.Stderr)
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-// run executes the CLI and maps errors to exit codes: 1 on failure, 2 on bad usage.
-func run(args []string) int {
+// execute runs the CLI with args and maps its error to the exit code: 1 on failure, 2 on bad
+// usage (a usageError), exitInterrupted when stopped by a signal.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(goPprofFlags(args))
-	err := root.Execute()
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "gnnprof:", err)
+	fmt.Fprintln(stderr, "gnnprof:", err)
 	var ue usageError
-	if errors.As(err, &ue) || isArgError(err) {
+	switch {
+	case errors.As(err, &ue):
 		return 2
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
 	}
 	return 1
+}
+
+// run executes the CLI as main does, without signal handling: for tests.
+func run(args []string) int {
+	return execute(context.Background(), args, os.Stdout, os.Stderr)
 }

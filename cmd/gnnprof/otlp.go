@@ -50,7 +50,7 @@ time the file was last written taken as the trace's end (said on stderr); --base
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
-			t, tracePath, err := readTraceArg(args[0])
+			t, tracePath, err := readTraceArg(cmd.Context(), progressOf(cmd), args[0])
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"path/filepath"
 	"strings"
@@ -17,19 +18,8 @@ import (
 // runOutputs runs the CLI with args, returning its exit code (as main's), stdout and stderr.
 func runOutputs(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	root := newRootCmd()
 	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	code := 0
-	if err := root.Execute(); err != nil {
-		code = 1
-		errOut.WriteString(err.Error())
-		if _, ok := err.(usageError); ok || isArgError(err) {
-			code = 2
-		}
-	}
+	code := execute(context.Background(), args, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

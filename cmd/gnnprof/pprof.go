@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
@@ -51,16 +53,19 @@ profile (cpu.pprof, profile.pb.gz) to open as it is. Ctrl-C stops the server.`,
 				}
 				return servePprof(cmd, args[0], httpAddr, noBrowser)
 			}
-			t, tracePath, err := readTraceArg(args[0])
+			ctx, p := cmd.Context(), progressOf(cmd)
+			t, tracePath, err := readTraceArg(ctx, p, args[0])
 			if err != nil {
 				return err
 			}
 			if out == "" {
 				out = filepath.Join(filepath.Dir(tracePath), rundir.PprofFile)
 			}
-			if err := writePprofFile(out, t); err != nil {
+			p.Report(progress.Update{Task: "writing " + out})
+			if err := writePprofFile(ctx, out, t); err != nil {
 				return err
 			}
+			p.End()
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (open with: go tool pprof -http=:8080 %s)\n", out, out)
 			return nil
 		},
@@ -78,7 +83,7 @@ func servePprof(cmd *cobra.Command, path, addr string, noBrowser bool) error {
 	if err != nil {
 		return err
 	}
-	p, name, err := pprofOf(path)
+	p, name, err := pprofOf(cmd.Context(), progressOf(cmd), path)
 	if err != nil {
 		return err
 	}
@@ -96,7 +101,7 @@ func servePprof(cmd *cobra.Command, path, addr string, noBrowser bool) error {
 
 // pprofOf reads the profile path names: a pprof file (*.pprof, *.pb.gz), or the span profile of a
 // trace or run directory. It returns the profile and its name.
-func pprofOf(path string) (*profile.Profile, string, error) {
+func pprofOf(ctx context.Context, pr progress.Func, path string) (*profile.Profile, string, error) {
 	if strings.HasSuffix(path, ".pprof") || strings.HasSuffix(path, ".pb.gz") {
 		f, err := os.Open(path)
 		if err != nil {
@@ -109,7 +114,7 @@ func pprofOf(path string) (*profile.Profile, string, error) {
 		}
 		return p, path, nil
 	}
-	t, tracePath, err := readTraceArg(path)
+	t, tracePath, err := readTraceArg(ctx, pr, path)
 	if err != nil {
 		return nil, "", err
 	}
@@ -118,8 +123,8 @@ func pprofOf(path string) (*profile.Profile, string, error) {
 }
 
 // writePprofFile writes t's span tree as a pprof profile at path.
-func writePprofFile(path string, t *trace.Table) error {
-	return writeFile(path, "pprof profile", func(w io.Writer) error { return report.WritePprof(w, t) })
+func writePprofFile(ctx context.Context, path string, t *trace.Table) error {
+	return writeFile(ctx, path, "pprof profile", func(w io.Writer) error { return report.WritePprof(w, t) })
 }
 
 // goPprofFlags lets `gnnprof pprof` take go tool pprof's single-dash spellings -http and

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
 )
@@ -27,33 +29,41 @@ or a legacy torch trace), a run directory holding trace.json.gz, or a directory 
 It prints a compact summary (--format summary, the default), the whole analysis as text
 (--format text) or the versioned JSON schema documented in analyze/SCHEMA.md (--format json),
 and writes a single-file HTML report next to the input (report.html in a run directory, else
-<trace>.report.html) unless --no-html; --html names another path.`,
+<trace>.report.html) unless --no-html; -o names another path.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "summary" && format != "text" && format != "json" {
-				return usageError{fmt.Errorf("--format must be summary, text or json, not %q", format)}
+			if err := checkFormat(format, "summary", "text", "json"); err != nil {
+				return err
 			}
 			// The analysis holds a few large, pointer-free columns: a lower GC target keeps peak
 			// memory near the live data at little CPU cost (measured on a 1.1 GB trace).
 			defer debug.SetGCPercent(debug.SetGCPercent(analysisGCPercent))
-			p, t, err := loadForReport(args[0], analyze.Options{TopOps: top})
+			ctx, p := cmd.Context(), progressOf(cmd)
+			a, err := loadForReport(ctx, p, args[0], analyze.Options{TopOps: top})
 			if err != nil {
 				return err
 			}
-			if !noHTML {
-				if htmlPath == "" {
-					htmlPath = rundir.ReportPath(args[0])
-				}
-				if err := writeHTMLReport(htmlPath, p, t, rundir.DirOf(args[0])); err != nil {
-					return err
-				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", htmlPath)
+			p.End()
+			if err := writeProfile(cmd.OutOrStdout(), a.p, format); err != nil {
+				return err
 			}
-			return writeProfile(cmd.OutOrStdout(), p, format)
+			if noHTML {
+				return nil
+			}
+			if htmlPath == "" {
+				htmlPath = rundir.ReportPath(args[0])
+			}
+			p.Report(progress.Update{Task: "writing " + htmlPath})
+			if err := writeHTMLReport(ctx, htmlPath, a.p, a.t, rundir.DirOf(args[0])); err != nil {
+				return fmt.Errorf("%w (the analysis above is complete: --no-html skips the HTML report, -o writes it elsewhere)", err)
+			}
+			p.End()
+			fmt.Fprintln(cmd.ErrOrStderr(), "wrote", htmlPath)
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "summary", "output format: summary, text or json")
-	cmd.Flags().StringVar(&htmlPath, "html", "", "where to write the HTML report (default: next to the input)")
+	cmd.Flags().StringVarP(&htmlPath, "output", "o", "", "HTML report file to write (default: next to the input)")
 	cmd.Flags().BoolVar(&noHTML, "no-html", false, "do not write the HTML report")
 	cmd.Flags().IntVar(&top, "top", 30, "operators and kernels to list")
 	return cmd
@@ -61,6 +71,24 @@ and writes a single-file HTML report next to the input (report.html in a run dir
 
 // analysisGCPercent is the GC target while traces are analysed.
 const analysisGCPercent = 25
+
+// checkFormat is a usage error unless format is one of those allowed.
+func checkFormat(format string, allowed ...string) error {
+	for _, a := range allowed {
+		if format == a {
+			return nil
+		}
+	}
+	return usageErrorf("--format must be %s, not %q", orList(allowed), format)
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
 
 func writeProfile(w io.Writer, p *analyze.Profile, format string) error {
 	switch format {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -97,5 +98,64 @@ func TestReportWritesHTML(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "w0.report.html")); err != nil {
 		t.Fatalf("default HTML path of a torch trace: %v", err)
+	}
+}
+
+// TestReportHTMLFailure: when the HTML report cannot be written, the analysis is printed anyway
+// and the error names the flags that avoid the problem.
+func TestReportHTMLFailure(t *testing.T) {
+	out, err := runCmd(t, "report", legacyFixture, "-o", filepath.Join(t.TempDir(), "missing", "report.html"))
+	if !strings.Contains(out, "Where a step's time goes") {
+		t.Errorf("no analysis printed:\n%s", out)
+	}
+	if err == nil || !strings.Contains(err.Error(), "--no-html skips the HTML report, -o writes it elsewhere") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// TestDiffRuns compares two recorded runs: the summary (diff's default) and the text both show
+// how the runs differed and what they reached beside the breakdown; the JSON carries them as
+// "runs".
+func TestDiffRuns(t *testing.T) {
+	root := t.TempDir()
+	for _, model := range []string{"gcn", "sage"} {
+		if _, err := runCmd(t, "run", "full", "sbm:nodes=300,classes=3,degree=6,features=8", "--model", model,
+			"--epochs", "3", "--no-report", "--out", filepath.Join(root, model)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := filepath.Join(root, "gcn"), filepath.Join(root, "sage")
+	for _, format := range []string{"summary", "text"} {
+		out, err := runCmd(t, "diff", a, b, "--format", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, re := range []string{`model +gcn → sage`, `dataset\.name +sbm:nodes=300\S* → sbm:nodes=300`, `epochs +3 → 3`,
+			`hidden +16 → 64`, `test accuracy +\d\.\d{4} → \d\.\d{4} \([+-]\d+\.\d{2} points\)`, `peak device memory +\S+ \S+ → `,
+			`mean (step|wall) +\S+ \S+ → `, `forward +\S+ \S+ → `} {
+			if !regexp.MustCompile(re).MatchString(out) {
+				t.Errorf("diff --format %s does not match %q:\n%s", format, re, out)
+			}
+		}
+	}
+	js, err := runCmd(t, "diff", a, b, "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Schema string `json:"schema"`
+		Runs   struct {
+			Config []struct {
+				Name string `json:"name"`
+				A, B any
+			} `json:"config"`
+			Final [2]struct {
+				Epochs int `json:"epochs"`
+			} `json:"final"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(js), &d); err != nil || d.Schema != "gnnprof.profile.diff" || len(d.Runs.Config) == 0 ||
+		d.Runs.Final[1].Epochs != 3 {
+		t.Errorf("diff JSON: %v %+v", err, d)
 	}
 }

@@ -1,50 +1,73 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/term"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
-// loadForReport analyses path (a trace file, a run directory or a directory of rank traces). For a
-// single trace it also returns the events, which the HTML timeline draws; for several ranks the
-// table is nil.
-func loadForReport(path string, opt analyze.Options) (*analyze.Profile, *trace.Table, error) {
-	file := path
-	if fi, err := os.Stat(path); err != nil {
-		return nil, nil, fmt.Errorf("analysing %s: %w", path, err)
-	} else if fi.IsDir() {
-		files, err := rundir.Traces(path)
-		if err != nil {
-			return nil, nil, err
+// analysed is a trace's profile and, for a single trace, its events (which the HTML timeline
+// draws); for several ranks the table is nil.
+type analysed struct {
+	p *analyze.Profile
+	t *trace.Table
+}
+
+// loadForReport analyses path (a trace file, a run directory or a directory of rank traces),
+// showing the task on p, and returns early with ctx's cause when ctx is cancelled.
+func loadForReport(ctx context.Context, p progress.Func, path string, opt analyze.Options) (analysed, error) {
+	p.Report(progress.Update{Task: "analysing " + path})
+	a, err := interruptible(ctx, func() (analysed, error) {
+		file := path
+		if fi, err := os.Stat(path); err != nil {
+			return analysed{}, fmt.Errorf("analysing %s: %w", path, err)
+		} else if fi.IsDir() {
+			files, err := rundir.Traces(path)
+			if err != nil {
+				return analysed{}, err
+			}
+			if len(files) != 1 {
+				prof, err := analyze.Load(path, opt)
+				return analysed{p: prof}, err
+			}
+			file = files[0]
 		}
-		if len(files) != 1 {
-			p, err := analyze.Load(path, opt)
-			return p, nil, err
-		}
-		file = files[0]
+		prof, t, err := analyze.ReadProfileTable(file, opt)
+		return analysed{prof, t}, err
+	})
+	if errors.Is(err, errInterrupted) {
+		err = fmt.Errorf("analysing %s: %w", path, err)
 	}
-	return analyze.ReadProfileTable(file, opt)
+	return a, err
 }
 
 // readTraceArg reads the trace a command argument names: a trace file, or a run directory holding
-// trace.json.gz (or trace.json). A truncated trace is used as far as it goes, with a warning.
-func readTraceArg(arg string) (*trace.Table, string, error) {
+// trace.json.gz (or trace.json). A truncated trace is used as far as it goes, with a warning. It
+// shows the task on p and returns early with ctx's cause when ctx is cancelled.
+func readTraceArg(ctx context.Context, p progress.Func, arg string) (*trace.Table, string, error) {
 	path, err := rundir.TracePath(arg)
 	if err != nil {
 		return nil, "", err
 	}
-	t, err := trace.ReadFile(path, trace.ReadOptions{})
+	p.Report(progress.Update{Task: "reading " + path})
+	t, err := interruptible(ctx, func() (*trace.Table, error) { return trace.ReadFile(path, trace.ReadOptions{}) })
+	if errors.Is(err, errInterrupted) {
+		return nil, "", fmt.Errorf("reading %s: %w", path, err)
+	}
 	if err != nil {
 		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
 			return nil, "", err
@@ -56,7 +79,7 @@ func readTraceArg(arg string) (*trace.Table, string, error) {
 
 // writeHTMLReport writes the HTML report of p; runDir, when not empty, supplies run.json's
 // settings and training curves.
-func writeHTMLReport(path string, p *analyze.Profile, t *trace.Table, runDir string) error {
+func writeHTMLReport(ctx context.Context, path string, p *analyze.Profile, t *trace.Table, runDir string) error {
 	var run *rundir.Run
 	if runDir != "" {
 		var err error
@@ -64,22 +87,39 @@ func writeHTMLReport(path string, p *analyze.Profile, t *trace.Table, runDir str
 			return err
 		}
 	}
-	return writeFile(path, "HTML report", func(w io.Writer) error {
+	return writeFile(ctx, path, "HTML report", func(w io.Writer) error {
 		return report.WriteHTML(w, p, t, run, report.HTMLOptions{Generated: time.Now()})
 	})
 }
 
-// writeFile creates path and fills it with write; errors name what the file is.
-func writeFile(path, what string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+// writeFile writes path with write, all or nothing: into a temporary file beside it that is
+// renamed to path once complete, and removed instead when write fails or ctx is cancelled (an
+// exit at once removes it too), so no half-written file is ever left under path's name. Errors
+// name what the file is.
+func writeFile(ctx context.Context, path, what string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.partial")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", what, err)
 	}
-	err = write(f)
+	tmp := f.Name()
+	trackPartial(tmp, true)
+	defer trackPartial(tmp, false)
+	bw := bufio.NewWriterSize(ctxWriter{ctx, f}, 1<<16)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Chmod(0o644) // as os.Create would leave it under the usual umask
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
 	if err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("writing %s %s: %w", what, path, err)
 	}
 	return nil

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +16,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/nn"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
@@ -24,16 +29,30 @@ import (
 var runTrainers = []func() *cobra.Command{newRunFullCmd}
 
 func newRunCmd() *cobra.Command {
-	var opt fullOptions
+	var opt gasOptions
 	cmd := &cobra.Command{
-		Use:   "run [trainer]",
+		Use:   "run [trainer] [PATH|SPEC]",
 		Short: "Train a GNN with recording on and write a run directory",
-		Long: `Train a GNN with every phase recorded, writing DIR/trace.json.gz and DIR/run.json.
+		Long: `Train a GNN with every phase recorded, writing the run directory --out (default
+runs/<timestamp>): trace.json.gz and run.json, and unless --no-report report.html, profile.pb.gz
+and cpu.pprof. A directory that already holds a run is replaced only with --force.
 
-Without a trainer, run trains a full-batch GCN on the built-in synthetic dataset
-(` + graph.DefaultSpec + `), which takes a few seconds.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runFull(cmd, &opt) },
+Without a trainer, run trains a GCN with GNNAutoScale (run gas) on the built-in synthetic
+dataset (` + graph.DefaultSpec + `), on the CPU with a modelled PCIe 4.0 link, which takes a few
+seconds: its trace shows the host–device copies, the history transfers and the device memory.
+
+Ctrl-C stops after the current step and still writes run.json (marked "interrupted": true) and
+the reports; a second Ctrl-C exits at once.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// A bare word that names no dataset is a mistyped trainer.
+			if len(args) == 1 && !strings.ContainsAny(args[0], `/\.:`) {
+				if _, err := os.Stat(args[0]); err != nil {
+					return runGroup(cmd, args)
+				}
+			}
+			return runGAS(cmd, args, &opt)
+		},
 	}
 	opt.register(cmd.Flags())
 	for _, sub := range runTrainers {
@@ -45,7 +64,7 @@ Without a trainer, run trains a full-batch GCN on the built-in synthetic dataset
 func newRunFullCmd() *cobra.Command {
 	var opt fullOptions
 	cmd := &cobra.Command{
-		Use:   "full",
+		Use:   "full [PATH|SPEC]",
 		Short: "Full-batch training (the whole graph every epoch)",
 		Long: `Full-batch training: every epoch runs the model on the whole graph, then evaluates it.
 
@@ -54,9 +73,9 @@ APPNP papers): gcn hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4 on the fir
 200 epochs; gat 8 heads x 8, dropout 0.6, lr 0.005, weight decay 5e-4, up to 500 epochs with
 patience 100 on validation accuracy and loss. The test accuracy reported is the one at the best validation epoch.`,
 		Example: `  gnnprof run full --data ../shared/data/planetoid/ind.cora --model gat --out runs/cora-gat
-  gnnprof run full --data "sbm:nodes=100000,classes=8,degree=20" --model sage --epochs 50`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runFull(cmd, &opt) },
+  gnnprof run full "sbm:nodes=100000,classes=8,degree=20" --model sage --epochs 50`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runFull(cmd, args, &opt) },
 	}
 	opt.register(cmd.Flags())
 	return cmd
@@ -65,17 +84,15 @@ patience 100 on validation accuracy and loss. The test accuracy reported is the 
 // fullOptions are the flags of a full-batch run; unset ones take the model's defaults.
 type fullOptions struct {
 	recordFlags
-	data, model, gatForm string
-	dataSeed             uint64
-	denseInput, noNorm   bool
-	cfg                  train.FullConfig
-	device               deviceOptions
+	datasetFlags
+	model, gatForm     string
+	denseInput, noNorm bool
+	cfg                train.FullConfig
 }
 
 func (o *fullOptions) register(f *pflag.FlagSet) {
 	o.recordFlags.register(f)
-	f.StringVar(&o.data, "data", graph.DefaultSpec, "dataset: a file, folder, Planetoid prefix (…/ind.cora) or generator spec")
-	f.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of a generated dataset or of a random split")
+	o.datasetFlags.register(f, graph.DefaultSpec)
 	f.StringVar(&o.model, "model", "gcn", "model: gcn, sage, gat, gin or appnp")
 	f.StringVar(&o.gatForm, "gat-form", "reorganized", "GAT attention form: naive, reorganized or recompute")
 	f.BoolVar(&o.denseInput, "dense-input", false, "feed dense features to the first layer even when they are sparse")
@@ -93,7 +110,6 @@ func (o *fullOptions) register(f *pflag.FlagSet) {
 	f.IntVar(&c.K, "k", 0, "APPNP propagation steps (default 10)")
 	f.Float64Var(&c.Alpha, "alpha", 0, "APPNP teleport probability (default 0.1)")
 	f.Uint64Var(&c.Seed, "seed", 1, "seed of the run's random numbers (initialization, dropout)")
-	o.device.register(f)
 }
 
 // config returns the run's settings: the model's defaults overridden by the flags set.
@@ -124,9 +140,12 @@ func (o *fullOptions) config(f *pflag.FlagSet) train.FullConfig {
 	return c
 }
 
-func runFull(cmd *cobra.Command, o *fullOptions) error {
+func runFull(cmd *cobra.Command, args []string, o *fullOptions) error {
+	if err := o.resolve(cmd, args); err != nil {
+		return err
+	}
 	if !slices.Contains(nn.ModelKinds, o.model) {
-		return usageError{fmt.Errorf("unknown model %q (known: gcn, sage, gat, gin, appnp)", o.model)}
+		return usageErrorf("unknown model %q (known: %s)", o.model, strings.Join(nn.ModelKinds, ", "))
 	}
 	if _, err := nn.ParseGATForm(o.gatForm); err != nil {
 		return usageError{err}
@@ -135,112 +154,186 @@ func runFull(cmd *cobra.Command, o *fullOptions) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
-	devCfg, err := o.device.config()
-	if err != nil {
-		return err
-	}
-	ds, err := graph.Open(o.data, graph.LoadOptions{Seed: o.dataSeed})
-	if err != nil {
-		return fmt.Errorf("loading dataset: %w", err)
-	}
-	fb, err := train.NewFullBatch(cfg, ds)
-	if err != nil {
-		return err
-	}
-	config, err := fb.RunConfig(train.Setup{Source: o.data, DataSeed: o.dataSeed, Version: version})
-	if err != nil {
-		return err
-	}
-	config["device"], config["link"], config["device_memory"] = devCfg.String(), o.device.link, devCfg.MemoryLimit
-	out, res, err := o.record(cmd, config, func(rec *trace.Recorder, lane *trace.Lane, progress io.Writer) (*train.Result, error) {
-		return onDevice(devCfg, rec, func(dev *train.Device) (*train.Result, error) {
+	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
+		ds, err := o.open(p)
+		if err != nil {
+			return nil, fmt.Errorf("loading dataset: %w", err)
+		}
+		fb, err := train.NewFullBatch(cfg, ds)
+		if err != nil {
+			return nil, err
+		}
+		config, err := fb.RunConfig(train.Setup{Source: o.data, DataSeed: o.datasetFlags.seed, Version: version})
+		if err != nil {
+			return nil, err
+		}
+		fit := func(ctx context.Context, dev *train.Device, lane *trace.Lane, p progress.Func) (*train.Result, error) {
 			if err := fb.Place(dev, lane); err != nil {
 				return nil, err
 			}
-			return fb.Run(lane, progress)
-		})
+			return fb.Run(ctx, lane, p)
+		}
+		return &trainerRun{config: config, fit: fit, outcome: func(res *train.Result) string {
+			return outcome(cfg.Model, ds.Name, res, "")
+		}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(),
-		"%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %d epochs in %.2f s, mean training epoch %.2f ms (%.2f ms CPU); wrote %s\n",
-		cfg.Model, ds.Name, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, res.Final.Epochs,
-		res.Final.Seconds, res.MeanEpochSeconds()*1e3, res.MeanEpochCPUSeconds()*1e3, out)
-	return err
 }
 
-// recordFlags are the flags every trainer's run shares: where its run directory goes and what is
-// written beside the trace.
+// recordFlags are the flags every trainer's run shares: where its run directory goes, whether a
+// run already there may be replaced, and what is written beside the trace.
 type recordFlags struct {
 	out             string
-	quiet, noReport bool
+	force, noReport bool
 	otlpEndpoint    string
+	device          deviceOptions
 }
 
 func (r *recordFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&r.out, "out", "", "run directory (default runs/<timestamp>)")
-	f.BoolVar(&r.quiet, "quiet", false, "no per-epoch progress on stderr (shown only on a terminal anyway)")
+	f.StringVar(&r.out, "out", "", "run directory to write (default runs/<timestamp>)")
+	f.BoolVar(&r.force, "force", false, "replace the run already in --out: its files are removed first")
 	f.BoolVar(&r.noReport, "no-report", false, "write only trace.json.gz and run.json: no report.html, profile.pb.gz, cpu.pprof or summary")
 	f.StringVar(&r.otlpEndpoint, "otlp-endpoint", "", "stream spans and metrics live, step by step, to this OpenTelemetry collector: "+otlpEndpointHelp)
+	r.device.register(f)
 }
 
-// record trains into a run directory: it creates the directory with config as the trace's run
-// metadata, runs fit (recording on the "main" lane, per-epoch progress to a terminal, the Go CPU
-// profile on unless --no-report), writes run.json and, unless --no-report, the reports and the
-// terminal summary. It returns the directory. A run that fails keeps the trace it recorded.
-func (r *recordFlags) record(cmd *cobra.Command, config map[string]any,
-	fit func(rec *trace.Recorder, lane *trace.Lane, progress io.Writer) (*train.Result, error)) (string, *train.Result, error) {
-	out := r.out
-	if out == "" {
-		out = rundir.DefaultPath(time.Now())
-	}
-	dir, live, err := createRun(cmd, out, config, r.otlpEndpoint)
+// trainerRun is a trainer ready to train: run.json's config, the training, and the line that
+// tells its outcome.
+type trainerRun struct {
+	config map[string]any
+	// fit trains on dev, recording on lane and reporting progress to p. When ctx is cancelled it
+	// stops after the current step and returns the epochs done with Interrupted set (train.Loop
+	// does).
+	fit     func(ctx context.Context, dev *train.Device, lane *trace.Lane, p progress.Func) (*train.Result, error)
+	outcome func(*train.Result) string
+}
+
+// record is the life of every trainer's run, so that each gets the same behaviour: it settles
+// the run directory (refusing to write over a run unless --force), lets setup load the data and
+// build the trainer, creates the directory with the config (and the device) as the trace's run
+// metadata, streams it live to --otlp-endpoint if given, trains on the device the flags choose
+// (recording on the "main" lane, progress on stderr, the Go CPU profile on unless --no-report),
+// writes run.json and, unless --no-report, the reports and the terminal summary, then says
+// where everything is. Ctrl-C while loading stops with nothing written; during training it
+// stops after the current step and still writes run.json (marked interrupted), the reports and
+// the CPU profile, then returns errInterrupted. A run that fails keeps the trace it recorded.
+func (r *recordFlags) record(cmd *cobra.Command, setup func(progress.Func) (*trainerRun, error)) error {
+	ctx, p, stdout := cmd.Context(), progressOf(cmd), cmd.OutOrStdout()
+	devCfg, err := r.device.config() // a bad --link or --device-memory fails before the data loads
 	if err != nil {
-		return "", nil, err
+		return err
 	}
-	var progress io.Writer = cmd.ErrOrStderr()
-	if r.quiet || !isTerminal(progress) {
-		progress = nil
+	out, err := r.runPath()
+	if err != nil {
+		return err
 	}
-	var cpu *report.CPUProfile
-	if !r.noReport {
-		if cpu, err = report.StartCPUProfile(filepath.Join(out, rundir.CPUProfileFile)); err != nil {
-			dir.Abort()
-			return "", nil, err
+	tr, err := interruptible(ctx, func() (*trainerRun, error) { return setup(p) })
+	if errors.Is(err, errInterrupted) {
+		return fmt.Errorf("%w while loading; nothing was written", err)
+	}
+	if err != nil {
+		return err
+	}
+	if r.force {
+		if err := rundir.Clear(out); err != nil {
+			return err
 		}
 	}
-	res, err := fit(dir.Rec, dir.Rec.Lane("main"), progress)
+	r.device.describe(tr.config, devCfg)
+	dir, live, err := createRun(cmd, out, tr.config, r.otlpEndpoint)
+	if err != nil {
+		return err
+	}
+	var cpu *report.CPUProfile
+	cpuPath := filepath.Join(out, rundir.CPUProfileFile)
+	if !r.noReport {
+		if cpu, err = report.StartCPUProfile(cpuPath); err != nil {
+			dir.Abort()
+			return err
+		}
+		trackPartial(cpuPath, true) // incomplete until stopped: an exit at once removes it
+	}
+	setStopping("stopping after the current step, then writing what was recorded")
+	lane := dir.Rec.Lane("main")
+	res, err := onDevice(devCfg, dir.Rec, func(dev *train.Device) (*train.Result, error) { return tr.fit(ctx, dev, lane, p) })
 	if cerr := cpu.Stop(); err == nil {
 		err = cerr
 	}
+	trackPartial(cpuPath, false)
 	if err != nil {
 		dir.Abort()
-		return "", nil, err
+		return err
 	}
-	if err := finishRun(cmd.ErrOrStderr(), dir, live, &rundir.Run{Config: config, Epochs: res.Epochs, Final: res.Final}); err != nil {
-		return "", nil, err
+	if err := finishRun(cmd.ErrOrStderr(), dir, live, &rundir.Run{Config: tr.config, Epochs: res.Epochs, Final: res.Final, Interrupted: res.Interrupted}); err != nil {
+		return err
 	}
 	if !r.noReport {
-		if err := writeRunReports(cmd.OutOrStdout(), out); err != nil {
-			return "", nil, err
+		// An interrupted run still gets its reports: only a second Ctrl-C stops them.
+		if err := writeRunReports(context.WithoutCancel(ctx), p, stdout, out); err != nil {
+			return err
 		}
 	}
-	return out, res, nil
+	p.End()
+	fmt.Fprintln(stdout, tr.outcome(res))
+	fmt.Fprintf(stdout, "wrote %s: %s\n", out, strings.Join(runFiles(out), ", "))
+	if res.Interrupted {
+		return fmt.Errorf("%w after %s; run.json says so (\"interrupted\": true)", errInterrupted, report.Plural(len(res.Epochs), "epoch", "epochs"))
+	}
+	return nil
+}
+
+// runPath is the run directory to write: --out, which must not hold a run unless --force, or
+// a new runs/<timestamp>.
+func (r *recordFlags) runPath() (string, error) {
+	if r.out == "" {
+		base := rundir.DefaultPath(time.Now())
+		out := base
+		for i := 2; len(rundir.Artefacts(out)) > 0; i++ {
+			out = fmt.Sprintf("%s-%d", base, i)
+		}
+		return out, nil
+	}
+	if !r.force && len(rundir.Artefacts(r.out)) > 0 {
+		return "", fmt.Errorf("%s already holds a run: pass --force to replace it, or choose another --out", r.out)
+	}
+	return r.out, nil
+}
+
+// runFiles names the files in a run directory, in the order a reader wants them.
+func runFiles(dir string) []string {
+	var names []string
+	for _, n := range []string{rundir.TraceFile, rundir.RunFile, rundir.ReportFile, rundir.PprofFile, rundir.CPUProfileFile} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // writeRunReports analyses a finished run directory, writes its report.html and profile.pb.gz, and
 // prints the terminal summary.
-func writeRunReports(w io.Writer, dir string) error {
-	p, t, err := loadForReport(dir, analyze.Options{})
+func writeRunReports(ctx context.Context, p progress.Func, w io.Writer, dir string) error {
+	a, err := loadForReport(ctx, p, dir, analyze.Options{})
 	if err != nil {
 		return fmt.Errorf("analysing the run: %w", err)
 	}
-	if err := writeHTMLReport(filepath.Join(dir, rundir.ReportFile), p, t, dir); err != nil {
+	p.Report(progress.Update{Task: "writing the reports"})
+	if err := writeHTMLReport(ctx, filepath.Join(dir, rundir.ReportFile), a.p, a.t, dir); err != nil {
 		return err
 	}
-	if err := writePprofFile(filepath.Join(dir, rundir.PprofFile), t); err != nil {
+	if err := writePprofFile(ctx, filepath.Join(dir, rundir.PprofFile), a.t); err != nil {
 		return err
 	}
-	return writeSummary(w, p)
+	p.End()
+	return writeSummary(w, a.p)
+}
+
+// outcome is a run's one-line result: the model and dataset, the test accuracy at the best
+// validation epoch, the epochs and their time, the peak device memory, and what detail adds.
+func outcome(model, data string, res *train.Result, detail string) string {
+	if detail != "" {
+		detail = "; " + detail
+	}
+	return fmt.Sprintf("%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %s in %.2f s, mean training epoch %.2f ms (%.2f ms CPU), peak device memory %s%s",
+		model, data, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, report.Plural(res.Final.Epochs, "epoch", "epochs"),
+		res.Final.Seconds, res.MeanEpochSeconds()*1e3, res.MeanEpochCPUSeconds()*1e3, mib(res.Final.PeakDeviceBytes), detail)
 }

@@ -1,14 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/progress"
+	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/saint"
 	"github.com/gnnprof/gnnprof/saint/mhaug"
 	"github.com/gnnprof/gnnprof/trace"
@@ -20,7 +22,7 @@ func init() { runTrainers = append(runTrainers, newRunSaintCmd) }
 func newRunSaintCmd() *cobra.Command {
 	opt := saintOptions{cfg: saint.DefaultConfig()}
 	cmd := &cobra.Command{
-		Use:   "saint",
+		Use:   "saint [PATH|SPEC]",
 		Short: "GraphSAINT mini-batch training, optionally with MH-Aug augmentation",
 		Long: `GraphSAINT (Zeng et al., ICLR 2020): every step trains a complete GNN on a node-induced
 subgraph drawn by a node, edge or random-walk sampler, with the loss and aggregator
@@ -38,11 +40,11 @@ Everything runs on the device (the CPU standing in, with the --link model for it
 Defaults: a 2-layer GCN, 64 hidden units, rw sampler with 3,000 roots and walks of 2 steps
 (PPI's settings in the paper), sample coverage 50, Adam lr 0.01 with weight decay 5e-4,
 dropout 0.5, gradient norm clipped to 5, 100 epochs; MH-Aug's official hyperparameters.`,
-		Example: `  gnnprof run saint --data ../shared/data/planetoid/ind.cora --out runs/cora-saint
+		Example: `  gnnprof run saint ../shared/data/planetoid/ind.cora --out runs/cora-saint
   gnnprof run saint --data ../shared/data/facebook --aug mh --impl naive --epochs 5 --out runs/fb-naive
   gnnprof run saint --data "sbm:nodes=1000000,degree=10" --sampler rw --epochs 2 --no-report`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSaint(cmd, &opt) },
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runSaint(cmd, args, &opt) },
 	}
 	opt.register(cmd.Flags())
 	return cmd
@@ -51,19 +53,16 @@ dropout 0.5, gradient norm clipped to 5, 100 epochs; MH-Aug's official hyperpara
 // saintOptions are the flags of a GraphSAINT run.
 type saintOptions struct {
 	recordFlags
-	data     string
-	dataSeed uint64
-	impl     string
-	noNorm   bool
-	cfg      saint.Config
-	device   deviceOptions
+	datasetFlags
+	impl   string
+	noNorm bool
+	cfg    saint.Config
 }
 
 func (o *saintOptions) register(f *pflag.FlagSet) {
 	o.recordFlags.register(f)
 	c, mh := &o.cfg, &o.cfg.MH
-	f.StringVar(&o.data, "data", graph.DefaultSpec, "dataset: a file, folder, Planetoid prefix (…/ind.cora) or generator spec")
-	f.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of a generated dataset or of a random split")
+	o.datasetFlags.register(f, graph.DefaultSpec)
 	f.StringVar(&c.Model, "model", c.Model, "model: "+strings.Join(saint.TrainerModels, " or "))
 	f.StringVar(&c.Sampler, "sampler", c.Sampler, "subgraph sampler: "+strings.Join(saint.SamplerKinds, ", "))
 	f.IntVar(&c.Budget, "budget", 0, "draws per subgraph: nodes (node), edges (edge) or walk roots (rw) (default: 6000, 4000 or 3000)")
@@ -91,10 +90,12 @@ func (o *saintOptions) register(f *pflag.FlagSet) {
 	f.Float64Var(&mh.SigmaV, "sigma-v", mh.SigmaV, "MH-Aug: proposal deviation of the node change ratio")
 	f.Float64Var(&mh.AE, "a-e", mh.AE, "MH-Aug: target width's growth with uncertainty (edges)")
 	f.Float64Var(&mh.AV, "a-v", mh.AV, "MH-Aug: target width's growth with uncertainty (nodes)")
-	o.device.register(f)
 }
 
-func runSaint(cmd *cobra.Command, o *saintOptions) error {
+func runSaint(cmd *cobra.Command, args []string, o *saintOptions) error {
+	if err := o.resolve(cmd, args); err != nil {
+		return err
+	}
 	cfg := o.cfg
 	cfg.NormalizeFeatures = !o.noNorm
 	impl, err := mhaug.ParseImpl(o.impl)
@@ -105,48 +106,39 @@ func runSaint(cmd *cobra.Command, o *saintOptions) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
-	devCfg, err := o.device.config()
-	if err != nil {
-		return err
-	}
-	ds, err := graph.Open(o.data, graph.LoadOptions{Seed: o.dataSeed})
-	if err != nil {
-		return fmt.Errorf("loading dataset: %w", err)
-	}
-	tr, err := saint.New(cfg, ds)
-	if err != nil {
-		return err
-	}
-	config, err := tr.RunConfig(train.Setup{Source: o.data, DataSeed: o.dataSeed, Version: version})
-	if err != nil {
-		return err
-	}
-	config["device"], config["link"], config["device_memory"] = devCfg.String(), o.device.link, devCfg.MemoryLimit
-	out, res, err := o.record(cmd, config, func(rec *trace.Recorder, lane *trace.Lane, progress io.Writer) (*train.Result, error) {
-		return onDevice(devCfg, rec, func(dev *train.Device) (*train.Result, error) {
+	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
+		ds, err := o.open(p)
+		if err != nil {
+			return nil, fmt.Errorf("loading dataset: %w", err)
+		}
+		tr, err := saint.New(cfg, ds)
+		if err != nil {
+			return nil, err
+		}
+		config, err := tr.RunConfig(train.Setup{Source: o.data, DataSeed: o.datasetFlags.seed, Version: version})
+		if err != nil {
+			return nil, err
+		}
+		fit := func(ctx context.Context, dev *train.Device, lane *trace.Lane, p progress.Func) (*train.Result, error) {
 			if err := tr.Place(dev, lane); err != nil {
 				return nil, err
 			}
-			return tr.Run(rec, lane, progress)
-		})
-	})
-	if err != nil {
-		return err
-	}
-	aug := "no augmentation"
-	if cfg.Aug == "mh" {
-		proposals, accepted := 0, 0
-		for _, t := range tr.Transitions {
-			proposals += len(t.Proposals)
-			if t.Accepted {
-				accepted++
-			}
+			return tr.Run(ctx, lane, p)
 		}
-		aug = fmt.Sprintf("MH-Aug (%s): %d of %d chain steps accepted, %d proposals", cfg.MH.Impl, accepted, len(tr.Transitions), proposals)
-	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(),
-		"GraphSAINT %s (%s sampler, %s) on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %d epochs of %d batches in %.2f s, mean training epoch %.2f ms (%.2f ms CPU); wrote %s\n",
-		cfg.Model, cfg.Sampler, aug, ds.Name, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, res.Final.Epochs,
-		tr.BatchesPerEpoch(), res.Final.Seconds, res.MeanEpochSeconds()*1e3, res.MeanEpochCPUSeconds()*1e3, out)
-	return err
+		return &trainerRun{config: config, fit: fit, outcome: func(res *train.Result) string {
+			aug := "no augmentation"
+			if cfg.Aug == "mh" {
+				proposals, accepted := 0, 0
+				for _, t := range tr.Transitions {
+					proposals += len(t.Proposals)
+					if t.Accepted {
+						accepted++
+					}
+				}
+				aug = fmt.Sprintf("MH-Aug (%s): %d of %d chain steps accepted, %d proposals", cfg.MH.Impl, accepted, len(tr.Transitions), proposals)
+			}
+			return outcome(fmt.Sprintf("GraphSAINT %s (%s sampler, %s)", cfg.Model, cfg.Sampler, aug), ds.Name, res,
+				report.Plural(tr.BatchesPerEpoch(), "batch", "batches")+" per epoch")
+		}}, nil
+	})
 }

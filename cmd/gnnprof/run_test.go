@@ -1,17 +1,19 @@
 package main
 
 import (
-	"io"
-	"slices"
-
 	"bytes"
+	"context"
 	"encoding/json"
-	"github.com/gnnprof/gnnprof/analyze"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -22,14 +24,15 @@ func TestRunFullWritesRunDirectory(t *testing.T) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs([]string{"run", "full", "--data", "sbm:nodes=600,classes=3,degree=8,features=16,signal=0.5",
-		"--model", "gat", "--epochs", "5", "--out", dir})
+		"--model", "gat", "--epochs", "5", "--out", dir, "--quiet"})
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	// Per-epoch progress goes to a terminal only; the summary and the reports always come.
+	// --quiet silences progress; the summary, the outcome and where the files are always come.
 	if !strings.Contains(out.String(), "gat on sbm:") || !strings.Contains(out.String(), "Where a step's time goes") ||
-		strings.Contains(errOut.String(), "epoch ") {
-		t.Fatalf("summary %q, progress %q", out.String(), errOut.String())
+		!strings.Contains(out.String(), "wrote "+dir+": trace.json.gz, run.json, report.html, profile.pb.gz, cpu.pprof") ||
+		errOut.Len() != 0 {
+		t.Fatalf("stdout %q, stderr %q", out.String(), errOut.String())
 	}
 	for _, name := range []string{"trace.json.gz", "report.html", "profile.pb.gz", "cpu.pprof"} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
@@ -123,5 +126,87 @@ func TestGATFormFinding(t *testing.T) {
 		if fired != (form == "naive") {
 			t.Errorf("%s GAT: gat-edge-redundancy fired = %v; findings %+v", form, fired, p.Findings)
 		}
+	}
+}
+
+// TestRunForce: run refuses to write into a directory that holds a run, and with --force it
+// removes that run's files first, so no stale report sits beside the new trace; other files stay.
+func TestRunForce(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "full", "sbm:nodes=300,classes=3,degree=6,features=8", "--epochs", "2", "--no-report", "--out", dir}
+	code := func(args ...string) (int, string) {
+		var stderr bytes.Buffer
+		return execute(context.Background(), args, io.Discard, &stderr), stderr.String()
+	}
+	if c, msg := code(args...); c != 0 {
+		t.Fatalf("first run: exit %d: %s", c, msg)
+	}
+	for _, stale := range []string{"report.html", "trace.perfetto.json.gz", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, stale), []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "trace.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, msg := code(append(args, "--epochs", "3")...); c != 1 || !strings.Contains(msg, "already holds a run: pass --force") {
+		t.Errorf("a second run into the directory: exit %d, %q", c, msg)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "trace.json.gz")); !bytes.Equal(before, after) {
+		t.Error("a refused run changed the trace")
+	}
+	if c, msg := code(append(args, "--epochs", "3", "--force")...); c != 0 {
+		t.Fatalf("--force: exit %d: %s", c, msg)
+	}
+	for _, gone := range []string{"report.html", "trace.perfetto.json.gz"} {
+		if _, err := os.Stat(filepath.Join(dir, gone)); !os.IsNotExist(err) {
+			t.Errorf("--force left the old run's %s (%v)", gone, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Errorf("--force removed a file that was not the run's: %v", err)
+	}
+	if run, err := rundir.Read(dir); err != nil || len(run.Epochs) != 3 {
+		t.Errorf("the new run's run.json: %v", err)
+	}
+}
+
+// TestWriteFileAllOrNothing: a file is written under its name only when complete; a failed or
+// interrupted write leaves neither it nor a temporary file.
+func TestWriteFileAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.html")
+	if err := writeFile(context.Background(), path, "HTML report", func(w io.Writer) error {
+		_, err := io.WriteString(w, "<html>")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("written file: %v, %v", fi, err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errInterrupted)
+	for name, c := range map[string]context.Context{"cancelled": ctx, "failed": context.Background()} {
+		out := filepath.Join(dir, name+".html")
+		err := writeFile(c, out, "HTML report", func(w io.Writer) error {
+			big := bytes.Repeat([]byte("x"), 1<<20) // past the buffer: reaches the file
+			if _, err := w.Write(big); err != nil {
+				return err
+			}
+			return errors.New("renderer failed")
+		})
+		if err == nil || (name == "cancelled") != errors.Is(err, errInterrupted) {
+			t.Errorf("%s write: error %v", name, err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %v, want only report.html", names)
 	}
 }

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/gnnprof/gnnprof/rundir"
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// TestMain lets the tests run the CLI as a child process: the test binary re-executed with
+// GNNPROF_TEST_MAIN=1 is gnnprof itself, signal handling included.
+func TestMain(m *testing.M) {
+	if os.Getenv("GNNPROF_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// cli is gnnprof running as a child process, its stdout collected and its stderr read line by
+// line.
+type cli struct {
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	stderr bytes.Buffer // every line read so far
+	lines  chan string
+	exited chan error
+}
+
+func startCLI(t *testing.T, args ...string) *cli {
+	t.Helper()
+	c := &cli{cmd: exec.Command(os.Args[0], args...), lines: make(chan string, 1000), exited: make(chan error, 1)}
+	c.cmd.Env = append(os.Environ(), "GNNPROF_TEST_MAIN=1")
+	c.cmd.Stdout = &c.stdout
+	pipe, err := c.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.cmd.Process.Kill() })
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+		close(c.lines)
+		c.exited <- c.cmd.Wait()
+	}()
+	return c
+}
+
+// waitLine waits for a stderr line that re matches.
+func (c *cli) waitLine(t *testing.T, re string) string {
+	t.Helper()
+	pattern := regexp.MustCompile(re)
+	timeout := time.After(3 * time.Minute)
+	for {
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				t.Fatalf("gnnprof exited before printing a line matching %q; stderr:\n%s", re, c.stderr.String())
+			}
+			c.stderr.WriteString(line + "\n")
+			if pattern.MatchString(line) {
+				return line
+			}
+		case <-timeout:
+			t.Fatalf("no line matching %q in 3 minutes; stderr:\n%s", re, c.stderr.String())
+		}
+	}
+}
+
+// wait waits for the exit and returns the exit status.
+func (c *cli) wait(t *testing.T) int {
+	t.Helper()
+	for line := range c.lines {
+		c.stderr.WriteString(line + "\n")
+	}
+	err := <-c.exited
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0
+}
+
+// trainingLine is a piped progress line of training.
+const trainingLine = `^gnnprof: training  [\d,]+/[\d,]+ epochs  loss \d+\.\d{4}  accuracy train \d\.\d{4}  val \d\.\d{4}  test \d\.\d{4}  \(\d+s, .* left\)$`
+
+// TestInterruptRun sends SIGINT to a training run whose stderr is a pipe: the run prints plain
+// progress lines, then stops after the epoch under way and still writes run.json (interrupted,
+// with the epochs done, which the trace's steps match), the reports and a readable CPU profile,
+// says where they are and exits 130.
+func TestInterruptRun(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	c := startCLI(t, "run", "full", "sbm:nodes=4000,classes=4,degree=8,features=32", "--epochs", "100000", "--out", dir)
+	c.waitLine(t, trainingLine)
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.wait(t); code != 130 {
+		t.Fatalf("exit %d, want 130; stderr:\n%s", code, c.stderr.String())
+	}
+	stderr, stdout := c.stderr.String(), c.stdout.String()
+	for _, want := range []string{"stopping after the current step", "gnnprof: interrupted after "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	for _, want := range []string{"Where a step's time goes", "wrote " + dir + ": trace.json.gz, run.json, report.html, profile.pb.gz, cpu.pprof"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	run, err := rundir.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(run.Epochs)
+	if !run.Interrupted || n == 0 || n >= 100000 || run.Final.Epochs != n || run.Config["epochs"] != 100000.0 {
+		t.Errorf("run.json: interrupted %v, %d epochs (final %d), config epochs %v", run.Interrupted, n, run.Final.Epochs, run.Config["epochs"])
+	}
+	tbl, err := trace.ReadFile(filepath.Join(dir, rundir.TraceFile), trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for i := range tbl.Len() {
+		if tbl.Event(i).Role == trace.RoleStep {
+			steps++
+		}
+	}
+	if steps != n {
+		t.Errorf("the trace has %d steps for %d epochs", steps, n)
+	}
+	f, err := os.Open(filepath.Join(dir, rundir.CPUProfileFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	prof, err := profile.Parse(f)
+	if err != nil || len(prof.Sample) == 0 {
+		t.Errorf("cpu.pprof: %v, %d samples", err, len(prof.Sample))
+	}
+	for _, name := range []string{rundir.ReportFile, rundir.PprofFile} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	var js json.RawMessage
+	if data, err := os.ReadFile(filepath.Join(dir, rundir.RunFile)); err != nil || json.Unmarshal(data, &js) != nil ||
+		!bytes.Contains(data, []byte(`"interrupted": true`)) {
+		t.Errorf("run.json does not say \"interrupted\": true:\n%s", data)
+	}
+}
+
+// TestInterruptTwice: a second SIGINT while the first still finishes the epoch exits at once,
+// with status 130, leaving no half-written file behind and the trace readable.
+func TestInterruptTwice(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	c := startCLI(t, "run", "full", "sbm:nodes=30000,classes=4,degree=16,features=64", "--model", "gat",
+		"--epochs", "100000", "--patience", "0", "--out", dir)
+	c.waitLine(t, trainingLine)
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLine(t, "stopping after the current step")
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.wait(t); code != 130 {
+		t.Fatalf("exit %d, want 130; stderr:\n%s", code, c.stderr.String())
+	}
+	if !strings.Contains(c.stderr.String(), "exiting at once") {
+		t.Errorf("stderr does not say it exits at once:\n%s", c.stderr.String())
+	}
+	partial, _ := filepath.Glob(filepath.Join(dir, "*.partial"))
+	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	if len(partial)+len(hidden) > 0 {
+		t.Errorf("half-written files left: %v %v", partial, hidden)
+	}
+	_, errRun := os.Stat(filepath.Join(dir, rundir.RunFile))
+	if _, err := os.Stat(filepath.Join(dir, rundir.CPUProfileFile)); os.IsNotExist(errRun) && err == nil {
+		t.Error("an unfinished CPU profile was left behind")
+	}
+	t.Logf("run.json written before the second signal: %v", errRun == nil)
+	tbl, err := trace.ReadFile(filepath.Join(dir, rundir.TraceFile), trace.ReadOptions{})
+	if err != nil && (!errors.Is(err, trace.ErrTruncated) || tbl.Len() == 0) {
+		t.Errorf("trace after an exit at once: %v", err)
+	}
+}

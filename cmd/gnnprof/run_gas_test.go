@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/trace"
+)
+
+// TestRunGASWritesRunDirectory trains GAS through the bare `gnnprof run` (GAS is the default
+// trainer) and checks what the run directory holds: run.json with the device, its link and the
+// per-epoch copies and device memory; a trace with the batch uploads, history pulls and pushes,
+// the loss read-back and the device's memory events; and a report that names the device.
+func TestRunGASWritesRunDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(io.Discard)
+	root.SetArgs([]string{"run", "--data", "sbm:nodes=1200,classes=3,degree=8,features=16,signal=0.5",
+		"--parts", "8", "--batch-parts", "2", "--epochs", "3", "--hidden", "16", "--out", dir})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "GAS gcn on sbm:") {
+		t.Errorf("summary: %q", out.String())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rf struct {
+		Config map[string]any       `json:"config"`
+		Epochs []map[string]float64 `json:"epochs"`
+		Final  map[string]float64   `json:"final"`
+	}
+	if err := json.Unmarshal(data, &rf); err != nil {
+		t.Fatal(err)
+	}
+	if rf.Config["trainer"] != "gas" || rf.Config["parts"] != float64(8) || rf.Config["link"] != "pcie4" ||
+		rf.Config["device"] != "cpu:0, PCIe 4.0 x16 link model" ||
+		rf.Config["link_model"] != "PCIe 4.0 x16 link model (25 GB/s pinned, 12 GB/s pageable, 5µs per copy)" {
+		t.Errorf("config: %v", rf.Config)
+	}
+	if len(rf.Epochs) != 3 {
+		t.Fatalf("%d epochs in run.json", len(rf.Epochs))
+	}
+	for _, e := range rf.Epochs {
+		// 4 steps: each uploads its batch and reads its loss back; pushes go down, pulls up.
+		if e["h2d_copies"] < 8 || e["d2h_copies"] < 4 || e["h2d_bytes"] <= 0 || e["d2h_bytes"] <= 0 || e["peak_device_bytes"] <= 0 {
+			t.Errorf("epoch %v lacks its copies or memory", e)
+		}
+	}
+	if rf.Final["peak_device_bytes"] <= 0 || rf.Final["peak_pinned_bytes"] < 1200*16*4 {
+		t.Errorf("final %v: want the device's peak and the pinned history", rf.Final)
+	}
+
+	tab, err := trace.ReadFile(filepath.Join(dir, "trace.json.gz"), trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, memory, readBacks := 0, 0, 0
+	spans, lanes := map[string]bool{}, map[string]bool{}
+	for i := range tab.Len() {
+		ev := tab.Event(i)
+		switch {
+		case ev.Kind == trace.KindSpan && ev.Role == trace.RoleStep:
+			steps++
+		case ev.Kind == trace.KindSpan:
+			spans[ev.Name+"/"+ev.Role.String()] = true
+		case ev.Kind == trace.KindMemory:
+			memory++
+		case ev.Kind == trace.KindCopy && ev.Dir == trace.DirD2H && ev.Bytes == 8 && ev.Flags&trace.FlagAsync == 0:
+			readBacks++
+		}
+		if ev.Kind == trace.KindCopy {
+			lanes[tab.Lanes[ev.Lane].Name] = true
+		}
+	}
+	if steps != 12 || readBacks != 12 || memory == 0 {
+		t.Errorf("%d steps, %d loss read-backs, %d memory events; want 12, 12, some", steps, readBacks, memory)
+	}
+	for _, want := range []string{"sample/sample", "gather/gather", "history.push/history", "history.pull/history", "history.gather/gather",
+		"forward.layer0/forward", "backward.layer1/backward", "optimizer.adam/optimizer", "Copy DtoH/d2h", "eval/eval", "batch.next/dataload"} {
+		if !spans[want] {
+			t.Errorf("trace has no %s span", want)
+		}
+	}
+	for _, want := range []string{"stream 0 default", "stream 1 history pull", "stream 2 history push", "stream 3 batch upload"} {
+		if !lanes[want] {
+			t.Errorf("no copies on %s (copy lanes: %v)", want, lanes)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(html, []byte("PCIe 4.0 x16 link model")) {
+		t.Error("report.html does not name the device's link model")
+	}
+}
+
+// TestGASTransferFindings runs the paper's I/O experiment small: the same GAS training with the
+// asynchronous pool and with --sync-transfers, over a link slow enough for the transfers to
+// matter. The synchronous run draws history-exposed and copies-not-overlapped; the asynchronous
+// one draws neither, its copies overlapping compute.
+func TestGASTransferFindings(t *testing.T) {
+	for _, sync := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "run")
+		// Large batches of a clustered graph: the pushes of the batch's rows (hidden by the
+		// asynchronous pool) outweigh the pulls of its small halo (which the first layers' compute
+		// must hide), so that the two runs stay on their sides of the thresholds over a wide
+		// range of machine load.
+		args := []string{"run", "gas", "--data", "sbm:nodes=10000,classes=8,degree=10,homophily=0.95,features=64", "--parts", "40",
+			"--batch-parts", "20", "--layers", "3", "--hidden", "64", "--epochs", "4", "--link", "200MB/s", "--no-report", "--out", dir}
+		if sync {
+			args = append(args, "--sync-transfers")
+		}
+		root := newRootCmd()
+		root.SetOut(io.Discard)
+		root.SetArgs(args)
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := analyze.Load(dir, analyze.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, f := range p.Findings {
+			ids = append(ids, f.ID)
+		}
+		var copyNs, overlapNs int64
+		for _, d := range p.Copies.Directions {
+			for k, s := range d.PerStep {
+				if !p.Steps.Steps[k].Warmup {
+					copyNs, overlapNs = copyNs+s.TotalNs, overlapNs+s.OverlapNs
+				}
+			}
+		}
+		t.Logf("sync=%v: findings %v; in-step copies %.1f ms, %.0f%% overlapped with compute", sync, ids,
+			float64(copyNs)/1e6, 100*float64(overlapNs)/float64(max(copyNs, 1)))
+		for _, id := range []string{"history-exposed", "copies-not-overlapped"} {
+			if slices.Contains(ids, id) != sync {
+				t.Errorf("sync=%v: %s fired = %v", sync, id, !sync)
+			}
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package gas
+
+import (
+	"errors"
+
+	"github.com/gnnprof/gnnprof/device"
+	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/train"
+)
+
+// batchInput is what a batch sends to the device — its adjacency, its nodes' features and its
+// loss targets — staged in pinned host memory, and the device's copy. The loader fills the host
+// side (subgraph, gather), upload copies it, and the views read the device side.
+type batchInput struct {
+	Batch
+	adj      stagedSparse
+	features stagedSparse // the rows of sparse features (Val holds dense features' rows instead)
+	rows     train.Staged[int32]
+	labels   train.Staged[int32]
+	ready    device.Event // the uploads have ended (asynchronous uploads only)
+
+	Adj     *nn.Sparse
+	X       nn.Input
+	Targets nn.Targets
+}
+
+// stagedSparse is a CSR matrix staged for upload.
+type stagedSparse struct {
+	indptr  train.Staged[int64]
+	indices train.Staged[int32]
+	val     train.Staged[float32]
+}
+
+// hostData is the trainer's data on the host that batches are cut from.
+type hostData struct {
+	x        nn.Input // features, one row per (permuted) node
+	labels   []int32
+	train    []bool // the nodes of the training split
+	weighted bool   // the adjacency has weights
+}
+
+// fill builds the batch of parts into the staging buffers, recording on lane: the subgraph
+// (sample), then, as asked, its nodes' features and its training targets (gather).
+func (in *batchInput) fill(d *train.Device, lane *trace.Lane, sg *subgraphs, data *hostData, parts []int32, features, targets bool) error {
+	sp := lane.Begin("sample", trace.RoleSample)
+	nnz := sg.shape(parts, &in.Batch)
+	if err := in.adj.grow(d, in.Size, nnz, data.weighted, "batch adjacency"); err != nil {
+		sg.reset(&in.Batch)
+		sp.End()
+		return err
+	}
+	var val []float32
+	if data.weighted {
+		val = in.adj.val.Host.Data
+	}
+	sg.relabel(&in.Batch, in.adj.indptr.Host.Data, in.adj.indices.Host.Data, val)
+	sp.End()
+	if !features && !targets {
+		return nil
+	}
+	sp = lane.Begin("gather", trace.RoleGather)
+	defer sp.End()
+	if features {
+		if err := in.gatherFeatures(d, data.x); err != nil {
+			return err
+		}
+	}
+	if targets {
+		if err := errors.Join(in.rows.Grow(d, in.Size, "batch train rows"), in.labels.Grow(d, in.Size, "batch labels")); err != nil {
+			return err
+		}
+		rows := in.rows.Host.Data[:0]
+		for i, v := range in.NID[:in.Size] {
+			in.labels.Host.Data[i] = max(data.labels[v], 0)
+			if data.train[v] {
+				rows = append(rows, int32(i))
+			}
+		}
+		in.rows.Host.Data = rows
+	}
+	return nil
+}
+
+// gatherFeatures copies the rows of the batch's nodes (own and halo) into the staging buffers.
+func (in *batchInput) gatherFeatures(d *train.Device, x nn.Input) error {
+	f := &in.features
+	if s := x.Sparse; s != nil {
+		nnz := 0
+		for _, v := range in.NID {
+			nnz += int(s.Indptr[v+1] - s.Indptr[v])
+		}
+		if err := f.grow(d, len(in.NID), nnz, s.Val != nil, "batch features"); err != nil {
+			return err
+		}
+		indptr, indices := f.indptr.Host.Data, f.indices.Host.Data
+		indptr[0] = 0
+		var e int64
+		for i, v := range in.NID {
+			lo, hi := s.Indptr[v], s.Indptr[v+1]
+			copy(indices[e:], s.Indices[lo:hi])
+			if s.Val != nil {
+				copy(f.val.Host.Data[e:], s.Val[lo:hi])
+			}
+			e += hi - lo
+			indptr[i+1] = e
+		}
+		return nil
+	}
+	m := x.Dense
+	if err := f.val.Grow(d, len(in.NID)*m.Cols, "batch features"); err != nil {
+		return err
+	}
+	nn.GatherRows(m, in.NID, nn.MatFrom(len(in.NID), m.Cols, f.val.Host.Data))
+	return nil
+}
+
+func (s *stagedSparse) grow(d *train.Device, rows, nnz int, weighted bool, label string) error {
+	err := errors.Join(s.indptr.Grow(d, rows+1, label+" offsets"), s.indices.Grow(d, nnz, label+" indices"))
+	if weighted {
+		err = errors.Join(err, s.val.Grow(d, nnz, label+" values"))
+	} else {
+		s.val.Host.Data = s.val.Host.Data[:0]
+	}
+	return err
+}
+
+func (s *stagedSparse) upload(d *train.Device, stream device.Stream, lane *trace.Lane, label string) error {
+	return errors.Join(s.indptr.Upload(d, stream, lane, label+" offsets"), s.indices.Upload(d, stream, lane, label+" indices"),
+		s.val.Upload(d, stream, lane, label+" values"))
+}
+
+// view returns the device copy as a rows × cols matrix.
+func (s *stagedSparse) view(rows, cols int) *nn.Sparse {
+	m := &nn.Sparse{Rows: rows, Cols: cols, Indptr: s.indptr.Dev.Data, Indices: s.indices.Dev.Data}
+	if len(s.val.Dev.Data) > 0 {
+		m.Val = s.val.Dev.Data
+	}
+	return m
+}
+
+// upload copies what fill staged to the device: queued on stream (then an event marks the end)
+// or, with a nil stream, synchronously. The views are set for the batch.
+func (in *batchInput) upload(d *train.Device, stream device.Stream, lane *trace.Lane, x nn.Input, features, targets bool) error {
+	err := in.adj.upload(d, stream, lane, "batch adjacency")
+	if features {
+		if x.Sparse != nil {
+			err = errors.Join(err, in.features.upload(d, stream, lane, "batch features"))
+		} else {
+			err = errors.Join(err, in.features.val.Upload(d, stream, lane, "batch features"))
+		}
+	}
+	if targets {
+		err = errors.Join(err, in.rows.Upload(d, stream, lane, "batch train rows"), in.labels.Upload(d, stream, lane, "batch labels"))
+	}
+	if err != nil {
+		return err
+	}
+	in.ready = nil
+	in.Adj = in.adj.view(in.Size, len(in.NID))
+	if features {
+		if s := x.Sparse; s != nil {
+			in.X = nn.SparseInput(in.features.view(len(in.NID), s.Cols))
+		} else {
+			in.X = nn.DenseInput(nn.MatFrom(len(in.NID), x.Dense.Cols, in.features.val.Dev.Data))
+		}
+	}
+	if targets {
+		in.Targets = nn.Targets{Rows: in.rows.Dev.Data, Labels: in.labels.Dev.Data}
+	}
+	if stream != nil {
+		var err error
+		if in.ready, err = stream.Record(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wait blocks until an asynchronous upload has ended.
+func (in *batchInput) wait(lane *trace.Lane) error {
+	if in.ready == nil {
+		return nil
+	}
+	err := in.ready.Wait(lane)
+	in.ready = nil
+	return err
+}

@@ -1,0 +1,17 @@
+// Package gas is GNNAutoScale (Fey et al., ICML 2021), a port of its reference implementation
+// pyg_autoscale (see ../shared/research/gas.md): mini-batch training of message-passing GNNs on
+// METIS-class graph partitions, where a batch's out-of-batch neighbours (its halo) are
+// represented by historical embeddings instead of being recomputed, so that device memory per
+// step does not grow with the graph.
+//
+// Everything a GPU would hold lives on a train.Device: parameters, optimizer state, the batch's
+// adjacency, features, activations and gradients, the pulled history rows. The histories
+// themselves are [N × width] tables in pinned host memory. A Pool moves their rows: pulls
+// (gathered on a worker goroutine, copied on a transfer stream) issued before the forward pass
+// needs them, pushes copied back asynchronously, one wait per step; with SyncTransfers the same
+// copies are synchronous, which is the paper's I/O experiment. Layer-wise inference over
+// consecutive parts computes exact outputs for every node and refreshes every history.
+//
+// Models: GCN, GAT, APPNP, GCNII and GIN (Models), built from nn's layers, with the reference's
+// per-dataset settings for Cora, CiteSeer and PubMed (DefaultConfig).
+package gas

@@ -1,0 +1,161 @@
+package gas
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/nn"
+)
+
+// Partitioners names the ways of splitting the graph into parts: METIS-class partitions from
+// graph's builtin partitioner or from METIS's gpmetis program, or random parts of equal size (to
+// show what METIS's few inter-part edges are worth).
+var Partitioners = []string{"builtin", "gpmetis", "random"}
+
+// partition splits g into k parts with the named method.
+func partition(ctx context.Context, g *graph.CSR, k int, method string, seed uint64) (*graph.Partitioning, error) {
+	opt := graph.PartitionOptions{Seed: seed}
+	switch method {
+	case "builtin", "":
+		return graph.Partition(g, k, opt)
+	case "gpmetis":
+		r, err := graph.PartitionGpmetis(ctx, g, k, opt)
+		if err != nil {
+			return nil, err
+		}
+		return r.Partitioning, nil
+	case "random":
+		if k < 1 || k > g.N {
+			return nil, fmt.Errorf("random partition: %d parts for %d nodes", k, g.N)
+		}
+		rng := rand.New(rand.NewPCG(seed, 0x72616e64))
+		parts := make([]int32, g.N)
+		for i, v := range rng.Perm(g.N) {
+			parts[v] = int32(int64(i) * int64(k) / int64(g.N))
+		}
+		return graph.NewPartitioning(g, k, parts)
+	}
+	return nil, fmt.Errorf("unknown partitioner %q (known: builtin, gpmetis, random)", method)
+}
+
+// Batch is a mini-batch: a few parts' nodes (contiguous id ranges) and their 1-hop neighbours
+// outside the batch (the halo), in the reference's SubgraphLoader layout.
+type Batch struct {
+	Parts []int32
+	// NID lists the batch's nodes part by part, then the halo in the order the batch's rows first
+	// reach it.
+	NID  []int32
+	Size int // the batch's own nodes: NID[:Size]
+	// Offsets and Counts are the parts' id ranges, in NID order (GAS's offset and count).
+	Offsets, Counts []int64
+}
+
+// Halo returns the out-of-batch nodes.
+func (b *Batch) Halo() []int32 { return b.NID[b.Size:] }
+
+// subgraphs builds batches from the full adjacency (permuted so that part p is the id range
+// [ptr[p], ptr[p+1])). It is used by one goroutine at a time.
+type subgraphs struct {
+	adj   *nn.Sparse
+	ptr   []int64
+	local []int32 // global id → local id while a batch is built; −1 otherwise
+}
+
+func newSubgraphs(adj *nn.Sparse, ptr []int64) *subgraphs {
+	s := &subgraphs{adj: adj, ptr: ptr, local: make([]int32, adj.Rows)}
+	for i := range s.local {
+		s.local[i] = -1
+	}
+	return s
+}
+
+// shape fills b's node lists for parts and returns the number of adjacency entries of the batch's
+// rows: relabel_one_hop without writing the adjacency.
+func (s *subgraphs) shape(parts []int32, b *Batch) (nnz int) {
+	b.Parts = append(b.Parts[:0], parts...)
+	b.NID, b.Offsets, b.Counts = b.NID[:0], b.Offsets[:0], b.Counts[:0]
+	for _, p := range parts {
+		lo, hi := s.ptr[p], s.ptr[p+1]
+		b.Offsets = append(b.Offsets, lo)
+		b.Counts = append(b.Counts, hi-lo)
+		for v := lo; v < hi; v++ {
+			s.local[v] = int32(len(b.NID))
+			b.NID = append(b.NID, int32(v))
+		}
+	}
+	b.Size = len(b.NID)
+	a := s.adj
+	for i := 0; i < b.Size; i++ {
+		v := b.NID[i]
+		nnz += int(a.Indptr[v+1] - a.Indptr[v])
+		for _, w := range a.Indices[a.Indptr[v]:a.Indptr[v+1]] {
+			if s.local[w] < 0 {
+				s.local[w] = int32(len(b.NID))
+				b.NID = append(b.NID, w)
+			}
+		}
+	}
+	return nnz
+}
+
+// relabel writes the batch's adjacency (b.Size rows, len(b.NID) columns: every in-edge of the
+// batch's nodes, none among halo nodes, weights kept) into the given arrays (len b.Size+1, nnz,
+// nnz or nil) and resets the id map. shape must have been called for b.
+func (s *subgraphs) relabel(b *Batch, indptr []int64, indices []int32, val []float32) {
+	a := s.adj
+	var e int64
+	indptr[0] = 0
+	for i := 0; i < b.Size; i++ {
+		v := b.NID[i]
+		lo, hi := a.Indptr[v], a.Indptr[v+1]
+		for k, w := range a.Indices[lo:hi] {
+			indices[e+int64(k)] = s.local[w]
+		}
+		if val != nil {
+			copy(val[e:e+hi-lo], a.Val[lo:hi])
+		}
+		e += hi - lo
+		indptr[i+1] = e
+	}
+	s.reset(b)
+}
+
+// reset clears the id map of b's nodes.
+func (s *subgraphs) reset(b *Batch) {
+	for _, v := range b.NID {
+		s.local[v] = -1
+	}
+}
+
+// trainGroups returns the parts of each training batch of an epoch: the parts shuffled, then cut
+// into groups of size.
+func trainGroups(k, size int, rng *rand.Rand) [][]int32 {
+	order := make([]int32, k)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	rng.Shuffle(k, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	return cut(order, size)
+}
+
+// evalGroups returns the inference batches: size consecutive parts each, so that every batch's
+// own nodes are one contiguous range (the reference's EvalSubgraphLoader).
+func evalGroups(k, size int) [][]int32 {
+	order := make([]int32, k)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	return cut(order, size)
+}
+
+func cut(parts []int32, size int) [][]int32 {
+	var out [][]int32
+	for len(parts) > 0 {
+		n := min(size, len(parts))
+		out = append(out, parts[:n])
+		parts = parts[n:]
+	}
+	return out
+}

@@ -1,0 +1,510 @@
+package gas
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gnnprof/gnnprof/device"
+	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/progress"
+	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/train"
+)
+
+// Trainer trains a ScalableGNN with GNNAutoScale on a device.
+//
+// Setup partitions the graph and permutes it so that every part is a contiguous id range, builds
+// the normalised adjacency, allocates the histories in pinned host memory and puts the parameters
+// on the device. An epoch trains on mini-batches of BatchParts parts in a shuffled order — each
+// batch a step: its subgraph built and its features gathered and uploaded ahead by a loader
+// goroutine, the pulls of all its layers issued before the forward pass, pushes after each hidden
+// layer, one wait for the pushes and one read-back of the loss at the end — then evaluates with
+// layer-wise inference, which also refreshes every history.
+type Trainer struct {
+	Config    Config
+	Data      *graph.Dataset // permuted: part p is the id range [Part.Ptr[p], Part.Ptr[p+1])
+	Part      *graph.Partitioning
+	Dev       *train.Device
+	Model     Model
+	Opt       *nn.Adam
+	Histories []*History // Histories[l] holds hidden layer l's outputs
+	In        *train.Inputs
+
+	out   *History // the last inference's logits
+	state *History // layer 0's state for later layers, for models that have one
+	pool  *Pool
+	host  hostData
+
+	trainSG, evalSG *subgraphs
+	evalBatches     []Batch
+	inputs          [3]*batchInput // the step's batch, the next one, and one the loader builds
+	evalIn          *batchInput
+	upStream        device.Stream // batch uploads; nil with synchronous transfers
+	loader          *trace.Lane
+
+	ctx      nn.Ctx
+	ce       nn.CrossEntropy
+	evalCE   nn.CrossEntropy
+	shuffle  *rand.Rand
+	params   []*nn.Param
+	steps    int
+	ex       exchange
+	stateBuf train.Buf[float32]
+}
+
+// New sets up cfg's training of ds on d, recording the setup's copies on lane.
+func New(ctx context.Context, cfg Config, ds *graph.Dataset, d *train.Device, lane *trace.Lane) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(ds.Split.Train) == 0 || len(ds.Split.Val) == 0 {
+		return nil, fmt.Errorf("dataset %s: empty train or validation split", ds.Name)
+	}
+	if cfg.Parts > ds.Graph.N {
+		return nil, fmt.Errorf("dataset %s: %d parts for %d nodes", ds.Name, cfg.Parts, ds.Graph.N)
+	}
+	part, err := partition(ctx, ds.Graph, cfg.Parts, cfg.Partitioner, cfg.PartitionSeed)
+	if err != nil {
+		return nil, fmt.Errorf("partitioning %s into %d parts: %w", ds.Name, cfg.Parts, err)
+	}
+	t := &Trainer{Config: cfg, Data: ds.Permute(part.Perm), Part: part, Dev: d,
+		ctx: nn.Ctx{RNG: nn.NewRNG(cfg.Seed), Alloc: d.Arena}, shuffle: rand.New(rand.NewPCG(cfg.Seed, 0x73687566))}
+	t.ex.t = t
+	if err := t.setup(lane); err != nil {
+		return nil, errors.Join(err, t.Close())
+	}
+	return t, nil
+}
+
+func (t *Trainer) setup(lane *trace.Lane) error {
+	cfg, ds, d := &t.Config, t.Data, t.Dev
+	model, err := newModel(cfg, ds.NumFeatures, ds.NumClasses, &t.ctx)
+	if err != nil {
+		return err
+	}
+	t.Model = model
+	if t.In, err = train.PrepareInputs(ds, model.AdjKind(), cfg.NormalizeFeatures, cfg.DenseInput); err != nil {
+		return err
+	}
+	n := ds.Graph.N
+	for l := range model.Layers() - 1 {
+		h, err := newHistory(d, n, model.Width(), fmt.Sprintf("history %d", l+1))
+		if err != nil {
+			return err
+		}
+		t.Histories = append(t.Histories, h)
+	}
+	if t.out, err = newHistory(d, n, ds.NumClasses, "outputs"); err != nil {
+		return err
+	}
+	if w := model.StateWidth(); w > 0 {
+		if t.state, err = newHistory(d, n, w, "layer-0 state"); err != nil {
+			return err
+		}
+	}
+	groups := model.ParamGroups()
+	for _, g := range groups {
+		t.params = append(t.params, g.Params...)
+	}
+	if err := d.PlaceParams(lane, t.params); err != nil {
+		return err
+	}
+	t.Opt = nn.NewAdamIn(d.Arena, float32(cfg.LR), groups...)
+
+	t.trainSG, t.evalSG = newSubgraphs(t.In.Adj, t.Part.Ptr), newSubgraphs(t.In.Adj, t.Part.Ptr)
+	bufferRows := cfg.BufferRows
+	for _, g := range evalGroups(cfg.Parts, cfg.BatchParts) {
+		var b Batch
+		t.evalSG.shape(g, &b)
+		t.evalSG.reset(&b)
+		t.evalBatches = append(t.evalBatches, b)
+		if cfg.BufferRows == 0 {
+			bufferRows = max(bufferRows, len(b.NID))
+		}
+	}
+	poolSize := cfg.PoolSize
+	if poolSize == 0 {
+		poolSize = max(model.Layers()-1, 1)
+	}
+	if t.pool, err = newPool(d, poolSize, bufferRows, model.Width(), cfg.SyncTransfers); err != nil {
+		return err
+	}
+	if !cfg.SyncTransfers {
+		if t.upStream, err = d.Dev.NewStream("batch upload"); err != nil {
+			return err
+		}
+	}
+	t.inputs = [3]*batchInput{{}, {}, {}}
+	t.evalIn = &batchInput{}
+	t.loader = d.Lane("batch loader")
+	t.host = hostData{x: t.In.X, labels: ds.Labels, train: make([]bool, n), weighted: t.In.Adj.Val != nil}
+	for _, v := range ds.Split.Train {
+		t.host.train[v] = true
+	}
+	return nil
+}
+
+// Close frees what the trainer holds on the device and stops its workers.
+func (t *Trainer) Close() error {
+	var errs []error
+	if t.pool != nil {
+		errs = append(errs, t.pool.close())
+		t.pool = nil
+	}
+	for _, h := range append(t.Histories, t.out, t.state) {
+		if h != nil {
+			errs = append(errs, h.free(t.Dev))
+		}
+	}
+	t.Histories, t.out, t.state = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// TrainEpoch trains on every batch once, each batch a step on lane, and returns the mean loss
+// over the training nodes.
+//
+// With asynchronous transfers a loader goroutine builds the batches ahead (subgraph, gathered
+// features and targets in pinned memory); a step uploads the next batch once its own forward
+// pass has consumed its history pulls, so that the upload never holds up a pull on the copy
+// engine, and the next step finds its batch on the device.
+func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, error) {
+	d, cfg := t.Dev, &t.Config
+	groups := trainGroups(cfg.Parts, cfg.BatchParts, t.shuffle)
+	var pf *train.Prefetch[*batchInput]
+	if !cfg.SyncTransfers {
+		pf = train.NewPrefetch(len(groups), len(t.inputs), func(i, set int) (*batchInput, error) {
+			in := t.inputs[set]
+			var err error
+			(*trace.Lane)(nil).Do(context.Background(), trace.RoleSample, func(context.Context) { err = in.fill(d, t.loader, t.trainSG, &t.host, groups[i], true, true) })
+			return in, err
+		})
+		defer pf.Close()
+	}
+	// next brings the loader's next batch towards the device: its upload queued.
+	next := func() (*batchInput, error) {
+		sp := lane.Begin("batch.next", trace.RoleDataload)
+		defer sp.End()
+		in, ok, err := pf.Take()
+		if err == nil && !ok {
+			err = errors.New("the batch loader stopped early")
+		}
+		if err != nil {
+			return nil, err
+		}
+		return in, in.upload(d, t.upStream, lane, t.host.x, true, true)
+	}
+	var lossSum float64
+	var counted int
+	var ahead *batchInput
+	for i := range groups {
+		if err := ctx.Err(); err != nil { // interrupted: abandon the epoch between steps
+			return 0, err
+		}
+		step := lane.BeginStep(t.steps)
+		t.steps++
+		in, err := ahead, error(nil)
+		switch {
+		case pf == nil:
+			in = t.inputs[0]
+			if err = in.fill(d, lane, t.trainSG, &t.host, groups[i], true, true); err == nil {
+				err = in.upload(d, nil, lane, t.host.x, true, true)
+			}
+		case in == nil:
+			in, err = next()
+		}
+		ahead = nil
+		afterForward := func() (err error) {
+			if pf != nil && i+1 < len(groups) {
+				ahead, err = next()
+			}
+			return err
+		}
+		if err == nil {
+			err = in.wait(lane)
+		}
+		switch {
+		case err != nil:
+		case len(in.Targets.Rows) > 0:
+			var loss float64
+			loss, err = t.trainStep(lane, in, afterForward)
+			lossSum += loss * float64(len(in.Targets.Rows))
+			counted += len(in.Targets.Rows)
+		default: // no training node in the batch: skip it, as the reference does
+			err = afterForward()
+		}
+		if pf != nil && err == nil {
+			pf.Release()
+		}
+		step.End()
+		if err != nil {
+			return 0, fmt.Errorf("step %d: %w", t.steps-1, err)
+		}
+	}
+	if counted == 0 {
+		return 0, errors.New("no batch has training nodes")
+	}
+	return lossSum / float64(counted), nil
+}
+
+// trainStep trains on one batch and returns its loss as the host reads it back. afterForward
+// runs once the forward pass is done.
+func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func() error) (float64, error) {
+	c := &t.ctx
+	c.Lane, c.Train, c.ForwardRole = lane, true, trace.RoleOther
+	if halo := in.Halo(); !t.Config.SyncTransfers && len(halo) > 0 {
+		// Every layer's halo rows are on their way before the forward pass needs them.
+		for _, h := range t.Histories {
+			if err := t.pool.Pull(lane, h, 0, 0, halo); err != nil {
+				return 0, err
+			}
+		}
+	}
+	t.ex.begin(lane, in)
+	t.Opt.ZeroGrad()
+	var logits *nn.Mat
+	var loss float64
+	var err error
+	lane.Do(context.Background(), trace.RoleForward, func(context.Context) {
+		if logits, err = t.Model.Forward(c, in.Adj, in.X, &t.ex); err == nil {
+			loss = t.ce.Forward(c, logits, in.Targets)
+		}
+	})
+	if err == nil {
+		err = afterForward()
+	}
+	if err != nil {
+		return 0, err
+	}
+	lane.Do(context.Background(), trace.RoleBackward, func(context.Context) { t.Model.Backward(c, t.ce.Backward(c)) })
+	sp := lane.Begin("optimizer.adam", trace.RoleOptimizer)
+	var flops, bytes int64
+	lane.Do(context.Background(), trace.RoleOptimizer, func(context.Context) {
+		if t.Config.GradNorm > 0 {
+			clipGradNorm(t.params, t.Config.GradNorm)
+		}
+		flops, bytes = t.Opt.Step()
+	})
+	sp.EndWork(flops, bytes)
+	if err := t.pool.SyncPushes(lane); err != nil {
+		return 0, err
+	}
+	got, err := t.Dev.ReadBack(lane, loss)
+	if err != nil {
+		return 0, err
+	}
+	return got[0], t.Dev.Err()
+}
+
+// clipGradNorm scales the gradients so that their joint L2 norm is at most maxNorm, as
+// torch.nn.utils.clip_grad_norm_ does.
+func clipGradNorm(params []*nn.Param, maxNorm float64) {
+	var sq float64
+	for _, p := range params {
+		for _, g := range p.G.Data[:p.Size()] {
+			sq += float64(g) * float64(g)
+		}
+	}
+	norm := math.Sqrt(sq)
+	if norm <= maxNorm {
+		return
+	}
+	scale := float32(maxNorm / (norm + 1e-6))
+	for _, p := range params {
+		nn.Scale(p.G, scale)
+	}
+}
+
+// exchange is a training step's Exchanger: push_and_pull against the histories through the pool.
+type exchange struct {
+	t     *Trainer
+	lane  *trace.Lane
+	in    *batchInput
+	cat   []train.Buf[float32] // per hidden layer: the batch's output rows, then the halo's
+	views []nn.Mat
+	err   error
+}
+
+func (e *exchange) begin(lane *trace.Lane, in *batchInput) {
+	e.lane, e.in, e.err = lane, in, nil
+	if n := len(e.t.Histories); len(e.cat) < n {
+		e.cat, e.views = make([]train.Buf[float32], n), make([]nn.Mat, n)
+	}
+}
+
+func (e *exchange) Input(c *nn.Ctx, l, width int) *nn.Mat {
+	rows := len(e.in.NID)
+	v := &e.views[l]
+	if err := e.cat[l].Grow(e.t.Dev.Dev, rows*width, false, "exchange buffer"); err != nil {
+		if e.err == nil {
+			e.err = err
+		}
+		*v = *nn.NewMat(rows, width) // the layer finishes; Exchange reports the error
+		return v
+	}
+	*v = nn.Mat{Rows: rows, Cols: width, Data: e.cat[l].Data}
+	return v
+}
+
+func (e *exchange) Exchange(c *nn.Ctx, l int) error {
+	if e.err != nil {
+		return e.err
+	}
+	p, h, in, lane := e.t.pool, e.t.Histories[l], e.in, e.lane
+	sp := lane.Begin("history.push", trace.RoleHistory)
+	err := p.Push(lane, h, &e.cat[l], in.Offsets, in.Counts)
+	sp.End()
+	halo := in.Halo()
+	if err != nil || len(halo) == 0 {
+		return err
+	}
+	sp = lane.Begin("history.pull", trace.RoleHistory)
+	if e.t.Config.SyncTransfers {
+		err = p.Pull(lane, h, 0, 0, halo)
+	}
+	var m *nn.Mat
+	if err == nil {
+		m, err = p.Wait(lane)
+	}
+	sp.End()
+	if err != nil {
+		return err
+	}
+	// The concatenation of the batch's rows and the pulled ones is device work (torch.cat).
+	sp = span(c, "gas.concat", trace.RoleForward)
+	n := len(halo) * h.Width
+	copy(e.cat[l].Data[in.Size*h.Width:], m.Data[:n])
+	sp.EndWork(0, 8*int64(n))
+	p.Free()
+	return nil
+}
+
+// Inference runs the model layer by layer over the inference batches (consecutive parts), each
+// layer's input pulled from the history the previous layer filled: every node's output is exact
+// and every history is rewritten. It returns the logits of every (permuted) node, in pinned host
+// memory, valid until the next call.
+func (t *Trainer) Inference(lane *trace.Lane) (*nn.Mat, error) {
+	c := &t.ctx
+	c.Lane, c.Train, c.ForwardRole = lane, false, trace.RoleEval
+	L, p := t.Model.Layers(), t.pool
+	for l := range L {
+		dst := t.out
+		if l < L-1 {
+			dst = t.Histories[l]
+		}
+		issued := 0
+		issue := func(upto int) error { // keep the pool's slots busy with the next batches' pulls
+			for ; l > 0 && issued < min(upto, len(t.evalBatches)); issued++ {
+				b := &t.evalBatches[issued]
+				if err := p.Pull(lane, t.Histories[l-1], int(b.Offsets[0]), b.Size, b.Halo()); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := issue(len(p.slots)); err != nil {
+			return nil, err
+		}
+		for bi, b := range t.evalBatches {
+			out, err := t.inferBatch(lane, l, b.Parts)
+			if err != nil {
+				return nil, fmt.Errorf("inference layer %d batch %d: %w", l, bi, err)
+			}
+			first, count := int(b.Offsets[0]), b.Size
+			sp := lane.Begin("history.push", trace.RoleHistory)
+			err = p.PushOut(lane, dst, out.out, first, count)
+			if err == nil && out.state != nil {
+				err = p.PushOut(lane, t.state, out.state, first, count)
+			}
+			sp.End()
+			if err == nil {
+				err = issue(bi + 1 + len(p.slots))
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if err := p.SyncPushes(lane); err != nil {
+			return nil, err
+		}
+	}
+	return t.out.Mat(), t.Dev.Err()
+}
+
+type layerOut struct{ out, state *nn.Mat }
+
+// inferBatch computes layer l for one inference batch (its input pulled, or its features for
+// layer 0).
+func (t *Trainer) inferBatch(lane *trace.Lane, l int, parts []int32) (layerOut, error) {
+	d, in, p := t.Dev, t.evalIn, t.pool
+	features := l == 0
+	if err := in.fill(d, lane, t.evalSG, &t.host, parts, features, false); err != nil {
+		return layerOut{}, err
+	}
+	if err := in.upload(d, t.upStream, lane, t.host.x, features, false); err != nil {
+		return layerOut{}, err
+	}
+	if err := in.wait(lane); err != nil {
+		return layerOut{}, err
+	}
+	x := in.X
+	var state *nn.Mat
+	if l > 0 {
+		sp := lane.Begin("history.pull", trace.RoleHistory)
+		m, err := p.Wait(lane)
+		if err == nil && t.state != nil {
+			state, err = t.pullState(lane, int(in.Offsets[0]), in.Size)
+		}
+		sp.End()
+		if err != nil {
+			return layerOut{}, err
+		}
+		x = nn.DenseInput(m)
+	}
+	out, st := t.Model.ForwardLayer(&t.ctx, l, in.Adj, x, state)
+	if l > 0 {
+		p.Free()
+	}
+	return layerOut{out, st}, nil
+}
+
+// pullState copies the layer-0 state of count nodes from first to the device.
+func (t *Trainer) pullState(lane *trace.Lane, first, count int) (*nn.Mat, error) {
+	w := t.state.Width
+	if err := t.stateBuf.Grow(t.Dev.Dev, count*w, false, "layer-0 state"); err != nil {
+		return nil, err
+	}
+	if err := t.Dev.Dev.Copy(lane, t.stateBuf.Mem(), t.state.rows(first, count)); err != nil {
+		return nil, err
+	}
+	return nn.MatFrom(count, w, t.stateBuf.Data), nil
+}
+
+// Evaluate runs inference and scores it.
+func (t *Trainer) Evaluate(lane *trace.Lane) (train.Scores, error) {
+	logits, err := t.Inference(lane)
+	if err != nil {
+		return train.Scores{}, err
+	}
+	s, y := t.Data.Split, t.Data.Labels
+	return train.Scores{Train: train.Accuracy(logits, y, s.Train), Val: train.Accuracy(logits, y, s.Val),
+		Test: train.Accuracy(logits, y, s.Test), ValLoss: t.evalCE.Forward(nil, logits, nn.Targets{Rows: s.Val, Labels: y})}, nil
+}
+
+// Run fills the histories with a first inference, then trains for the configured epochs,
+// recording on lane and printing a line per epoch to progress (nil: quiet).
+func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*train.Result, error) {
+	sp := lane.Begin("history.fill", trace.RoleEval)
+	_, err := t.Inference(lane)
+	sp.End()
+	if err != nil {
+		return nil, fmt.Errorf("filling the histories: %w", err)
+	}
+	loop := train.Loop{Epochs: t.Config.Epochs, Lane: lane, Progress: p, OwnSteps: true, Device: t.Dev,
+		Train: func(ctx context.Context, _ int) (float64, error) { return t.TrainEpoch(ctx, lane) },
+		Eval:  func(context.Context, int) (train.Scores, error) { return t.Evaluate(lane) }}
+	return loop.Run(ctx)
+}

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/rundir"
+)
+
+// WriteDiffText writes a compact plain-text rendering of a profile diff; runs, when not nil,
+// adds how the two runs were set up and what they reached (from their run.json).
+func WriteDiffText(w io.Writer, d *analyze.Diff, runs *rundir.RunDiff) error {
+	bw := bufio.NewWriter(w)
+	t := &textWriter{w: bw}
+	t.f("gnnprof diff\n  A: %s\n  B: %s\n", d.A, d.B)
+	t.runs(runs)
+	t.section("Steps")
+	t.f("  mean wall  %s\n", textDeltaDur(d.StepMean))
+	t.f("  mean host  %s\n", textDeltaDur(d.HostStepMean))
+	t.f("  steps      %d → %d\n", d.Steps.A, d.Steps.B)
+	t.section("Breakdown (mean per step)")
+	for _, r := range d.Breakdown {
+		if r.A == 0 && r.B == 0 {
+			continue
+		}
+		t.f("  %-10s %s\n", r.Role, textDeltaDur(r.Delta))
+	}
+	if len(d.Ops) > 0 {
+		t.section("Largest operator changes (host + device self time)")
+		for _, o := range d.Ops[:min(10, len(d.Ops))] {
+			t.f("  %-9s %s  calls %d → %d  %s\n", o.Status, textDeltaDur(o.SelfNs), o.Calls.A, o.Calls.B, textTruncate(o.Name, 50))
+		}
+	}
+	if len(d.Copies) > 0 {
+		t.section("Copies")
+		for _, c := range d.Copies {
+			t.f("  %-5s count %d → %d, bytes %s → %s, time %s\n", c.Direction, c.Count.A, c.Count.B,
+				fmtBytes(c.Bytes.A), fmtBytes(c.Bytes.B), textDeltaDur(c.TotalNs))
+		}
+	}
+	t.f("\nPeak memory %s → %s\n", fmtBytes(d.PeakMemory.A), fmtBytes(d.PeakMemory.B))
+	t.diffFindings(d)
+	return bw.Flush()
+}
+
+// summaryShare is the least change of a breakdown part, as a share of A's mean step, that the
+// diff summary lists.
+const summaryShare = 0.01
+
+// WriteDiffSummary writes the few lines of a diff a person reads first: the runs' setups and
+// outcomes (runs may be nil), the mean step, the breakdown parts that changed by at least 1% of
+// the step, and the findings gained and lost.
+func WriteDiffSummary(w io.Writer, d *analyze.Diff, runs *rundir.RunDiff) error {
+	bw := bufio.NewWriter(w)
+	t := &textWriter{w: bw}
+	t.f("gnnprof diff  A: %s  B: %s\n", d.A, d.B)
+	t.runs(runs)
+	t.section("Steps")
+	t.f("  mean step  %s  (%s in A, %s in B)\n", textDeltaDur(d.StepMean),
+		Plural(int(d.Steps.A), "step", "steps"), Plural(int(d.Steps.B), "step", "steps"))
+	small := 0
+	for _, r := range d.Breakdown {
+		if float64(max(r.Change, -r.Change)) < summaryShare*float64(d.StepMean.A) {
+			if r.A != 0 || r.B != 0 {
+				small++
+			}
+			continue
+		}
+		t.f("  %-10s %s\n", r.Role, textDeltaDur(r.Delta))
+	}
+	if small > 0 {
+		t.f("  %s changed by less than 1%% of the step\n", Plural(small, "other part", "other parts"))
+	}
+	t.diffFindings(d)
+	return bw.Flush()
+}
+
+// runs writes the runs' section of a diff: the settings, then the outcomes.
+func (t *textWriter) runs(r *rundir.RunDiff) {
+	if r == nil {
+		return
+	}
+	t.section("Runs")
+	for _, c := range r.Config {
+		t.f("  %-22s %s → %s\n", c.Name, settingText(c.A), settingText(c.B))
+	}
+	a, b := r.Final[0], r.Final[1]
+	t.f("  %-22s %.4f → %.4f (%+.2f points)\n", "test accuracy", a.TestAcc, b.TestAcc, 100*(b.TestAcc-a.TestAcc))
+	t.f("  %-22s %.4f → %.4f (%+.2f points)\n", "best val accuracy", a.BestValAcc, b.BestValAcc, 100*(b.BestValAcc-a.BestValAcc))
+	t.f("  %-22s %d → %d\n", "epochs run", a.Epochs, b.Epochs)
+	t.f("  %-22s %s → %s\n", "training time", fmtDur(int64(a.Seconds*1e9)), fmtDur(int64(b.Seconds*1e9)))
+	t.f("  %-22s %s\n", "peak device memory", textDeltaBytes(a.PeakDeviceBytes, b.PeakDeviceBytes))
+	t.f("  %-22s %s\n", "peak host memory", textDeltaBytes(a.PeakHostBytes, b.PeakHostBytes))
+	if r.Interrupted[0] || r.Interrupted[1] {
+		t.f("  %-22s %s → %s\n", "interrupted", yesNo(r.Interrupted[0]), yesNo(r.Interrupted[1]))
+	}
+}
+
+// diffFindings writes the findings gained (+), lost (-) and kept (=).
+func (t *textWriter) diffFindings(d *analyze.Diff) {
+	t.section("Findings")
+	for _, f := range d.Gained {
+		t.f("  + [%s] %s: %s\n", f.Severity, f.ID, f.Summary)
+	}
+	for _, f := range d.Lost {
+		t.f("  - [%s] %s: %s\n", f.Severity, f.ID, f.Summary)
+	}
+	if len(d.Kept) > 0 {
+		t.f("  = %s\n", strings.Join(d.Kept, ", "))
+	}
+	if len(d.Gained)+len(d.Lost)+len(d.Kept) == 0 {
+		t.f("  none in either\n")
+	}
+}
+
+func textDeltaDur(d analyze.Delta) string {
+	s := fmt.Sprintf("%s → %s", fmtDur(d.A), fmtDur(d.B))
+	if d.A != 0 {
+		s += fmt.Sprintf(" (%+.1f%%)", d.Percent)
+	}
+	return s
+}
+
+func textDeltaBytes(a, b int64) string {
+	s := fmt.Sprintf("%s → %s", fmtBytes(a), fmtBytes(b))
+	if a != 0 {
+		s += fmt.Sprintf(" (%+.1f%%)", 100*float64(b-a)/float64(a))
+	}
+	return s
+}
+
+// settingText writes a run.json setting: absent as "-", numbers as JSON writes them.
+func settingText(v any) string {
+	if v == nil {
+		return "-"
+	}
+	return clean(fmt.Sprint(v))
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
