@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -33,15 +35,27 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 	a.findSteps()
 	a.assignSteps()
 	p.Steps = a.steps()
-	p.Breakdown = a.sweep(&p.Steps)
-	p.Ops, p.Kernels = a.ops()
-	p.Copies = a.copies(&p.Steps)
-	p.Memory = a.memory(&p.Steps)
-	p.Devices = a.devices()
-	p.Lanes = a.lanes()
-	p.GPU = a.gpu()
-	p.CriticalPath = a.criticalPath(&p.Steps)
-	a.stepExtras(&p.Steps)
+	// The sections only read what the steps established, and each writes its own parts of the
+	// profile (its own fields of the steps, too), so they run at once. What several of them share
+	// is built once, before the sections that use it: the compute intervals (copies, step extras),
+	// the launch joins (operators, GPU) and each stream's work (GPU). The sections that use none
+	// of these run meanwhile.
+	parallel(
+		func() {
+			parallel(func() { a.computeIntervals() }, func() { a.launchedOps() }, func() { a.deviceWork() })
+			parallel(
+				func() { p.Ops, p.Kernels = a.ops() },
+				func() { p.Copies = a.copies(&p.Steps) },
+				func() { p.GPU = a.gpu() },
+				func() { a.stepExtras(&p.Steps) },
+			)
+		},
+		func() { p.Breakdown = a.sweep(&p.Steps) },
+		func() { p.Memory = a.memory(&p.Steps) },
+		func() { p.Devices = a.devices() },
+		func() { p.Lanes = a.lanes() },
+		func() { p.CriticalPath = a.criticalPath(&p.Steps) },
+	)
 	p.Findings = a.findings(p)
 	p.Warnings = append(a.warnings, t.Warnings...)
 	if p.Warnings == nil {
@@ -89,6 +103,7 @@ const (
 type analysis struct {
 	t        *trace.Table
 	opt      Options
+	mu       sync.Mutex // guards warnings (today only the steps, which run alone, warn: a section running with others would add its warnings in no fixed order)
 	warnings []string
 
 	origin, end int64
@@ -130,7 +145,65 @@ type analysis struct {
 }
 
 func (a *analysis) warnf(format string, args ...any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
+}
+
+// sortParallel sorts s by cmp, which must be a total order: GOMAXPROCS pieces at once, then
+// merged.
+func sortParallel(s []int32, cmp func(x, y int32) int) {
+	pieces := runtime.GOMAXPROCS(0)
+	if pieces < 2 || len(s) < 1<<16 {
+		slices.SortFunc(s, cmp)
+		return
+	}
+	bounds := make([]int, pieces+1)
+	for k := range bounds {
+		bounds[k] = len(s) * k / pieces
+	}
+	fns := make([]func(), pieces)
+	for k := range fns {
+		fns[k] = func() { slices.SortFunc(s[bounds[k]:bounds[k+1]], cmp) }
+	}
+	parallel(fns...)
+	// Merge neighbouring runs, doubling their length each round.
+	src, dst := s, make([]int32, len(s))
+	for width := 1; width < pieces; width *= 2 {
+		var merges []func()
+		for k := 0; k < pieces; k += 2 * width {
+			lo, mid, hi := bounds[k], bounds[min(k+width, pieces)], bounds[min(k+2*width, pieces)]
+			merges = append(merges, func() { mergeRuns(dst[lo:hi], src[lo:mid], src[mid:hi], cmp) })
+		}
+		parallel(merges...)
+		src, dst = dst, src
+	}
+	if &src[0] != &s[0] {
+		copy(s, src)
+	}
+}
+
+// mergeRuns merges the sorted runs x and y into dst.
+func mergeRuns(dst, x, y []int32, cmp func(x, y int32) int) {
+	i, j := 0, 0
+	for k := range dst {
+		if j == len(y) || i < len(x) && cmp(x[i], y[j]) <= 0 {
+			dst[k] = x[i]
+			i++
+		} else {
+			dst[k] = y[j]
+			j++
+		}
+	}
+}
+
+// parallel runs fns at once and returns when all are done.
+func parallel(fns ...func()) {
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		wg.Go(fn)
+	}
+	wg.Wait()
 }
 
 func newAnalysis(t *trace.Table, opt Options) *analysis {
@@ -143,6 +216,14 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 			a.lane[i] = laneDevice
 		}
 	}
+	// The nesting order and the runtime join need nothing of each other: they are built at once.
+	parallel(a.nestingOrder, a.joinRuntimes)
+	return a
+}
+
+// nestingOrder finds the trace's extent and sorts its spans and copies into nesting order.
+func (a *analysis) nestingOrder() {
+	t := a.t
 	n := t.Len()
 	first := true
 	for i := range n {
@@ -162,14 +243,17 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 			a.order = append(a.order, int32(i))
 		}
 	}
-	slices.SortFunc(a.order, func(x, y int32) int {
+	sortParallel(a.order, func(x, y int32) int {
 		if c := cmp.Compare(t.Lane[x], t.Lane[y]); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(t.Start[x], t.Start[y]); c != 0 {
 			return c
 		}
-		return cmp.Compare(t.Dur[y], t.Dur[x])
+		if c := cmp.Compare(t.Dur[y], t.Dur[x]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y) // a total order: the same whatever the sort's pieces
 	})
 	count := 0
 	for _, i := range a.order {
@@ -183,8 +267,6 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 			a.hostSpans = append(a.hostSpans, i)
 		}
 	}
-	a.joinRuntimes()
-	return a
 }
 
 // stringID returns the interned id of s, or -1 when the trace never uses it.
@@ -261,12 +343,24 @@ type runtimeCall struct {
 }
 
 // runtimeIndex returns the index in a.runtimes of the call with correlation id corr, or -1.
+// It reads only the calls' correlation ids: the join to operators (op) may be filled in meanwhile.
 func (a *analysis) runtimeIndex(corr int64) int {
-	k, ok := slices.BinarySearchFunc(a.runtimes, corr, func(r runtimeCall, c int64) int { return cmp.Compare(r.corr, c) })
-	if !ok || corr == 0 {
+	if corr == 0 {
 		return -1
 	}
-	return k
+	lo, hi := 0, len(a.runtimes)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if a.runtimes[mid].corr < corr {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(a.runtimes) && a.runtimes[lo].corr == corr {
+		return lo
+	}
+	return -1
 }
 
 // runtimeFor returns the runtime event with correlation id corr, or -1.

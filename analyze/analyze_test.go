@@ -1,8 +1,12 @@
 package analyze
 
 import (
+	"cmp"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,5 +31,34 @@ func TestTruncatedTrace(t *testing.T) {
 	checkPartsSum(t, p)
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.json"), Options{}); err == nil {
 		t.Fatal("no error for a missing file")
+	}
+}
+
+// sortParallel gives what a sequential sort gives, whatever the number of pieces.
+func TestSortParallel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := make([]int64, 200_000)
+	for i := range keys {
+		keys[i] = rng.Int64N(1000) // many ties, broken by index
+	}
+	less := func(x, y int32) int { return cmp.Or(cmp.Compare(keys[x], keys[y]), cmp.Compare(x, y)) }
+	want := make([]int32, len(keys))
+	for i := range want {
+		want[i] = int32(len(keys) - 1 - i)
+	}
+	input := slices.Clone(want)
+	slices.SortFunc(want, less)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3, 5, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 1 << 16, len(keys)} {
+			got := slices.Clone(input[:n])
+			sortParallel(got, less)
+			ref := slices.Clone(input[:n])
+			slices.SortFunc(ref, less)
+			if !slices.Equal(got, ref) {
+				t.Fatalf("GOMAXPROCS %d, %d elements: parallel sort differs", procs, n)
+			}
+		}
 	}
 }

@@ -12,6 +12,16 @@ import (
 func benchTable(b *testing.B, steps int) *trace.Table {
 	sink := trace.NewMemorySink()
 	rec := trace.NewRecorder(sink)
+	recordSteps(rec, steps)
+	if err := rec.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return sink.Table
+}
+
+// recordSteps records steps of a GNN loop: a background sampler, forward, backward and optimizer
+// phases of operators that launch kernels on a stream, a copy and a memory event per step.
+func recordSteps(rec *trace.Recorder, steps int) {
 	main, bg := rec.Lane("main"), rec.Lane("prefetch")
 	stream := rec.StreamLane(0, 7, "stream 7")
 	at := int64(0)
@@ -32,13 +42,10 @@ func benchTable(b *testing.B, steps int) *trace.Table {
 			main.Complete(phase.name, phase.role, p, at)
 		}
 		stream.Copy(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 0, 1<<20, start, start+200*us)
+		main.Memory(0, 1<<20, int64(n+1)<<20)
 		main.Complete(trace.StepName(n), trace.RoleStep, start, at)
 		at += 50 * us
 	}
-	if err := rec.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return sink.Table
 }
 
 func BenchmarkAnalyze(b *testing.B) {

@@ -70,11 +70,12 @@ func (a *analysis) criticalPath(st *Steps) *CriticalPath {
 }
 
 // typicalStep returns the index of the measured step whose wall time is closest to the median
-// (the earliest of equals), or -1.
+// (the earliest of equals), or -1. It reads only the steps' wall times and warm-up flags: other
+// sections fill in other fields of the steps at the same time.
 func typicalStep(st *Steps) int {
 	var walls []int64
-	for _, s := range st.Steps {
-		if !s.Warmup {
+	for k := range st.Steps {
+		if s := &st.Steps[k]; !s.Warmup {
 			walls = append(walls, s.WallNs)
 		}
 	}
@@ -83,7 +84,8 @@ func typicalStep(st *Steps) int {
 	}
 	med := median(walls)
 	best := -1
-	for k, s := range st.Steps {
+	for k := range st.Steps {
+		s := &st.Steps[k]
 		if s.Warmup {
 			continue
 		}

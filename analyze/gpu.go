@@ -13,11 +13,21 @@ import (
 // (patterns.go) and the critical path (critpath.go). They share one index of the device work,
 // built once: each stream's kernels, copies and memsets in start order.
 
-// gpu computes the device-side analyses.
+// gpu computes the device-side analyses. Each only reads the shared index (and the launch joins),
+// built first, so they run at once.
 func (a *analysis) gpu() GPU {
-	g := GPU{Temporal: a.temporal(), Idle: a.idle(), Launches: a.launches(), Patterns: a.patterns(),
-		Queues: a.queues(), Bandwidth: a.bandwidth(), Scope: a.gpuScope}
-	g.KernelTypes, g.TopKernels = a.kernelBreakdown()
+	a.deviceWork()
+	a.launchedOps()
+	g := GPU{Scope: a.gpuScope}
+	parallel(
+		func() { g.Temporal = a.temporal() },
+		func() { g.Idle = a.idle() },
+		func() { g.Launches = a.launches() },
+		func() { g.Patterns = a.patterns() },
+		func() { g.Queues = a.queues() },
+		func() { g.Bandwidth = a.bandwidth() },
+		func() { g.KernelTypes, g.TopKernels = a.kernelBreakdown() },
+	)
 	return g
 }
 

@@ -127,8 +127,8 @@ func (a *analysis) launchedOps() []opLaunch {
 		return a.launched
 	}
 	a.launched = []opLaunch{}
-	ext := a.extIndex()
-	a.joinRuntimeOps()
+	var ext []extEntry
+	parallel(func() { ext = a.extIndex() }, a.joinRuntimeOps) // independent of each other
 	if len(ext) == 0 && len(a.runtimes) == 0 {
 		return a.launched
 	}

@@ -196,7 +196,7 @@ func (b *pprofBuilder) profile() *profile.Profile {
 		locs[name] = l
 		return l
 	}
-	stacks := map[int32][]*profile.Location{}
+	stacks := newPprofStacks(b.nodes, location, &profile.Location{ID: uint64(len(p.Location) + 1), Mapping: mapping})
 	laneNames := make([]string, len(t.Lanes))
 	for i, l := range t.Lanes {
 		laneNames[i] = l.Name
@@ -215,13 +215,7 @@ func (b *pprofBuilder) profile() *profile.Profile {
 	stepUnit := map[string][]string{LabelStep: {"step"}} // a unit keeps step 0 from being dropped on encoding
 	for i := range b.samples {
 		k := &b.samples[i]
-		stack, ok := stacks[k.node]
-		if !ok {
-			for n := k.node; n > 0; n = b.nodes[n].parent {
-				stack = append(stack, location(b.nodes[n].name))
-			}
-			stacks[k.node] = stack
-		}
+		stack := stacks.stack(k.node)
 		role := b.nodes[k.node].role
 		lk := labelKey{role, k.lane}
 		label := labels[lk]
@@ -243,7 +237,80 @@ func (b *pprofBuilder) profile() *profile.Profile {
 		}
 		p.Sample = append(p.Sample, s)
 	}
+	if stacks.elidedUsed {
+		fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: elidedFrames, SystemName: elidedFrames}
+		stacks.elided.ID = uint64(len(p.Location) + 1)
+		stacks.elided.Line = []profile.Line{{Function: fn}}
+		p.Function = append(p.Function, fn)
+		p.Location = append(p.Location, stacks.elided)
+	}
 	return p
+}
+
+// A sample's stack holds at most maxPprofFrames frames: deeper nesting keeps its innermost frames
+// and its outermost rootFrames, with one elidedFrames frame between (the Go runtime caps its own
+// profiles' stacks at 128 frames too). Written out, a profile then grows with its samples, not with
+// the square of the nesting depth.
+const (
+	maxPprofFrames = 128
+	rootFrames     = 32
+	elidedFrames   = "[deeper nesting elided]"
+)
+
+// pprofStacks builds the samples' stacks from the call-path nodes, leaf first. A node's stack
+// costs at most maxPprofFrames steps whatever its depth: the outermost frames of a deep one are
+// those of its ancestor at depth rootFrames, built once and shared.
+type pprofStacks struct {
+	nodes      []stackNode
+	depth      []int32 // frames on the node's full stack
+	root       []int32 // its ancestor at depth rootFrames (itself there); -1 above that depth
+	loc        func(name int32) *profile.Location
+	elided     *profile.Location // the frame standing for the frames left out
+	elidedUsed bool
+	cache      map[int32][]*profile.Location
+}
+
+func newPprofStacks(nodes []stackNode, loc func(name int32) *profile.Location, elided *profile.Location) *pprofStacks {
+	s := &pprofStacks{nodes: nodes, depth: make([]int32, len(nodes)), root: make([]int32, len(nodes)),
+		loc: loc, elided: elided, cache: map[int32][]*profile.Location{}}
+	s.root[0] = -1
+	for n := 1; n < len(nodes); n++ { // a node comes after its parent
+		parent := nodes[n].parent
+		s.depth[n] = s.depth[parent] + 1
+		switch {
+		case s.depth[n] == rootFrames:
+			s.root[n] = int32(n)
+		case s.depth[n] > rootFrames:
+			s.root[n] = s.root[parent]
+		default:
+			s.root[n] = -1
+		}
+	}
+	return s
+}
+
+func (s *pprofStacks) stack(n int32) []*profile.Location {
+	if st, ok := s.cache[n]; ok {
+		return st
+	}
+	frames := min(s.depth[n], maxPprofFrames)
+	st := make([]*profile.Location, 0, frames)
+	if s.depth[n] <= maxPprofFrames {
+		for m := n; m > 0; m = s.nodes[m].parent {
+			st = append(st, s.loc(s.nodes[m].name))
+		}
+	} else {
+		m := n
+		for range maxPprofFrames - rootFrames - 1 {
+			st = append(st, s.loc(s.nodes[m].name))
+			m = s.nodes[m].parent
+		}
+		st = append(st, s.elided)
+		s.elidedUsed = true
+		st = append(st, s.stack(s.root[n])...)
+	}
+	s.cache[n] = st
+	return st
 }
 
 // pprofName is a span name as a pprof function name. pprof's reports drop a parenthesised suffix as

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -163,4 +165,63 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(ev))/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkReadFile reads a Kineto trace of about 100 MB from a file, plain and gzip-compressed
+// (MB/s of the uncompressed JSON). Run it with -cpu 1,2: the blocks are parsed in parallel.
+func BenchmarkReadFile(b *testing.B) {
+	data := kinetoTrace(70_000)
+	dir := b.TempDir()
+	plain := filepath.Join(dir, "kineto.pt.trace.json")
+	if err := os.WriteFile(plain, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
+	zw.Write(data)
+	zw.Close()
+	if err := os.WriteFile(plain+".gz", gz.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, path := range []string{plain, plain + ".gz"} {
+		b.Run(filepath.Ext(path)[1:], func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := ReadFile(path, ReadOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadBig reads the trace $GNNPROF_BIG_TRACE names (analyze/internal/bigtrace makes
+// one; scripts/readbench times the whole command on several sizes).
+func BenchmarkReadBig(b *testing.B) {
+	path := os.Getenv("GNNPROF_BIG_TRACE")
+	if path == "" {
+		b.Skip("set GNNPROF_BIG_TRACE to a large trace (go run ./analyze/internal/bigtrace)")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	for b.Loop() {
+		if _, err := ReadFile(path, ReadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadSmall reads a trace of a few kilobytes: what setting up the parallel reading costs.
+func BenchmarkReadSmall(b *testing.B) {
+	data := kinetoTrace(10)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Read(bytes.NewReader(data), "small", ReadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -9,6 +9,16 @@
 // Table.Nest walks a lane's nested spans. Lane.Do labels the Go CPU profile with the role (and
 // step) of the work it runs, so CPU time splits the way the trace's wall time does.
 //
+// Read cuts its input into blocks that goroutines parse at once (each starts at the first event
+// in its block, found by jsonscan.NextElement); a merger takes each block's events where its reader
+// started exactly where the block before stopped, and parses the bytes itself where not, so the
+// table is the one a sequential read gives. Lanes get their kind from their events (device work
+// makes a device stream; Kineto's thread_name only names it), so the order of events does not
+// matter. Damage never misleads: a corrupt event is skipped and reading resumes at the next
+// ("corrupt at byte X, N events skipped"), an input that ends early or fails (a cut file, corrupt
+// gzip) keeps every event before and returns ErrTruncated saying how much of the run was read, and
+// a trace without a usable event is ErrNoEvents.
+//
 // The package imports nothing else of gnnprof but its internal encoders, so any Go program can
 // use it to instrument training.
 package trace

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gnnprof/gnnprof/internal/jsonscan"
 )
 
 // readerSeeds are small traces of every kind the reader takes, and damaged ones.
@@ -97,38 +102,58 @@ func checkTable(t *testing.T, tab *Table) {
 	}
 }
 
-// TestReadBadInput: each kind of damage gives warnings or an error that says where, never a panic.
+// TestReadBadInput: each kind of damage gives warnings or an error that says where, never a panic,
+// and keeps the events around it.
 func TestReadBadInput(t *testing.T) {
+	const a = `{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}`
+	const b = `{"ph":"X","name":"b","pid":1,"tid":1,"ts":5,"dur":2}`
 	cases := []struct {
 		name, in string
-		err      string // substring of the error, "" for none
-		warn     string // substring of a warning
+		err      error  // the error wraps it (nil: no error)
+		errText  string // and says this
+		warn     string // a warning says this
 		events   int
 	}{
-		{"negative dur", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":-5},{"ph":"X","name":"b","pid":1,"tid":1,"ts":1,"dur":5}]}`, "", `"dur" is negative`, 1},
-		{"huge dur", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1e15}]}`, "", "implausibly large", 0},
-		{"missing ts", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":5}]}`, "", `no "ts"`, 0},
-		{"missing ph", `{"traceEvents":[{"name":"a","pid":1,"tid":1,"ts":1}]}`, "", `no "ph"`, 0},
-		{"unknown category", `{"traceEvents":[{"ph":"X","cat":"brand_new","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`, "", `unknown category "brand_new"`, 1},
-		{"invalid json", `{"traceEvents":[{"ph":"X","name":"a" "pid":1}]}`, "", "skipped", 0},
-		{"garbage between events", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2} x]}`, "byte 69", "", 1},
-		{"truncated", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},{"ph":"X","na`, "byte 69", "", 1},
-		{"not a trace", `hello`, "byte 0", "", 0},
+		{"negative dur", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":-5},` + b + `]}`, nil, "", `event 1 at byte 16: skipped: "dur" is negative`, 1},
+		{"huge dur", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1e15},` + b + `]}`, nil, "", "implausibly large", 1},
+		{"missing ts", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":5},` + b + `]}`, nil, "", `no "ts"`, 1},
+		{"missing ph", `{"traceEvents":[{"name":"a","pid":1,"tid":1,"ts":1},` + b + `]}`, nil, "", `no "ph"`, 1},
+		{"ts not a number", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":"soon","dur":5},` + b + `]}`, nil, "", `"ts" is not a time`, 1},
+		{"unknown category", `{"traceEvents":[{"ph":"X","cat":"brand_new","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`, nil, "", `unknown category "brand_new"`, 1},
+		// A corrupt event in the middle is skipped and reading resumes at the next one: not a truncation.
+		{"corrupt event mid-file", `{"traceEvents":[` + a + `,{"ph":"X","name":"x" "pid":1},` + "\n" + b + `]}`, nil, "",
+			"corrupt at byte 69, 1 event skipped (reading resumed at byte 98)", 2},
+		{"corrupt run of events", `{"traceEvents":[` + a + `,{"ph":"X","na` + "\n" + `,{"ph":"X",,"ts":1}` + "\n" + `,` + b + `]}`, nil, "",
+			"corrupt at byte 69, 2 events skipped (reading resumed at byte 103)", 2},
+		{"garbage between events", `{"traceEvents":[` + a + ` x,` + b + `]}`, nil, "", "corrupt at byte 69, 0 events skipped (reading resumed at byte 70)", 2},
+		{"corrupt to the end", `{"traceEvents":[` + a + `,{"ph":"X","name":"x" "pid":1}]}`, nil, "", "corrupt at byte 69, 1 event skipped (nothing readable follows it)", 1},
+		// Times that do not fit int64 nanoseconds (about 292 years) are rejected, not wrapped.
+		{"ts overflows", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":9300000000000000,"dur":5},` + b + `]}`, nil, "",
+			`"ts" is 9.3e+15 µs, which overflows int64 nanoseconds`, 1},
+		{"ts+dur overflows", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":9223372036854775,"dur":5000},` + b + `]}`, nil, "",
+			`"ts" + "dur" overflows int64 nanoseconds`, 1},
+		{"truncated", `{"traceEvents":[` + a + `,{"ph":"X","na`, ErrTruncated, "byte 69", "", 1},
+		{"truncated between events", `{"traceEvents":[` + a + `,`, ErrTruncated, "after event 1", "", 1},
+		{"cut in the header", `{"schemaVersion":1,"traceEv`, ErrTruncated, "header", "", 0},
+		{"not a trace", `hello`, jsonscan.ErrSyntax, "byte 0", "", 0},
+		{"empty file", ``, nil, "empty file", "", 0},
+		{"no events", `{"traceEvents":[]}`, ErrNoEvents, "0 elements", "", 0},
+		{"only metadata", `{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"x"}}]}`, ErrNoEvents, "1 elements", "", 0},
+		{"only bad events", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":5}]}`, ErrNoEvents, "", `no "ts"`, 0},
+		{"not an object", `{"traceEvents":[1,2,3]}`, ErrNoEvents, "", "corrupt at byte 16", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tab, err := Read(strings.NewReader(c.in), "bad.json", ReadOptions{})
-			if c.err == "" && err != nil {
+			switch {
+			case c.err == nil && c.errText == "" && err != nil:
 				t.Fatalf("error %v", err)
-			}
-			if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "bad.json")) {
-				t.Fatalf("error %v, want one containing %q and the file name", err, c.err)
-			}
-			if tab == nil {
-				if c.events > 0 {
-					t.Fatal("no table")
-				}
-				return
+			case c.err != nil && !errors.Is(err, c.err):
+				t.Fatalf("error %v, want %v", err, c.err)
+			case err != nil && (!strings.Contains(err.Error(), c.errText) || !strings.Contains(err.Error(), "bad.json")):
+				t.Fatalf("error %v, want one containing %q and the file name", err, c.errText)
+			case err == nil && c.errText != "":
+				t.Fatalf("no error, want one containing %q", c.errText)
 			}
 			if tab.Len() != c.events {
 				t.Fatalf("%d events, want %d", tab.Len(), c.events)
@@ -136,6 +161,121 @@ func TestReadBadInput(t *testing.T) {
 			if c.warn != "" && !strings.Contains(strings.Join(tab.Warnings, "\n"), c.warn) {
 				t.Fatalf("warnings %q lack %q", tab.Warnings, c.warn)
 			}
+			checkTable(t, tab)
 		})
+	}
+}
+
+// damageEvents are the elements of a small trace, one event per line.
+func damageEvents(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(`{"ph":"X","cat":"cpu_op","name":"op%d","pid":1,"tid":1,"ts":%d.5,"dur":%d,"args":{"External id":%d,"Input Dims":[[%d,2],[]]}}`,
+			i, 1000+10*i, 5+i%3, i, i)
+	}
+	return out
+}
+
+// withBlocks reads with tiny blocks, so that block boundaries (where the parallel readers start
+// and stop) fall everywhere.
+func withBlocks(t testing.TB, first, max, overlap int) {
+	old := blockSizes
+	blockSizes.first, blockSizes.max, blockSizes.overlap = first, max, overlap
+	t.Cleanup(func() { blockSizes = old })
+}
+
+// eventKey is what identifies an event, whatever lane number it got.
+func eventKey(t *Table, i int) string {
+	e := t.Event(i)
+	return fmt.Sprintf("%s %s %s %d %d", e.Kind, e.Role, e.Name, e.Start, e.Dur)
+}
+
+// FuzzReadDamage puts arbitrary bytes in place of one event of a valid trace and reads it in tiny
+// blocks: whatever the bytes, the events before them and the events after them come back exactly
+// (the reader resynchronises at the next event), and nothing is called an error.
+func FuzzReadDamage(f *testing.F) {
+	for _, s := range []string{
+		`{"ph":"X","name":"x" "pid":1}`, `]`, `{"ph":"X","x":[1`, ``, `{"ph":"i","ts":1}]`, `{"ph":"i","ts":1}]}`,
+		`{"ph":"X","name":"a` + "\n", `,,,`, `{"args":{"a":[{"ph":"X"`, `"`, `{"ph":"X","name":"\`, `{}`, `[`, `{"ph":"B","pid":1,"tid":1,"ts":3}`,
+		`{"ph":"E","pid":1,"tid":1,"ts":1}`, `{"ph":"X","pid":0,"tid":7,"cat":"kernel","ts":1,"dur":1}`, "\x00\xff{\"", `]} ,{"`,
+	} {
+		f.Add(uint8(len(s)), []byte(s), uint8(len(s)*7))
+	}
+	f.Fuzz(func(t *testing.T, at uint8, garbage []byte, block uint8) {
+		const n = 24
+		k := 1 + int(at)%(n-2) // an event in the middle
+		events := damageEvents(n)
+		doc := func(els []string) []byte {
+			return []byte(`{"traceEvents":[` + strings.Join(els, ",\n") + "]}\n")
+		}
+		before, err := Read(bytes.NewReader(doc(events[:k])), "before", ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := Read(bytes.NewReader(doc(events[k+1:])), "after", ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		damaged := doc(slices.Concat(events[:k], []string{string(garbage)}, events[k+1:]))
+		withBlocks(t, 16+int(block), 48+3*int(block), 8+int(block)/3)
+		got, err := Read(bytes.NewReader(damaged), "damaged", ReadOptions{Workers: 1 + int(block)%3})
+		if err != nil {
+			t.Fatalf("error %v (damage %q)", err, garbage)
+		}
+		checkTable(t, got)
+		if got.Len() < before.Len()+after.Len() {
+			t.Fatalf("%d events, want at least %d before the damage and %d after (damage %q, warnings %q)",
+				got.Len(), before.Len(), after.Len(), garbage, got.Warnings)
+		}
+		for i := range before.Len() {
+			if g, w := eventKey(got, i), eventKey(before, i); g != w {
+				t.Fatalf("event %d before the damage %q: got %s, want %s", i, garbage, g, w)
+			}
+		}
+		for i := range after.Len() {
+			if g, w := eventKey(got, got.Len()-after.Len()+i), eventKey(after, i); g != w {
+				t.Fatalf("event %d after the damage %q: got %s, want %s (warnings %q)", i, garbage, g, w, got.Warnings)
+			}
+		}
+	})
+}
+
+// Reading in tiny blocks, however many readers, gives the table reading in one piece gives: the
+// merge of chunks is exact, across boundaries inside events, strings and separators.
+func TestReadAcrossBlockBoundaries(t *testing.T) {
+	inputs := map[string][]byte{"kineto": kinetoTrace(300)}
+	var own bytes.Buffer
+	w, _ := newWriter(&own, Header{Meta: map[string]any{"epochs": 3}})
+	rec := NewRecorder(w)
+	recordRandom(t, rec, 3, 4, 9)
+	rec.Close()
+	inputs["gnnprof"] = own.Bytes()
+	b := []string{"[" + strings.Join(damageEvents(200), ",") + "]"}
+	inputs["legacy array, one line"] = []byte(b[0])
+	for name, data := range inputs {
+		want, err := Read(bytes.NewReader(data), name, ReadOptions{KeepFlows: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sizes := range [][3]int{{16, 64, 8}, {100, 300, 50}, {1000, 4000, 4000}, {7, 7, 1}} {
+			for workers := 1; workers <= 3; workers++ {
+				t.Run(fmt.Sprintf("%s/%v/%d", name, sizes, workers), func(t *testing.T) {
+					withBlocks(t, sizes[0], sizes[1], sizes[2])
+					got, err := Read(bytes.NewReader(data), name, ReadOptions{KeepFlows: true, Workers: workers})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.Len() != want.Len() || !reflect.DeepEqual(got.Lanes, want.Lanes) || !slices.Equal(got.Warnings, want.Warnings) {
+						t.Fatalf("%d events, lanes %v, warnings %q; want %d, %v, %q", got.Len(), got.Lanes, got.Warnings, want.Len(), want.Lanes, want.Warnings)
+					}
+					for i := range want.Len() {
+						if got.Event(i) != want.Event(i) || got.ExtID[i] != want.ExtID[i] || got.Corr[i] != want.Corr[i] ||
+							got.Strings[got.Shape[i]] != want.Strings[want.Shape[i]] || got.Strings[got.Cat[i]] != want.Strings[want.Cat[i]] {
+							t.Fatalf("event %d: got %+v, want %+v", i, got.Event(i), want.Event(i))
+						}
+					}
+				})
+			}
+		}
 	}
 }

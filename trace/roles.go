@@ -128,8 +128,7 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role 
 
 // opRole classifies a host operator: a graph sampler's operator samples; any other is cpu.
 func opRole(name []byte) Role {
-	lower := bytes.ToLower(name)
-	if bytes.Contains(lower, []byte("sampl")) || bytes.Contains(lower, []byte("random_walk")) {
+	if containsFold(name, "sampl") || containsFold(name, "random_walk") {
 		return RoleSample
 	}
 	return RoleCPU
@@ -137,5 +136,26 @@ func opRole(name []byte) Role {
 
 // isNCCL reports whether a kernel's name says it is an NCCL collective.
 func isNCCL(name []byte) bool {
-	return bytes.Contains(bytes.ToLower(name), []byte("nccl"))
+	return containsFold(name, "nccl")
+}
+
+// containsFold reports whether s contains the lower-case ASCII word sub, ignoring ASCII case,
+// without the copy bytes.ToLower makes: it runs on every operator and kernel a trace has.
+func containsFold(s []byte, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -62,14 +62,6 @@ func (t *Table) intern(s string) int32 {
 	return t.internNew(s)
 }
 
-// internBytes is intern for a byte slice; it allocates only for a string not seen before.
-func (t *Table) internBytes(b []byte) int32 {
-	if id, ok := t.index[string(b)]; ok {
-		return id
-	}
-	return t.internNew(string(b))
-}
-
 func (t *Table) internNew(s string) int32 {
 	if t.index == nil {
 		t.index = make(map[string]int32, len(t.Strings))
@@ -91,6 +83,12 @@ func (t *Table) NameOf(i int) string { return t.Strings[t.Name[i]] }
 
 // Append adds e. cat and shape are interned.
 func (t *Table) Append(e Event, cat, shape string) {
+	t.appendRow(&e, t.intern(e.Name), t.intern(cat), t.intern(shape), 0, 0)
+}
+
+// appendRow adds e with its strings given as ids (the table's, or a reader's for its chunk) and
+// its join keys.
+func (t *Table) appendRow(e *Event, name, cat, shape int32, ext, corr int64) {
 	t.Kind = append(t.Kind, e.Kind)
 	t.Role = append(t.Role, e.Role)
 	t.Dir = append(t.Dir, e.Dir)
@@ -98,17 +96,17 @@ func (t *Table) Append(e Event, cat, shape string) {
 	t.Device = append(t.Device, e.Device)
 	t.Step = append(t.Step, e.Step)
 	t.Lane = append(t.Lane, e.Lane)
-	t.Name = append(t.Name, t.intern(e.Name))
-	t.Cat = append(t.Cat, t.intern(cat))
-	t.Shape = append(t.Shape, t.intern(shape))
+	t.Name = append(t.Name, name)
+	t.Cat = append(t.Cat, cat)
+	t.Shape = append(t.Shape, shape)
 	t.Start = append(t.Start, e.Start)
 	t.Dur = append(t.Dur, e.Dur)
 	t.Bytes = append(t.Bytes, e.Bytes)
 	t.FLOPs = append(t.FLOPs, e.FLOPs)
 	t.Total = append(t.Total, e.Total)
 	t.Value = append(t.Value, e.Value)
-	t.ExtID = append(t.ExtID, 0)
-	t.Corr = append(t.Corr, 0)
+	t.ExtID = append(t.ExtID, ext)
+	t.Corr = append(t.Corr, corr)
 }
 
 // Event returns event i in row form.
@@ -169,4 +167,72 @@ func (t Tee) Close() error {
 		}
 	}
 	return first
+}
+
+// reserve gives the table's columns room for n events in all.
+func reserve(t *Table, n int) {
+	t.Kind, t.Role, t.Dir, t.Flags = resized(t.Kind, n), resized(t.Role, n), resized(t.Dir, n), resized(t.Flags, n)
+	t.Device, t.Step, t.Lane = resized(t.Device, n), resized(t.Step, n), resized(t.Lane, n)
+	t.Name, t.Cat, t.Shape = resized(t.Name, n), resized(t.Cat, n), resized(t.Shape, n)
+	t.Start, t.Dur, t.Bytes = resized(t.Start, n), resized(t.Dur, n), resized(t.Bytes, n)
+	t.FLOPs, t.Total, t.Value = resized(t.FLOPs, n), resized(t.Total, n), resized(t.Value, n)
+	t.ExtID, t.Corr = resized(t.ExtID, n), resized(t.Corr, n)
+}
+
+func resized[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s
+	}
+	return append(make([]T, 0, n), s...)
+}
+
+// appendRows appends r's rows to t, mapping string and lane ids.
+func appendRows(t, r *Table, strs, lanes []int32) {
+	n0 := t.Len()
+	t.Kind, t.Role, t.Dir, t.Flags = extend(t.Kind, r.Kind), extend(t.Role, r.Role), extend(t.Dir, r.Dir), extend(t.Flags, r.Flags)
+	t.Device, t.Step, t.Lane = extend(t.Device, r.Device), extend(t.Step, r.Step), extend(t.Lane, r.Lane)
+	t.Name, t.Cat, t.Shape = extend(t.Name, r.Name), extend(t.Cat, r.Cat), extend(t.Shape, r.Shape)
+	t.Start, t.Dur, t.Bytes = extend(t.Start, r.Start), extend(t.Dur, r.Dur), extend(t.Bytes, r.Bytes)
+	t.FLOPs, t.Total, t.Value = extend(t.FLOPs, r.FLOPs), extend(t.Total, r.Total), extend(t.Value, r.Value)
+	t.ExtID, t.Corr = extend(t.ExtID, r.ExtID), extend(t.Corr, r.Corr)
+	remapStrings(t.Name[n0:], strs)
+	remapStrings(t.Cat[n0:], strs)
+	remapStrings(t.Shape[n0:], strs)
+	remapAll(t.Lane[n0:], lanes)
+}
+
+// extend appends src to dst. Zeros are not written where dst has room (room a column was made with
+// is zero): columns that are mostly zero, such as memory totals and counter values, then leave
+// their pages untouched, and untouched pages take no memory.
+func extend[T comparable](dst, src []T) []T {
+	if len(src) <= cap(dst)-len(dst) && allZero(src) {
+		return dst[:len(dst)+len(src)]
+	}
+	return append(dst, src...)
+}
+
+func allZero[T comparable](s []T) bool {
+	var zero T
+	for _, v := range s {
+		if v != zero {
+			return false
+		}
+	}
+	return true
+}
+
+// remapStrings replaces each string id in s by ids[id]; "" (0) stays, unwritten.
+func remapStrings(s, ids []int32) {
+	for i, v := range s {
+		if v != 0 {
+			s[i] = ids[v]
+		}
+	}
+}
+
+// remapAll replaces each id in s by ids[id].
+func remapAll(s, ids []int32) {
+	for i, v := range s {
+		s[i] = ids[v]
+	}
 }

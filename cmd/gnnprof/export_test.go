@@ -49,13 +49,7 @@ func TestPprofAndExportCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans := 0
-	for i := range back.Len() {
-		if back.Kind[i] == trace.KindSpan {
-			spans++
-		}
-	}
-	if spans != 9 {
+	if spans := spanCount(back); spans != 9 {
 		t.Errorf("exported trace has %d spans, want 9 (3 steps × step, sample, forward)", spans)
 	}
 	if code := run([]string{"export", "chrome", dir, "--part-mb", "0"}); code != 2 {

@@ -2,250 +2,65 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// maxValueBytes bounds one JSON value the scanner holds at once: a larger value is an error.
-const maxValueBytes = 256 << 20
-
-// Scanner reads a JSON stream one complete value at a time, without building a document: the
-// trace reader asks it for each event object's bytes and parses those in place with a Parser.
-type Scanner struct {
-	r    io.Reader
-	buf  []byte
-	pos  int   // next unread byte
-	n    int   // bytes of buf holding data
-	off  int64 // stream offset of buf[0]
-	rerr error // the reader's error once it has returned one (io.EOF at the end)
-}
-
-// NewScanner returns a scanner reading r.
-func NewScanner(r io.Reader) *Scanner {
-	return &Scanner{r: r, buf: make([]byte, 1<<20)}
-}
-
-// Offset returns the stream offset of the next unread byte.
-func (s *Scanner) Offset() int64 { return s.off + int64(s.pos) }
-
-// more reads more input, keeping bytes from pos on. It reports whether any arrived.
-func (s *Scanner) more() bool {
-	if s.pos > 0 {
-		copy(s.buf, s.buf[s.pos:s.n])
-		s.off += int64(s.pos)
-		s.n -= s.pos
-		s.pos = 0
-	}
-	if s.n == len(s.buf) {
-		if len(s.buf) >= maxValueBytes {
-			return false
-		}
-		s.buf = append(s.buf, make([]byte, len(s.buf))...)
-	}
-	for s.rerr == nil {
-		m, err := s.r.Read(s.buf[s.n:])
-		s.n += m
-		if err != nil {
-			s.rerr = err
-		}
-		if m > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// Advance consumes the byte Peek returned.
-func (s *Scanner) Advance() { s.pos++ }
-
 // ErrEOF says the input ended before the value did.
 var ErrEOF = errors.New("unexpected end of input")
 
-// endErr explains why more input could not be had.
-func (s *Scanner) endErr() error {
-	switch {
-	case s.rerr != nil && s.rerr != io.EOF && s.rerr != io.ErrUnexpectedEOF:
-		return s.rerr
-	case s.n-s.pos >= maxValueBytes:
-		return fmt.Errorf("a value longer than %d MiB", maxValueBytes>>20)
-	}
-	return ErrEOF
-}
-
-// Peek skips white space and returns the next byte without consuming it.
-func (s *Scanner) Peek() (byte, error) {
-	for {
-		for s.pos < s.n {
-			c := s.buf[s.pos]
-			if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
-				return c, nil
-			}
-			s.pos++
-		}
-		if !s.more() {
-			return 0, s.endErr()
-		}
-	}
-}
-
-// Value returns the bytes of the next complete JSON value and consumes them. The slice is valid
-// until the next call. Only the value's extent is checked here; a Parser reads its contents.
-func (s *Scanner) Value() ([]byte, error) {
-	c, err := s.Peek()
-	if err != nil {
-		return nil, err
-	}
-	j := 0 // bytes of the value seen so far, from pos
-	switch c {
-	case '{', '[':
-		var st nestState
-		for {
-			var done bool
-			if j, done = st.scan(s.buf[s.pos:s.n], j); done {
-				v := s.buf[s.pos : s.pos+j]
-				s.pos += j
-				return v, nil
-			}
-			if !s.more() {
-				return nil, s.endErr()
-			}
-		}
-	case '"':
-		j = 1
-		esc := false
-		for {
-			for s.pos+j < s.n {
-				c := s.buf[s.pos+j]
-				j++
-				if esc {
-					esc = false
-				} else if c == '\\' {
-					esc = true
-				} else if c == '"' {
-					v := s.buf[s.pos : s.pos+j]
-					s.pos += j
-					return v, nil
-				}
-			}
-			if !s.more() {
-				return nil, s.endErr()
-			}
-		}
-	default: // number, true, false, null: up to a delimiter
-		for {
-			for s.pos+j < s.n {
-				switch s.buf[s.pos+j] {
-				case ',', '}', ']', ' ', '\n', '\r', '\t':
-					v := s.buf[s.pos : s.pos+j]
-					s.pos += j
-					return v, nil
-				}
-				j++
-			}
-			if !s.more() {
-				if j > 0 && (s.rerr == io.EOF || s.rerr == io.ErrUnexpectedEOF) {
-					v := s.buf[s.pos : s.pos+j]
-					s.pos += j
-					return v, nil
-				}
-				return nil, s.endErr()
-			}
-		}
-	}
-}
-
-// structural marks the bytes that matter between strings when finding where a value ends.
-var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}
-
-// nestState follows brackets and strings across the chunks of a value being delimited.
-type nestState struct {
-	depth      int
-	inStr, esc bool
-}
-
-// scan advances over b from j (b starts at the value's first byte and may end mid-value). It returns
-// the offset just past the value and true when the value closes in b, else len(b) and false.
-// Strings are skipped with IndexByte, which is vectorised: most of an event's bytes are strings.
-func (st *nestState) scan(b []byte, j int) (int, bool) {
-	for j < len(b) {
-		if st.esc {
-			st.esc = false
-			j++
-			continue
-		}
-		if st.inStr {
-			rest := b[j:]
-			q := bytes.IndexByte(rest, '"')
-			upto := rest
-			if q >= 0 {
-				upto = rest[:q]
-			}
-			if bs := bytes.IndexByte(upto, '\\'); bs >= 0 {
-				j += bs + 1
-				st.esc = true
-				continue
-			}
-			if q < 0 {
-				return len(b), false
-			}
-			j += q + 1
-			st.inStr = false
-			continue
-		}
-		for j < len(b) && !structural[b[j]] {
-			j++
-		}
-		if j == len(b) {
-			break
-		}
-		c := b[j]
-		j++
-		switch c {
-		case '"':
-			st.inStr = true
-		case '{', '[':
-			st.depth++
-		default: // '}', ']'
-			st.depth--
-			if st.depth == 0 {
-				return j, true
-			}
-		}
-	}
-	return len(b), false
-}
-
-// Parser walks one complete JSON value held in memory (Reset gives it one).
+// Parser walks JSON held in memory (Reset gives it the bytes). When the bytes end before the value
+// does, its error wraps ErrEOF, so a caller holding part of a stream can fetch more and retry.
 type Parser struct {
-	b   []byte
-	i   int
-	tmp []byte // scratch for unescaped strings
+	Mark []byte // see Marked
+
+	b       []byte
+	i       int
+	tmp     []byte // scratch for unescaped strings
+	escaped bool   // the last string returned is in tmp
+	marked  bool
 }
 
 // Reset makes the parser walk b from its start.
-func (p *Parser) Reset(b []byte) { p.b, p.i = b, 0 }
+func (p *Parser) Reset(b []byte) { p.b, p.i, p.marked = b, 0, false }
+
+// Offset returns how many bytes of its input the parser has consumed.
+func (p *Parser) Offset() int { return p.i }
 
 // ErrSyntax is wrapped by the errors of malformed JSON.
 var ErrSyntax = errors.New("invalid JSON")
 
+// space marks JSON's white space.
+var space = [256]bool{' ': true, '\n': true, '\r': true, '\t': true}
+
+// strStop marks the bytes that end a run of plain string content: the closing quote, an escape,
+// and the control characters JSON forbids in strings (which also stop a string whose closing
+// quote was lost at the end of its line, where every trace writer puts a newline).
+var strStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 func (p *Parser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\n', '\r', '\t':
-			p.i++
-		default:
-			return
-		}
+	for p.i < len(p.b) && space[p.b[p.i]] {
+		p.i++
 	}
 }
 
 // Next skips white space and returns the next byte, or 0 at the end.
 func (p *Parser) Next() byte {
+	if p.i < len(p.b) && !space[p.b[p.i]] { // compact JSON has no white space
+		return p.b[p.i]
+	}
 	p.ws()
 	if p.i < len(p.b) {
 		return p.b[p.i]
@@ -253,42 +68,90 @@ func (p *Parser) Next() byte {
 	return 0
 }
 
+// fail returns a syntax error at the parser's position, or ErrEOF when the input ran out there.
+func (p *Parser) fail(format string, args ...any) error {
+	if p.i >= len(p.b) {
+		return fmt.Errorf("%w: %s", ErrEOF, fmt.Sprintf(format, args...))
+	}
+	return fmt.Errorf("%w: %s at %d", ErrSyntax, fmt.Sprintf(format, args...), p.i)
+}
+
+// Expect consumes the byte c, after white space; anything else is an error (ErrEOF at the end).
+func (p *Parser) Expect(c byte) error { return p.expect(c) }
+
 func (p *Parser) expect(c byte) error {
 	if p.Next() != c {
-		return fmt.Errorf("%w: expected %q at %d", ErrSyntax, c, p.i)
+		return p.fail("expected %q", c)
 	}
 	p.i++
 	return nil
 }
 
 // Str parses a string and returns its contents, unescaped (into scratch space valid until the next
-// call when there were escapes).
+// call when there were escapes: Escaped says so).
 func (p *Parser) Str() ([]byte, error) {
 	if p.Next() != '"' {
-		return nil, fmt.Errorf("%w: expected a string at %d", ErrSyntax, p.i)
+		return nil, p.fail("expected a string")
 	}
 	p.i++
-	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		if c == '"' {
-			p.i++
-			return p.b[start : p.i-1], nil
-		}
-		if c == '\\' {
-			return p.unescape(start)
-		}
-		if c < 0x20 {
-			return nil, fmt.Errorf("%w: control character in string at %d", ErrSyntax, p.i)
-		}
+	start, b := p.i, p.b
+	i := plainRun(b, start)
+	p.i = i
+	p.escaped = false
+	switch {
+	case i == len(b):
+		return nil, p.fail("unterminated string")
+	case b[i] == '"':
 		p.i++
+		return b[start:i], nil
+	case b[i] == '\\':
+		p.escaped = true
+		return p.unescape(start)
 	}
-	return nil, fmt.Errorf("%w: unterminated string", ErrSyntax)
+	return nil, p.fail("control character in string")
+}
+
+// Escaped reports whether the string the last Str (or Scalar) returned had escapes: it then sits
+// in scratch space that the next string reuses, and a caller keeping it must copy it.
+func (p *Parser) Escaped() bool { return p.escaped }
+
+// plainRun returns the offset of the first byte at or after i in b that ends a run of plain string
+// content (strStop), or len(b). It tests eight bytes at a time: most of a trace is strings.
+func plainRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := stopMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(b) && !strStop[b[i]] {
+		i++
+	}
+	return i
+}
+
+const (
+	lsbs = 0x0101010101010101
+	msbs = 0x8080808080808080
+)
+
+// stopMask sets the high bit of the bytes of x that are '"', '\\' or below 0x20. Only its lowest set
+// bit is exact (a borrow can flag a byte above a true one), which is all plainRun needs.
+func stopMask(x uint64) uint64 {
+	q, bs := x^(lsbs*'"'), x^(lsbs*'\\')
+	zeroQ := (q - lsbs) &^ q
+	zeroBS := (bs - lsbs) &^ bs
+	ctl := (x - lsbs*0x20) &^ x
+	return (zeroQ | zeroBS | ctl) & msbs
 }
 
 func (p *Parser) unescape(start int) ([]byte, error) {
 	out := append(p.tmp[:0], p.b[start:p.i]...)
 	for p.i < len(p.b) {
+		if j := plainRun(p.b, p.i); j > p.i {
+			out = append(out, p.b[p.i:j]...)
+			p.i = j
+			continue
+		}
 		c := p.b[p.i]
 		switch {
 		case c == '"':
@@ -296,11 +159,7 @@ func (p *Parser) unescape(start int) ([]byte, error) {
 			p.tmp = out
 			return out, nil
 		case c < 0x20:
-			return nil, fmt.Errorf("%w: control character in string at %d", ErrSyntax, p.i)
-		case c != '\\':
-			out = append(out, c)
-			p.i++
-			continue
+			return nil, p.fail("control character in string")
 		}
 		if p.i+1 >= len(p.b) {
 			break
@@ -323,6 +182,10 @@ func (p *Parser) unescape(start int) ([]byte, error) {
 		case 'u':
 			r, ok := p.hex4()
 			if !ok {
+				if p.i+4 > len(p.b) {
+					p.i = len(p.b)
+					return nil, p.fail("unterminated string")
+				}
 				return nil, fmt.Errorf("%w: bad \\u escape at %d", ErrSyntax, p.i)
 			}
 			if utf16.IsSurrogate(r) {
@@ -340,7 +203,8 @@ func (p *Parser) unescape(start int) ([]byte, error) {
 			return nil, fmt.Errorf("%w: bad escape \\%c at %d", ErrSyntax, e, p.i-1)
 		}
 	}
-	return nil, fmt.Errorf("%w: unterminated string", ErrSyntax)
+	p.i = len(p.b)
+	return nil, p.fail("unterminated string")
 }
 
 func (p *Parser) hex4() (rune, bool) {
@@ -364,55 +228,87 @@ func (p *Parser) hex4() (rune, bool) {
 	return r, true
 }
 
-// Skip passes over one value of any type and returns its raw bytes.
+// delimiter marks the bytes that end a number or literal.
+var delimiter = [256]bool{',': true, '}': true, ']': true, ' ': true, '\n': true, '\r': true, '\t': true}
+
+// maxDepth bounds the nesting Skip follows: deeper is an error, not a deep recursion.
+const maxDepth = 1000
+
+// Skip passes over one value of any type, checking that it is valid JSON, and returns its raw
+// bytes. A number or literal must have a delimiter after it: at the end of the input it may go
+// on, so it is ErrEOF. Skip notes whether an object inside the value has the key Mark (Marked).
 func (p *Parser) Skip() ([]byte, error) {
 	p.ws()
 	start := p.i
-	if p.i >= len(p.b) {
-		return nil, fmt.Errorf("%w: expected a value at %d", ErrSyntax, p.i)
+	p.escaped = false
+	if err := p.skip(0); err != nil {
+		return nil, err
 	}
-	switch p.b[p.i] {
-	case '"':
-		if _, err := p.Str(); err != nil {
-			return nil, err
-		}
-	case '{', '[':
-		depth, inStr, esc := 0, false, false
-		for p.i < len(p.b) {
-			c := p.b[p.i]
-			p.i++
-			switch {
-			case esc:
-				esc = false
-			case inStr:
-				if c == '\\' {
-					esc = true
-				} else if c == '"' {
-					inStr = false
-				}
-			case c == '"':
-				inStr = true
-			case c == '{' || c == '[':
-				depth++
-			case c == '}' || c == ']':
-				depth--
-				if depth == 0 {
-					return p.b[start:p.i], nil
-				}
-			}
-		}
-		return nil, fmt.Errorf("%w: unterminated value", ErrSyntax)
-	default:
-		for p.i < len(p.b) {
-			switch p.b[p.i] {
-			case ',', '}', ']', ' ', '\n', '\r', '\t':
-				return p.b[start:p.i], p.checkScalar(p.b[start:p.i])
-			}
-			p.i++
-		}
-		return p.b[start:p.i], p.checkScalar(p.b[start:p.i])
-	}
+	p.escaped = false // the raw bytes are returned, not a string's contents
 	return p.b[start:p.i], nil
+}
+
+// Mark, when not empty, is a key that Skip watches for in the objects it passes over: a trace
+// reader marks "ph", which an event's own arguments never hold, to notice events run together.
+// Marked reports whether Skip has seen it since the last Reset.
+func (p *Parser) Marked() bool { return p.marked }
+
+func (p *Parser) skip(depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("%w: values nested more than %d deep at %d", ErrSyntax, maxDepth, p.i)
+	}
+	switch p.Next() {
+	case '"':
+		_, err := p.Str()
+		return err
+	case '{', '[':
+		closing := byte('}')
+		if p.b[p.i] == '[' {
+			closing = ']'
+		}
+		p.i++
+		if p.Next() == closing {
+			p.i++
+			return nil
+		}
+		for {
+			if closing == '}' {
+				key, err := p.key()
+				if err != nil {
+					return err
+				}
+				if len(p.Mark) > 0 && string(key) == string(p.Mark) {
+					p.marked = true
+				}
+			}
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+			switch p.Next() {
+			case ',':
+				p.i++
+			case closing:
+				p.i++
+				return nil
+			default:
+				return p.fail("expected ',' or %q", closing)
+			}
+		}
+	case 0:
+		return p.fail("expected a value")
+	}
+	start := p.i
+	i := start
+	for i < len(p.b) && !delimiter[p.b[i]] {
+		i++
+	}
+	p.i = i
+	if i == len(p.b) {
+		// It may go on in the bytes that follow ("-", "12" of "1234"): the value needs a
+		// delimiter after it, as it has inside an object or array.
+		return p.fail("unterminated value")
+	}
+	return p.checkScalar(p.b[start:i])
 }
 
 func (p *Parser) checkScalar(v []byte) error {
@@ -430,6 +326,17 @@ func (p *Parser) checkScalar(v []byte) error {
 // values are numbers). Like strconv it also takes NaN and ±Inf, which torch has been seen to write.
 func isNumber(v []byte) bool {
 	i := 0
+	if len(v) > 0 && v[0] == '-' {
+		i = 1
+	}
+	j := i
+	for j < len(v) && v[j]-'0' <= 9 {
+		j++
+	}
+	if j == len(v) && j > i { // an integer: the usual case
+		return true
+	}
+	i = 0
 	if i < len(v) && (v[i] == '-' || v[i] == '+') {
 		i++
 	}
@@ -472,15 +379,22 @@ func (p *Parser) Object(fn func(key []byte) error) error {
 		return nil
 	}
 	for {
-		key, err := p.Str()
+		key, err := p.key()
 		if err != nil {
-			return err
-		}
-		if err := p.expect(':'); err != nil {
 			return err
 		}
 		if err := fn(key); err != nil {
 			return err
+		}
+		if p.i < len(p.b) { // compact JSON: the separator comes right after the value
+			switch p.b[p.i] {
+			case ',':
+				p.i++
+				continue
+			case '}':
+				p.i++
+				return nil
+			}
 		}
 		switch p.Next() {
 		case ',':
@@ -489,9 +403,26 @@ func (p *Parser) Object(fn func(key []byte) error) error {
 			p.i++
 			return nil
 		default:
-			return fmt.Errorf("%w: expected ',' or '}' at %d", ErrSyntax, p.i)
+			return p.fail("expected ',' or '}'")
 		}
 	}
+}
+
+// key reads an object's key and the ':' after it. An escaped key sits in scratch space until the
+// next string is read.
+func (p *Parser) key() ([]byte, error) {
+	b, i := p.b, p.i
+	if i < len(b) && b[i] == '"' { // the usual key: no white space before it, no escapes in it
+		if j := plainRun(b, i+1); j+1 < len(b) && b[j] == '"' && b[j+1] == ':' {
+			p.i = j + 2
+			return b[i+1 : j], nil
+		}
+	}
+	key, err := p.Str()
+	if err != nil {
+		return nil, err
+	}
+	return key, p.expect(':')
 }
 
 // Scalar returns the raw bytes of a number or literal, or the contents of a string.
@@ -504,25 +435,87 @@ func (p *Parser) Scalar() ([]byte, bool, error) {
 	return v, false, err
 }
 
+// Token returns a scalar's bytes for a caller that parses them itself (and so checks them): a
+// string's contents, or a number's or literal's raw bytes, unchecked. An object or array is
+// skipped and returned whole.
+func (p *Parser) Token() ([]byte, error) {
+	switch p.Next() {
+	case '"':
+		return p.Str()
+	case '{', '[':
+		return p.Skip()
+	}
+	p.escaped = false
+	start := p.i
+	i := start
+	for i < len(p.b) && !delimiter[p.b[i]] {
+		i++
+	}
+	p.i = i
+	if i == start || i == len(p.b) { // nothing, or what may go on in the bytes that follow
+		return nil, p.fail("expected a value")
+	}
+	return p.b[start:i], nil
+}
+
 // Int parses an integer value (a float is rounded; a quoted number is accepted).
 func (p *Parser) Int() (int64, error) {
 	v, _, err := p.Scalar()
 	if err != nil {
 		return 0, err
 	}
-	if n, ok := ParseInt(v); ok {
+	if n, ok := Int(v); ok {
 		return n, nil
 	}
-	if f, ok := ParseFloat(v); ok && math.Abs(f) < 9e18 {
-		return int64(math.Round(f)), nil
-	}
-	if string(v) == "true" {
-		return 1, nil
-	}
-	if string(v) == "false" || string(v) == "null" {
-		return 0, nil
-	}
 	return 0, fmt.Errorf("%q is not a number", v)
+}
+
+// Int reads a scalar's bytes (as Scalar returns them) as an integer: a float is rounded, true is
+// 1, false and null are 0.
+func Int(v []byte) (int64, bool) {
+	if n, ok := ParseInt(v); ok {
+		return n, true
+	}
+	if f, ok := ParseFloat(v); ok && math.Abs(f) < 9e18 {
+		return int64(math.Round(f)), true
+	}
+	switch string(v) {
+	case "true":
+		return 1, true
+	case "false", "null":
+		return 0, true
+	}
+	return 0, false
+}
+
+// NextElement returns the offset in b, at or after from, of the next comma that looks like the
+// separator before an object in an array: a ',' then, after white space, '{' and '"'. It is how a
+// reader starting in the middle of a stream, or skipping damage, finds the next element; -1 if
+// there is none in b. Inside a JSON string that pattern cannot occur (a string's quotes are
+// escaped), except where the string's own closing quote completes it, which a parse then rejects.
+func NextElement(b []byte, from int) int {
+	for from < len(b) {
+		k := bytes.IndexByte(b[from:], ',')
+		if k < 0 {
+			return -1
+		}
+		c := from + k
+		j := c + 1
+		for j < len(b) && space[b[j]] {
+			j++
+		}
+		if j < len(b) && b[j] == '{' {
+			j++
+			for j < len(b) && space[b[j]] {
+				j++
+			}
+			if j < len(b) && b[j] == '"' {
+				return c
+			}
+		}
+		from = c + 1
+	}
+	return -1
 }
 
 // ParseInt parses a decimal integer of at most 19 digits, without allocating.
@@ -559,52 +552,144 @@ func ParseFloat(v []byte) (float64, bool) {
 // Micros parses a time in microseconds, as Chrome traces write them, into integer nanoseconds.
 // Decimal digits are read exactly: a float64 cannot hold today's epoch microseconds to the ns.
 func Micros(v []byte) (int64, bool) {
-	neg := len(v) > 0 && v[0] == '-'
-	d := v
+	if ns, n, ok := microsPrefix(v); ok && n == len(v) {
+		return ns, true
+	}
+	if i := bytes.IndexByte(v, '.'); i >= 0 && (i+1 == len(v) || v[i+1]-'0' > 9) {
+		return 0, false // JSON wants a digit after the point; strconv does not
+	}
+	return microsFloat(v) // exponents, NaN, and what overflows (which it rejects too)
+}
+
+// microsPrefix reads the decimal number (-?[0-9]+(\.[0-9]+)?) that b starts with, as microseconds,
+// into nanoseconds rounded at the fourth decimal; n is its length. ok is false when b does not
+// start with one, or it does not fit int64 nanoseconds.
+func microsPrefix(b []byte) (ns int64, n int, ok bool) {
+	i := 0
+	neg := len(b) > 0 && b[0] == '-'
 	if neg {
-		d = d[1:]
+		i = 1
 	}
-	var whole, frac int64
-	i, digits := 0, 0
-	for ; i < len(d) && '0' <= d[i] && d[i] <= '9'; i++ {
-		// Today's epoch microseconds have 16 digits; beyond math.MaxInt64/1000 ns would overflow.
-		if digits++; digits > 16 || whole > (math.MaxInt64/1000-9)/10 {
-			return microsFloat(v)
+	start := i
+	var whole int64
+	// Today's epoch microseconds have 16 digits: eight at a time, then one by one. Up to 16
+	// digits cannot overflow; past that every digit is checked.
+	for k := 0; k < 2 && i+8 <= len(b); k++ {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if !eightDigits(w) {
+			break
 		}
-		whole = whole*10 + int64(d[i]-'0')
+		whole = whole*100_000_000 + int64(digitsValue(w))
+		i += 8
 	}
-	if i == 0 {
-		return microsFloat(v)
+	for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		digit := int64(b[i] - '0')
+		if i-start >= 15 && whole > (math.MaxInt64/1000-digit)/10 {
+			return 0, 0, false
+		}
+		whole = whole*10 + digit
 	}
-	if i < len(d) && d[i] == '.' {
+	if i == start {
+		return 0, 0, false
+	}
+	var frac int64
+	if i < len(b) && b[i] == '.' {
 		i++
-		scale := int64(100)
-		start := i
-		for ; i < len(d) && '0' <= d[i] && d[i] <= '9'; i++ {
-			if scale > 0 {
-				frac += int64(d[i]-'0') * scale
-				scale /= 10
-			} else if i == start+3 && d[i] >= '5' {
-				frac++ // round at the fourth decimal
+		fs, round := i, int64(0)
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+			switch k := i - fs; {
+			case k < 3:
+				frac = frac*10 + int64(b[i]-'0')
+			case k == 3 && b[i] >= '5':
+				round = 1
 			}
 		}
-		if i == start {
-			return 0, false
+		switch i - fs {
+		case 0:
+			return 0, 0, false
+		case 1:
+			frac *= 100
+		case 2:
+			frac *= 10
 		}
+		frac += round
 	}
-	if i != len(d) {
-		return microsFloat(v)
+	if whole > (math.MaxInt64-frac)/1000 {
+		return 0, 0, false
 	}
-	ns := whole*1000 + frac
+	ns = whole*1000 + frac
 	if neg {
 		ns = -ns
 	}
-	return ns, true
+	return ns, i, true
+}
+
+// eightDigits reports whether the eight bytes of w (little-endian) are all ASCII digits.
+func eightDigits(w uint64) bool {
+	// Each byte's high nibble is 3, and stays 3 with 6 added (so its low nibble is at most 9).
+	return w&(lsbs*0xf0)|(w+lsbs*0x06)&(lsbs*0xf0)>>4 == lsbs*0x33
+}
+
+// digitsValue returns the number eight ASCII digits (w, little-endian: the first digit lowest)
+// spell, combining neighbours in three multiplications instead of eight.
+func digitsValue(w uint64) uint64 {
+	w -= lsbs * '0'
+	w = w*10 + w>>8                                                                                 // pairs
+	w = ((w&0x000000ff000000ff)*(100+1000000<<32) + (w>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32 // the eight
+	return w & 0xffffffff
+}
+
+// Micros reads the value at the parser's position as a time in microseconds (the function Micros);
+// raw is its bytes, ok false when it is not a time that fits int64 nanoseconds. The value is
+// consumed either way; err is only for malformed or missing input.
+func (p *Parser) Micros() (ns int64, raw []byte, ok bool, err error) {
+	if c := p.Next(); c == '-' || c-'0' <= 9 {
+		start := p.i
+		if ns, n, ok := microsPrefix(p.b[start:]); ok && start+n < len(p.b) && delimiter[p.b[start+n]] {
+			p.i += n
+			p.escaped = false
+			return ns, p.b[start:p.i], true, nil
+		}
+	}
+	if raw, err = p.Token(); err != nil {
+		return 0, nil, false, err
+	}
+	ns, ok = Micros(raw)
+	return ns, raw, ok, nil
+}
+
+// Int64 reads the value at the parser's position as an integer (the function Int); raw is its
+// bytes, ok false when it is not one. The value is consumed either way; err is only for malformed
+// or missing input.
+func (p *Parser) Int64() (n int64, raw []byte, ok bool, err error) {
+	if c := p.Next(); c == '-' || c-'0' <= 9 {
+		i := p.i
+		neg := c == '-'
+		if neg {
+			i++
+		}
+		start := i
+		for ; i < len(p.b) && p.b[i]-'0' <= 9 && i-start < 18; i++ {
+			n = n*10 + int64(p.b[i]-'0')
+		}
+		if i > start && i < len(p.b) && delimiter[p.b[i]] {
+			raw, p.i, p.escaped = p.b[p.i:i], i, false
+			if neg {
+				n = -n
+			}
+			return n, raw, true, nil
+		}
+	}
+	if raw, err = p.Token(); err != nil {
+		return 0, nil, false, err
+	}
+	n, ok = Int(raw)
+	return n, raw, ok, nil
 }
 
 func microsFloat(v []byte) (int64, bool) {
 	f, ok := ParseFloat(v)
-	if !ok || math.IsNaN(f) || math.Abs(f*1000) > 9e18 {
+	if !ok || math.IsNaN(f) || math.Abs(f*1000) >= 0x1p63 { // past int64 nanoseconds
 		return 0, false
 	}
 	return int64(math.Round(f * 1000)), true

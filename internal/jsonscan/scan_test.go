@@ -2,69 +2,16 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"testing/iotest"
 )
-
-// values reads every value of a stream, stepping over the separators between them, and returns
-// them with the error that ended the stream.
-func values(r io.Reader) ([]string, error) {
-	s := NewScanner(r)
-	var out []string
-	for {
-		if _, err := s.Peek(); err != nil {
-			return out, err
-		}
-		start := s.Offset()
-		v, err := s.Value()
-		if err != nil {
-			return out, err
-		}
-		if int64(len(v)) != s.Offset()-start {
-			return out, errors.New("offset did not advance by the value's length")
-		}
-		if len(v) == 0 { // a separator: not a value
-			s.Advance()
-			continue
-		}
-		out = append(out, string(v))
-	}
-}
-
-func TestScannerValues(t *testing.T) {
-	in := ` {"a":[1,2,{"b":"}]\"{"}]} [ "x" ] "s\"q" -12.5e3 true null {"deep":[[[[[]]]]]}`
-	want := []string{`{"a":[1,2,{"b":"}]\"{"}]}`, `[ "x" ]`, `"s\"q"`, `-12.5e3`, `true`, `null`, `{"deep":[[[[[]]]]]}`}
-	for name, r := range map[string]io.Reader{
-		"whole":    strings.NewReader(in),
-		"one byte": iotest.OneByteReader(strings.NewReader(in)), // every value crosses reads
-	} {
-		got, err := values(r)
-		if !errors.Is(err, ErrEOF) {
-			t.Errorf("%s: stream ended with %v, want ErrEOF", name, err)
-		}
-		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Errorf("%s: values\n%q\nwant\n%q", name, got, want)
-		}
-	}
-}
-
-func TestScannerTruncatedValue(t *testing.T) {
-	s := NewScanner(strings.NewReader(`{"a":[1,2`))
-	if _, err := s.Value(); !errors.Is(err, ErrEOF) {
-		t.Fatalf("cut object: %v, want ErrEOF", err)
-	}
-	readErr := errors.New("disk on fire")
-	s = NewScanner(io.MultiReader(strings.NewReader(`{"a":`), iotest.ErrReader(readErr)))
-	if _, err := s.Value(); !errors.Is(err, readErr) {
-		t.Fatalf("failing reader: %v, want its error", err)
-	}
-}
 
 func TestParserObject(t *testing.T) {
 	var p Parser
@@ -97,11 +44,19 @@ func TestParserObject(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
 	}
-	for _, bad := range []string{`{"a" 1}`, `{"a":1,}`, `{"a":"x`, `{"a":"\q"}`, `{"a":"` + "\x01" + `"}`, `{"a":1x}`} {
+	for _, bad := range []string{`{"a" 1}`, `{"a":1,}`, `{"a":"\q"}`, `{"a":"` + "\x01" + `"}`, `{"a":1x}`, `{"a":"x` + "\n" + `","b":1}`} {
 		p.Reset([]byte(bad))
 		err := p.Object(func([]byte) error { _, err := p.Skip(); return err })
 		if !errors.Is(err, ErrSyntax) {
 			t.Errorf("%s: error %v, want ErrSyntax", bad, err)
+		}
+	}
+	// Input that ends before the value does is ErrEOF, not a syntax error: more bytes may follow.
+	for _, cut := range []string{`{"a":"x`, `{"a":1`, `{"a":`, `{"a"`, `{"a":{"b":[1,`, `{"a":"\u00`, `{`, ``} {
+		p.Reset([]byte(cut))
+		err := p.Object(func([]byte) error { _, err := p.Skip(); return err })
+		if !errors.Is(err, ErrEOF) {
+			t.Errorf("%q: error %v, want ErrEOF", cut, err)
 		}
 	}
 }
@@ -132,37 +87,59 @@ func TestMicros(t *testing.T) {
 // jsonSpace trims JSON's white space (and only it) from both ends.
 func jsonSpace(b []byte) []byte { return bytes.Trim(b, " \t\r\n") }
 
-// FuzzScanner feeds arbitrary bytes to the scanner whole and one byte per read: it must never
-// panic, the two must cut the stream into the same values, and a document encoding/json calls
-// valid must come back as one value that the Parser walks to its end.
-func FuzzScanner(f *testing.F) {
+// FuzzParser feeds arbitrary bytes to Skip: it must never panic; a document encoding/json calls
+// valid is skipped whole, and every proper prefix of it (cut after its first byte) reports ErrEOF,
+// never a syntax error, so a reader holding part of a stream knows to wait for more.
+func FuzzParser(f *testing.F) {
 	for _, s := range []string{
 		`{"traceEvents":[{"ph":"X","name":"a\"]","ts":1.5,"args":{"x":[1,{"y":null}]}}]}`,
 		`[1,2,3]`, `"str\\"`, `-0.5e+3`, `{"a":"\u00e9\ud83d"}`, `{"a":[}`, `]]]`, `"unterminated`, ``,
-		" \n{}\t", `tru`, `{"a":1}{"b":2}`,
+		" \n{}\t", `tru`, `{"a":1}{"b":2}`, `{"a":true,"b":[false,null]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		whole, errWhole := values(bytes.NewReader(data))
-		bytewise, errBytes := values(iotest.OneByteReader(bytes.NewReader(data)))
-		if strings.Join(whole, "\x00") != strings.Join(bytewise, "\x00") || (errWhole == nil) != (errBytes == nil) ||
-			errWhole != nil && errWhole.Error() != errBytes.Error() {
-			t.Fatalf("whole read: %q, %v\none byte per read: %q, %v", whole, errWhole, bytewise, errBytes)
+		var p Parser
+		p.Reset(data)
+		raw, err := p.Skip()
+		if err == nil && (p.Offset() > len(data) || string(raw) != string(data[p.Offset()-len(raw):p.Offset()])) {
+			t.Fatalf("Skip returned %q at offset %d", raw, p.Offset())
 		}
-		if !json.Valid(data) || len(jsonSpace(data)) == 0 {
+		doc := jsonSpace(data)
+		if !json.Valid(data) || len(doc) == 0 {
 			return
 		}
-		if len(whole) != 1 || whole[0] != string(jsonSpace(data)) {
-			t.Fatalf("valid document %q cut into %q", data, whole)
+		p.Reset(append(slices.Clip(doc), ' ')) // a number needs a delimiter after it
+		if raw, err := p.Skip(); err != nil || string(raw) != string(doc) {
+			t.Fatalf("valid document %q skipped as %q, %v", doc, raw, err)
 		}
-		var p Parser
-		p.Reset([]byte(whole[0]))
-		raw, err := p.Skip()
-		if err != nil || string(raw) != whole[0] {
-			t.Fatalf("parser skipped %q, %v; want the whole value %q", raw, err, whole[0])
+		for cut := 1; cut < len(doc); cut++ {
+			p.Reset(doc[:cut])
+			if _, err := p.Skip(); !errors.Is(err, ErrEOF) {
+				t.Fatalf("%q cut to %q: %v, want ErrEOF", doc, doc[:cut], err)
+			}
 		}
 	})
+}
+
+func TestNextElement(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		from int
+		want int
+	}{
+		{`{"a":1},{"b":2}`, 0, 7},
+		{`{"a":1} ,` + "\n\t" + ` { "b":2}`, 0, 8},
+		{`{"a":1},{"b":2}`, 8, -1},
+		{`[1,2],{}`, 0, -1},          // ',' then '{' but no key: not an event's start
+		{`{"a":",{"},{"b":1}`, 0, 6}, // inside a string only when its closing quote completes it
+		{`{"a":1},{`, 0, -1},         // the key may follow in input not yet here
+		{`{"a":"x\",{\"y"}`, 0, -1},  // escaped quotes cannot complete it
+	} {
+		if got := NextElement([]byte(c.in), c.from); got != c.want {
+			t.Errorf("NextElement(%q, %d) = %d, want %d", c.in, c.from, got, c.want)
+		}
+	}
 }
 
 // FuzzMicros checks the exact microsecond parser against strconv on the numbers both read.
@@ -172,6 +149,21 @@ func FuzzMicros(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		ns, ok := Micros([]byte(s))
+		// The in-place readers agree with the functions on a value followed by a delimiter.
+		var p Parser
+		if !strings.ContainsAny(s, ",}] \t\r\n\"{[") && s != "" {
+			p.Reset([]byte(s + ","))
+			pns, raw, pok, err := p.Micros()
+			if err != nil || pok != ok || pok && pns != ns || string(raw) != s || p.Offset() != len(s) {
+				t.Fatalf("Parser.Micros(%q) = %d, %q, %v, %v; Micros says %d, %v", s, pns, raw, pok, err, ns, ok)
+			}
+			n, iok := Int([]byte(s))
+			p.Reset([]byte(s + "}"))
+			pn, raw, pok, err := p.Int64()
+			if err != nil || pok != iok || pok && pn != n || string(raw) != s {
+				t.Fatalf("Parser.Int64(%q) = %d, %q, %v, %v; Int says %d, %v", s, pn, raw, pok, err, n, iok)
+			}
+		}
 		v, err := strconv.ParseFloat(s, 64)
 		if !ok {
 			return
@@ -187,40 +179,69 @@ func FuzzMicros(f *testing.F) {
 	})
 }
 
-// BenchmarkScanner measures cutting a stream of trace-event-like objects into values.
-func BenchmarkScanner(b *testing.B) {
+// BenchmarkParser measures walking trace-event-like objects the way the trace reader does: every
+// key, strings and numbers read, the rest skipped.
+func BenchmarkParser(b *testing.B) {
 	var buf bytes.Buffer
-	buf.WriteByte('[')
 	for i := range 20_000 {
 		if i > 0 {
 			buf.WriteString(",\n")
 		}
 		buf.WriteString(`{"ph":"X","cat":"cpu_op","name":"aten::index_select \"x\"","pid":4242,"tid":4242,"ts":1700000000123.456,"dur":41.2,"args":{"External id":812,"Input Dims":[[169343,128],[],[1024]]}}`)
 	}
-	buf.WriteByte(']')
 	data := buf.Bytes()
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	var p Parser
 	for b.Loop() {
-		s := NewScanner(bytes.NewReader(data))
-		s.Peek()
-		s.Advance() // '['
 		n := 0
-		for {
-			c, err := s.Peek()
-			if err != nil || c == ']' {
-				break
-			}
-			if c == ',' {
-				s.Advance()
-			}
-			if _, err := s.Value(); err != nil {
+		for pos := 0; pos < len(data); {
+			p.Reset(data[pos:])
+			err := p.Object(func(key []byte) error {
+				switch string(key) {
+				case "ph", "cat", "name":
+					_, err := p.Str()
+					return err
+				case "ts", "dur":
+					v, _, err := p.Scalar()
+					Micros(v)
+					return err
+				}
+				_, err := p.Skip()
+				return err
+			})
+			if err != nil {
 				b.Fatal(err)
 			}
 			n++
+			pos += p.Offset()
+			if q := NextElement(data, pos); q >= 0 {
+				pos = q + 1
+			} else {
+				break
+			}
 		}
 		if n != 20_000 {
 			b.Fatalf("%d values", n)
+		}
+	}
+}
+
+// The eight-digits-at-a-time reading agrees with reading one by one.
+func TestEightDigits(t *testing.T) {
+	for _, s := range []string{"00000000", "12345678", "99999999", "10000001", "87654321", "0000000/", ":0000000", "1234 678", "1234567\xb9"} {
+		w := binary.LittleEndian.Uint64([]byte(s))
+		n, err := strconv.ParseUint(s, 10, 64)
+		if ok := eightDigits(w); ok != (err == nil) {
+			t.Errorf("eightDigits(%q) = %v", s, ok)
+		} else if ok && digitsValue(w) != n {
+			t.Errorf("digitsValue(%q) = %d", s, digitsValue(w))
+		}
+	}
+	for n := uint64(0); n < 100_000_000; n += 9_973 {
+		s := fmt.Sprintf("%08d", n)
+		if w := binary.LittleEndian.Uint64([]byte(s)); !eightDigits(w) || digitsValue(w) != n {
+			t.Fatalf("%s read as %d", s, digitsValue(w))
 		}
 	}
 }

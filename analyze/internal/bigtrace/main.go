@@ -3,6 +3,8 @@
 //
 //	go run ./analyze/internal/bigtrace -in kineto_gpu_benchmark.pt.trace.json.gz -out /tmp/big.pt.trace.json -size 1100
 //
+// scripts/readbench makes its 100 MiB, 500 MiB and 1 GiB inputs with it.
+//
 // Each replica of the source's events is shifted in time past the previous one, its External ids and
 // correlation ids (and flow ids) are shifted past the previous replica's, and it is wrapped in a
 // ProfilerStep#N annotation on the main thread, so the result has one step per replica and every
@@ -45,12 +47,16 @@ func main() {
 	in := flag.String("in", "", "source Kineto trace (.json or .json.gz)")
 	out := flag.String("out", "", "output trace (.json)")
 	sizeMB := flag.Int64("size", 1100, "stop after this many MB (10^6 bytes) of output")
+	size := flag.Int64("bytes", 0, "stop after this many bytes of output (instead of -size)")
 	flag.Parse()
 	if *in == "" || *out == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*in, *out, *sizeMB*1e6); err != nil {
+	if *size <= 0 {
+		*size = *sizeMB * 1e6
+	}
+	if err := run(*in, *out, *size); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -76,7 +82,7 @@ func run(in, out string, size int64) error {
 	for _, e := range events {
 		ph, _ := e["ph"].(string)
 		if ph == "M" || e["cat"] == "Trace" || ph == "i" {
-			b, _ := json.Marshal(e)
+			b, _ := marshal(e)
 			meta = append(meta, b)
 			continue
 		}
@@ -171,7 +177,7 @@ func makeTemplate(e map[string]any) (template, error) {
 		t.id = int64(v)
 		e["id"] = phID
 	}
-	b, err := json.Marshal(e)
+	b, err := marshal(e)
 	if err != nil {
 		return t, err
 	}
@@ -194,6 +200,18 @@ func makeTemplate(e map[string]any) (template, error) {
 		t.holes = append(t.holes, hole)
 		s = s[at+len(q):]
 	}
+}
+
+// marshal encodes v as torch.profiler writes it: without json.Marshal's HTML escaping of <, > and &
+// (kernel names are full of template brackets, which Kineto writes as they are).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func orNull(b json.RawMessage) string {
