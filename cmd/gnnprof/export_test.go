@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -19,11 +20,14 @@ func recordTestRun(t *testing.T) string {
 	lane := rec.Lane("main")
 	for n := range 3 {
 		step := lane.BeginStep(n)
+		// Spans last long enough that no profile view drops one as too small to show.
 		s := lane.Begin("sample_subgraph", trace.RoleSample)
+		time.Sleep(time.Millisecond)
 		s.End()
 		start := rec.Now()
 		lane.Copy(trace.DirH2D, trace.FlagPinned, 0, 1<<20, start, start+1000)
 		f := lane.Begin("forward", trace.RoleForward)
+		time.Sleep(time.Millisecond)
 		f.End()
 		step.End()
 	}
