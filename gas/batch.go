@@ -130,9 +130,9 @@ func (s *stagedSparse) upload(d *train.Device, stream device.Stream, lane *trace
 		s.val.Upload(d, stream, lane, label+" values"))
 }
 
-// view returns the device copy as a rows × cols matrix.
+// view returns the device copy as a rows × cols matrix, which serves one step.
 func (s *stagedSparse) view(rows, cols int) *nn.Sparse {
-	m := &nn.Sparse{Rows: rows, Cols: cols, Indptr: s.indptr.Dev.Data, Indices: s.indices.Dev.Data}
+	m := &nn.Sparse{Rows: rows, Cols: cols, Indptr: s.indptr.Dev.Data, Indices: s.indices.Dev.Data, Transient: true}
 	if len(s.val.Dev.Data) > 0 {
 		m.Val = s.val.Dev.Data
 	}

@@ -14,6 +14,10 @@ type Dropout struct {
 	sOut   Sparse
 	sT     Sparse // sOut's transpose
 	dx     *Mat
+	// a transient input's surviving entries
+	keptIndptr  []int64
+	keptIndices []int32
+	keptVal     []float32
 }
 
 // NewDropout returns a dropout layer; name labels its spans.
@@ -44,11 +48,18 @@ func (d *Dropout) Forward(c *Ctx, x *Mat) *Mat {
 }
 
 // ForwardSparse drops stored entries of a sparse input (the zeros of a dense input stay zero
-// under dropout, so this equals dense dropout). The result shares x's structure.
+// under dropout, so this equals dense dropout). The result shares x's structure; for a Transient
+// x it keeps only the surviving entries instead (a dropped entry adds nothing to a product), so
+// the layer's products skip them and need no transpose.
 func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	sp, ok := d.begin(c)
 	if !ok {
 		return x
+	}
+	if x.Transient {
+		d.keep(c, x)
+		sp.EndWork(int64(x.NNZ()), 16*int64(x.NNZ()))
+		return &d.sOut
 	}
 	vals := c.floats(d.sOut.Val, x.NNZ())
 	src := x.Val
@@ -70,6 +81,37 @@ func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	d.sOut = Sparse{Rows: x.Rows, Cols: x.Cols, Indptr: x.Indptr, Indices: x.Indices, Val: vals, t: &d.sT, tEdge: tEdge}
 	sp.EndWork(int64(len(vals)), 12*int64(len(vals)))
 	return &d.sOut
+}
+
+// keep sets sOut to x's surviving entries, scaled, in x's order: the entries dropMask would
+// leave non-zero.
+func (d *Dropout) keep(c *Ctx, x *Sparse) {
+	thr, scale := dropThreshold(d.P), 1/(1-d.P)
+	nnz := x.NNZ()
+	indptr := ints(c, d.keptIndptr, x.Rows+1)
+	indices := ints(c, d.keptIndices, nnz)
+	vals := c.floats(d.keptVal, nnz)
+	d.keptIndptr, d.keptIndices, d.keptVal = indptr, indices, vals
+	n := 0
+	var z uint64
+	for i := range x.Rows {
+		for e := int(x.Indptr[i]); e < int(x.Indptr[i+1]); e++ {
+			if e&3 == 0 || e == int(x.Indptr[i]) {
+				z = maskWord(d.seed, e>>2) >> (16 * (e & 3))
+			}
+			v := float32(1)
+			if x.Val != nil {
+				v = x.Val[e]
+			}
+			// Branch-free: every entry is written, and the next one overwrites it unless it survives.
+			indices[n], vals[n] = x.Indices[e], v*keepScale(uint16(z), thr, scale)
+			n += int(keepBit(uint16(z), thr))
+			z >>= 16
+		}
+		indptr[i+1] = int64(n)
+	}
+	indptr[0] = 0
+	d.sOut = Sparse{Rows: x.Rows, Cols: x.Cols, Indptr: indptr, Indices: indices[:n], Val: vals[:n], Transient: true}
 }
 
 // Backward masks dy the same way (no-op outside training).
@@ -112,8 +154,10 @@ func dropMask(seed uint64, p float32, in, out []float32) {
 }
 
 // keepScale is scale if the 16 mask bits h keep their element (h ≥ thr), else 0.
-func keepScale(h, thr uint16, scale float32) float32 {
+func keepScale(h, thr uint16, scale float32) float32 { return scale * float32(keepBit(h, thr)) }
+
+// keepBit is 1 if the 16 mask bits h keep their element (h ≥ thr), else 0, without a branch.
+func keepBit(h, thr uint16) uint32 {
 	// (h - thr) borrows out of 16 bits exactly when h < thr; the borrow bit selects 0.
-	keep := 1 - (uint32(h)-uint32(thr))>>31
-	return scale * float32(keep)
+	return 1 - (uint32(h)-uint32(thr))>>31
 }

@@ -46,6 +46,36 @@ func rank1Accumulate(dst []float32, ldd int, a, b []float32) {
 	}
 }
 
+// scatterAccumulate adds val[e]·b to dst[idx[e]*ldd : idx[e]*ldd+len(b)] for every e (val nil:
+// weights 1), the transpose of gatherAccumulate: it computes a transposed SpMM's share of one
+// input row without the transpose.
+func scatterAccumulate(dst []float32, ldd int, idx []int32, val []float32, b []float32) {
+	if val == nil {
+		// The kernels take a weight per index: feed them ones, a chunk at a time.
+		for len(idx) > 0 {
+			n := min(len(idx), len(onesChunk))
+			scatterAccumulate(dst, ldd, idx[:n], onesChunk[:n], b)
+			idx = idx[n:]
+		}
+		return
+	}
+	if scatterSIMD(dst, ldd, idx, val, b) == len(b) {
+		return
+	}
+	for e, j := range idx {
+		base := int(j) * ldd
+		axpyGo(val[e], b, dst[base:base+len(b)])
+	}
+}
+
+// onesChunk is a run of unit weights for kernels that take one weight per entry.
+var onesChunk = func() (a [256]float32) {
+	for i := range a {
+		a[i] = 1
+	}
+	return a
+}()
+
 // gatherDot adds ⟨v, x[idx[e]*stride : idx[e]*stride+len(v)]⟩ to out[e] for every e.
 func gatherDot(v, x []float32, stride int, idx []int32, out []float32) {
 	out = out[:len(idx)]

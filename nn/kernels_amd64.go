@@ -165,3 +165,37 @@ func dot(x, y []float32) float32 {
 	}
 	return dotGo(x, y)
 }
+
+//go:noescape
+func scatter8(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+
+//go:noescape
+func scatter16(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+
+//go:noescape
+func scatter32(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+
+//go:noescape
+func scatter8Mask(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32, mask *int32)
+
+// scatterSIMD does all of b's columns when the AVX kernels are available and returns the columns
+// done. val must hold a weight per index.
+func scatterSIMD(dst []float32, ldd int, idx []int32, val []float32, b []float32) int {
+	if !useAVX || len(idx) == 0 {
+		return 0
+	}
+	f, c, n := len(b), 0, len(idx)
+	for ; c+32 <= f; c += 32 {
+		scatter32(&dst[c], ldd, &idx[0], &val[0], n, &b[c])
+	}
+	for ; c+16 <= f; c += 16 {
+		scatter16(&dst[c], ldd, &idx[0], &val[0], n, &b[c])
+	}
+	for ; c+8 <= f; c += 8 {
+		scatter8(&dst[c], ldd, &idx[0], &val[0], n, &b[c])
+	}
+	if c < f {
+		scatter8Mask(&dst[c], ldd, &idx[0], &val[0], n, &b[c], &laneMasks[f-c][0])
+	}
+	return f
+}

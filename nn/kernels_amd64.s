@@ -655,3 +655,133 @@ done:
 	VZEROUPPER
 	RET
 
+
+// func scatter8(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+// dst[idx[e]*ldd : +8] += val[e]·b[0:8] for e < n (the transpose of gather8)
+TEXT ·scatter8(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ idx+16(FP), R9
+	MOVQ val+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ b+40(FP), DX
+	SHLQ $2, R8
+	VMOVUPS 0(DX), Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ DI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VMOVUPS 0(BX), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(BX)
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func scatter16(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+// dst[idx[e]*ldd : +16] += val[e]·b[0:16] for e < n
+TEXT ·scatter16(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ idx+16(FP), R9
+	MOVQ val+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ b+40(FP), DX
+	SHLQ $2, R8
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ DI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VMOVUPS 0(BX), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(BX)
+	VMOVUPS 32(BX), Y9
+	VFMADD231PS Y1, Y15, Y9
+	VMOVUPS Y9, 32(BX)
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func scatter32(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+// dst[idx[e]*ldd : +32] += val[e]·b[0:32] for e < n
+TEXT ·scatter32(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ idx+16(FP), R9
+	MOVQ val+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ b+40(FP), DX
+	SHLQ $2, R8
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ DI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VMOVUPS 0(BX), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(BX)
+	VMOVUPS 32(BX), Y9
+	VFMADD231PS Y1, Y15, Y9
+	VMOVUPS Y9, 32(BX)
+	VMOVUPS 64(BX), Y10
+	VFMADD231PS Y2, Y15, Y10
+	VMOVUPS Y10, 64(BX)
+	VMOVUPS 96(BX), Y11
+	VFMADD231PS Y3, Y15, Y11
+	VMOVUPS Y11, 96(BX)
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func scatter8Mask(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32, mask *int32)
+// scatter8 for the first c < 8 columns (mask as for gather8Mask)
+TEXT ·scatter8Mask(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ idx+16(FP), R9
+	MOVQ val+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ b+40(FP), DX
+	MOVQ mask+48(FP), R11
+	SHLQ $2, R8
+	VMOVDQU (R11), Y14
+	VMASKMOVPS (DX), Y14, Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ DI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VMASKMOVPS (BX), Y14, Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMASKMOVPS Y8, Y14, (BX)
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET

@@ -18,3 +18,5 @@ func axpy(a float32, x, y []float32) { axpyGo(a, x, y) }
 func dot(x, y []float32) float32 { return dotGo(x, y) }
 
 func gatherDotSIMD(v, x []float32, stride int, idx []int32, out []float32) bool { return false }
+
+func scatterSIMD(dst []float32, ldd int, idx []int32, val []float32, b []float32) int { return 0 }

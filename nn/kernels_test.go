@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -67,6 +68,7 @@ func TestGemmPureGoPath(t *testing.T) {
 	defer func() { useAVX = true }()
 	TestGemmMatchesGonum(t)
 	TestSpMMMatchesReference(t)
+	TestSpMMTScatterMatchesTranspose(t)
 }
 
 func TestSpMMMatchesReference(t *testing.T) {
@@ -88,6 +90,54 @@ func TestSpMMMatchesReference(t *testing.T) {
 				want[i] *= 2
 			}
 			closeEnough(t, fmt.Sprintf("SpMMAdd f=%d %s", f, kind), got.Data, f32(want))
+		}
+	}
+}
+
+// TestSpMMTScatterMatchesTranspose checks that a Transient matrix's transposed products, which
+// scatter its rows, equal bit for bit those through the cached transpose, for widths around the
+// vector lengths and the column blocks, weighted and unweighted, with and without accumulating,
+// on a rectangular matrix (a mini-batch's shape) with empty rows and one row longer than the
+// kernels' chunk of unit weights.
+func TestSpMMTScatterMatchesTranspose(t *testing.T) {
+	rng := NewRNG(5)
+	for _, weighted := range []bool{true, false} {
+		s := randomSparseFeatures(40, 700, 6, rng)
+		s.Indptr = append(s.Indptr, s.Indptr[40], s.Indptr[40]) // two empty rows
+		for j := range 300 {
+			s.Indices = append(s.Indices, int32(2*j))
+			s.Val = append(s.Val, float32(j%7)-3)
+		}
+		s.Indptr = append(s.Indptr, int64(len(s.Indices)))
+		s.Rows = 43
+		for i := range s.Val {
+			s.Val[i] = float32(2*rng.Float64() - 1)
+		}
+		if !weighted {
+			s.Val = nil
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []int{1, 4, 7, 8, 12, 16, 24, 33, 64, 70} {
+			x := randomMat(s.Rows, f, rng)
+			cached := *s
+			want := SpMMT(&cached, x, nil)
+			transient := *s
+			transient.Transient = true
+			got := SpMMT(&transient, x, nil)
+			if transient.t != nil {
+				t.Fatal("SpMMT built a transpose of a transient matrix")
+			}
+			what := fmt.Sprintf("weighted=%v f=%d", weighted, f)
+			if !slices.Equal(got.Data, want.Data) {
+				t.Fatalf("%s: SpMMT scattering differs from SpMMT through the transpose", what)
+			}
+			SpMMTAdd(&cached, x, want)
+			SpMMTAdd(&transient, x, got)
+			if !slices.Equal(got.Data, want.Data) {
+				t.Fatalf("%s: SpMMTAdd scattering differs from SpMMTAdd through the transpose", what)
+			}
 		}
 	}
 }
