@@ -126,6 +126,17 @@ func BenchmarkGemmShapes(b *testing.B) {
 	}
 }
 
+// BenchmarkAdamStep is an Adam step (with weight decay) over 300k parameters, a GCN's first layer
+// on the Facebook page graph's 4,714 features: a mini-batch trainer takes one per batch.
+func BenchmarkAdamStep(b *testing.B) {
+	p := NewParam("w", 4714, 64)
+	copy(p.W.Data, randomMat(4714, 64, NewRNG(1)).Data)
+	copy(p.G.Data, randomMat(4714, 64, NewRNG(2)).Data)
+	opt := NewAdam(0.01, ParamGroup{Params: []*Param{p}, WeightDecay: 5e-4})
+	b.SetBytes(5 * 4 * int64(p.Size()))
+	measure(b, 12*int64(p.Size()), func() { opt.Step() })
+}
+
 // BenchmarkDropout is a training dropout's forward pass over 1M values (p = 0.5, where a
 // branch on the mask would be mispredicted half the time).
 func BenchmarkDropout(b *testing.B) {

@@ -199,3 +199,15 @@ func scatterSIMD(dst []float32, ldd int, idx []int32, val []float32, b []float32
 	}
 	return f
 }
+
+//go:noescape
+func adamAVX(w, grad, m, v *float32, n int, k *adamConsts) int
+
+// adamSIMD updates the leading multiple of 8 values when the AVX kernels are available and
+// returns how many it did.
+func adamSIMD(w, g, m, v []float32, k *adamConsts) int {
+	if !useAVX || len(w) < 8 {
+		return 0
+	}
+	return adamAVX(&w[0], &g[0], &m[0], &v[0], len(w), k)
+}

@@ -785,3 +785,53 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func adamAVX(w, grad, m, v *float32, n int, k *adamConsts) int
+// torch's Adam update of n values, 8 at a time, with adamGo's operations in adamGo's order (no
+// fused multiply-adds), so the results are the same bits. k holds wd, β1, 1−β1, β2, 1−β2, the
+// step size, √(bias correction 2) and ε.
+TEXT ·adamAVX(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), DI
+	MOVQ grad+8(FP), SI
+	MOVQ m+16(FP), R8
+	MOVQ v+24(FP), R9
+	MOVQ n+32(FP), CX
+	MOVQ k+40(FP), DX
+	VBROADCASTSS 0(DX), Y8   // wd
+	VBROADCASTSS 4(DX), Y9   // β1
+	VBROADCASTSS 8(DX), Y10  // 1−β1
+	VBROADCASTSS 12(DX), Y11 // β2
+	VBROADCASTSS 16(DX), Y12 // 1−β2
+	VBROADCASTSS 20(DX), Y13 // step size
+	VBROADCASTSS 24(DX), Y14 // √bc2
+	VBROADCASTSS 28(DX), Y15 // ε
+	XORQ AX, AX
+loop:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT done
+	VMOVUPS (DI)(AX*4), Y1       // w
+	VMULPS Y1, Y8, Y0            // wd·w
+	VADDPS (SI)(AX*4), Y0, Y0    // g + wd·w
+	VMULPS (R8)(AX*4), Y9, Y2    // β1·m
+	VMULPS Y0, Y10, Y3           // (1−β1)·g
+	VADDPS Y3, Y2, Y2            // m
+	VMOVUPS Y2, (R8)(AX*4)
+	VMULPS (R9)(AX*4), Y11, Y4   // β2·v
+	VMULPS Y0, Y12, Y5           // (1−β2)·g
+	VMULPS Y0, Y5, Y5            // (1−β2)·g·g
+	VADDPS Y5, Y4, Y4            // v
+	VMOVUPS Y4, (R9)(AX*4)
+	VSQRTPS Y4, Y6
+	VDIVPS Y14, Y6, Y6           // √v / √bc2
+	VADDPS Y15, Y6, Y6           // + ε
+	VMULPS Y2, Y13, Y7           // step size · m
+	VDIVPS Y6, Y7, Y7
+	VSUBPS Y7, Y1, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	MOVQ BX, AX
+	JMP loop
+done:
+	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET

@@ -20,3 +20,5 @@ func dot(x, y []float32) float32 { return dotGo(x, y) }
 func gatherDotSIMD(v, x []float32, stride int, idx []int32, out []float32) bool { return false }
 
 func scatterSIMD(dst []float32, ldd int, idx []int32, val []float32, b []float32) int { return 0 }
+
+func adamSIMD(w, g, m, v []float32, k *adamConsts) int { return 0 }
