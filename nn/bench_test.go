@@ -92,6 +92,8 @@ func BenchmarkGemmShapes(b *testing.B) {
 		{"NN/2708x1433x16", false, false, 2708, 1433, 16},
 		{"NN/2708x64x7", false, false, 2708, 64, 7},
 		{"NN/22470x64x16", false, false, 22470, 64, 16},
+		{"NN/22470x64x4", false, false, 22470, 64, 4},
+		{"TN/64x22470x4", true, false, 64, 22470, 4},
 		{"TN/64x2708x7", true, false, 64, 2708, 7},
 		{"NT/2708x7x64", false, true, 2708, 7, 64},
 		{"NN/4096x256x256", false, false, 4096, 256, 256},

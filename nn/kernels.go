@@ -48,7 +48,8 @@ func rank1Accumulate(dst []float32, ldd int, a, b []float32) {
 
 // scatterAccumulate adds val[e]·b to dst[idx[e]*ldd : idx[e]*ldd+len(b)] for every e (val nil:
 // weights 1), the transpose of gatherAccumulate: it computes a transposed SpMM's share of one
-// input row without the transpose.
+// input row without the transpose. dst's rows must be padded to a multiple of 8 columns past
+// len(b) (the padding gets +0).
 func scatterAccumulate(dst []float32, ldd int, idx []int32, val []float32, b []float32) {
 	if val == nil {
 		// The kernels take a weight per index: feed them ones, a chunk at a time.
@@ -75,6 +76,26 @@ var onesChunk = func() (a [256]float32) {
 	}
 	return a
 }()
+
+// narrowRowsGo is narrowRows without SIMD.
+func narrowRowsGo(acc *[64]float32, a []float32, lda int, w []float32, k int) {
+	for r := range 8 {
+		row := acc[r*8 : r*8+8]
+		for p, v := range a[r*lda : r*lda+k] {
+			axpyGo(v, w[p*8:p*8+8], row)
+		}
+	}
+}
+
+// narrowColsGo is narrowCols without SIMD.
+func narrowColsGo(acc *[64]float32, a []float32, lda int, b []float32, ldb, n, m int) {
+	for i := range m {
+		bi := b[i*ldb : i*ldb+n]
+		for r, v := range a[i*lda : i*lda+8] {
+			axpyGo(v, bi, acc[r*8:r*8+n])
+		}
+	}
+}
 
 // gatherDot adds ⟨v, x[idx[e]*stride : idx[e]*stride+len(v)]⟩ to out[e] for every e.
 func gatherDot(v, x []float32, stride int, idx []int32, out []float32) {

@@ -56,7 +56,7 @@ func gather8MaskSkip(out, x *float32, stride int, idx *int32, val *float32, n in
 func rank1Update8Mask(dst *float32, ldd int, a *float32, k int, b *float32, mask *int32)
 
 // laneMasks[c] enables the first c of 8 lanes.
-var laneMasks = func() (m [8][8]int32) {
+var laneMasks = func() (m [9][8]int32) {
 	for c := range m {
 		for l := 0; l < c; l++ {
 			m[c][l] = -1
@@ -176,10 +176,11 @@ func scatter16(dst *float32, ldd int, idx *int32, val *float32, n int, b *float3
 func scatter32(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
 
 //go:noescape
-func scatter8Mask(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32, mask *int32)
+func scatter8Padded(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32, mask *int32)
 
 // scatterSIMD does all of b's columns when the AVX kernels are available and returns the columns
-// done. val must hold a weight per index.
+// done. val must hold a weight per index, and dst's rows must be padded to a multiple of 8
+// columns past b's width.
 func scatterSIMD(dst []float32, ldd int, idx []int32, val []float32, b []float32) int {
 	if !useAVX || len(idx) == 0 {
 		return 0
@@ -195,7 +196,7 @@ func scatterSIMD(dst []float32, ldd int, idx []int32, val []float32, b []float32
 		scatter8(&dst[c], ldd, &idx[0], &val[0], n, &b[c])
 	}
 	if c < f {
-		scatter8Mask(&dst[c], ldd, &idx[0], &val[0], n, &b[c], &laneMasks[f-c][0])
+		scatter8Padded(&dst[c], ldd, &idx[0], &val[0], n, &b[c], &laneMasks[f-c][0])
 	}
 	return f
 }
@@ -210,4 +211,32 @@ func adamSIMD(w, g, m, v []float32, k *adamConsts) int {
 		return 0
 	}
 	return adamAVX(&w[0], &g[0], &m[0], &v[0], len(w), k)
+}
+
+//go:noescape
+func narrowRows8(acc *float32, a *float32, lda int, w *float32, k int)
+
+//go:noescape
+func narrowCols8(acc *float32, a *float32, lda int, b *float32, ldb int, m int, mask *int32)
+
+// narrowRows adds to acc (8 rows of 8) the products of 8 rows of a (row stride lda, k values
+// each) with w (k rows of 8), each row's products in p order.
+func narrowRows(acc *[64]float32, a []float32, lda int, w []float32, k int) {
+	if !useAVX || k == 0 {
+		narrowRowsGo(acc, a, lda, w, k)
+		return
+	}
+	_, _ = a[7*lda+k-1], w[8*k-1]
+	narrowRows8(&acc[0], &a[0], lda, &w[0], k)
+}
+
+// narrowCols adds to acc (8 rows of 8) the products aᵀ·b of 8 columns of a (row stride lda,
+// m rows) with the n ≤ 8 columns of b (row stride ldb), in i order.
+func narrowCols(acc *[64]float32, a []float32, lda int, b []float32, ldb, n, m int) {
+	if !useAVX || m == 0 {
+		narrowColsGo(acc, a, lda, b, ldb, n, m)
+		return
+	}
+	_, _ = a[(m-1)*lda+7], b[(m-1)*ldb+n-1]
+	narrowCols8(&acc[0], &a[0], lda, &b[0], ldb, m, &laneMasks[n][0])
 }

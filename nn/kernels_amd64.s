@@ -756,9 +756,11 @@ done:
 	VZEROUPPER
 	RET
 
-// func scatter8Mask(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32, mask *int32)
-// scatter8 for the first c < 8 columns (mask as for gather8Mask)
-TEXT ·scatter8Mask(SB), NOSPLIT, $0-56
+// func scatter8Padded(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32, mask *int32)
+// scatter8 for the first c < 8 columns of b (mask as for gather8Mask) into rows of dst padded
+// to 8 columns: the lanes past c get +0, and dst takes plain stores (masked stores are slow on
+// some x86 cores).
+TEXT ·scatter8Padded(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), R8
 	MOVQ idx+16(FP), R9
@@ -777,9 +779,9 @@ loop:
 	IMULQ R8, BX
 	ADDQ DI, BX
 	VBROADCASTSS (R10)(AX*4), Y15
-	VMASKMOVPS (BX), Y14, Y8
+	VMOVUPS (BX), Y8
 	VFMADD231PS Y0, Y15, Y8
-	VMASKMOVPS Y8, Y14, (BX)
+	VMOVUPS Y8, (BX)
 	INCQ AX
 	JMP loop
 done:
@@ -833,5 +835,123 @@ loop:
 	JMP loop
 done:
 	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func narrowRows8(acc *float32, a *float32, lda int, w *float32, k int)
+// For 8 rows r of a (row stride lda): acc[r*8 : +8] += Σ_p<k a[r*lda+p]·w[p*8 : +8], the
+// products added in p order, each row its own chain (a row times a k×8 matrix, 8 rows at once).
+TEXT ·narrowRows8(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ w+24(FP), DX
+	MOVQ k+32(FP), CX
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R8)(R8*4), R11
+	LEAQ (R10)(R8*4), R12
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	VMOVUPS (DX), Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS Y8, Y9, Y0
+	VBROADCASTSS (SI)(R8*1), Y10
+	VFMADD231PS Y8, Y10, Y1
+	VBROADCASTSS (SI)(R8*2), Y11
+	VFMADD231PS Y8, Y11, Y2
+	VBROADCASTSS (SI)(R10*1), Y12
+	VFMADD231PS Y8, Y12, Y3
+	VBROADCASTSS (SI)(R8*4), Y13
+	VFMADD231PS Y8, Y13, Y4
+	VBROADCASTSS (SI)(R11*1), Y14
+	VFMADD231PS Y8, Y14, Y5
+	VBROADCASTSS (SI)(R10*2), Y15
+	VFMADD231PS Y8, Y15, Y6
+	VBROADCASTSS (SI)(R12*1), Y9
+	VFMADD231PS Y8, Y9, Y7
+	ADDQ $4, SI
+	ADDQ $32, DX
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func narrowCols8(acc *float32, a *float32, lda int, b *float32, ldb int, m int, mask *int32)
+// For 8 columns r of a (row stride lda): acc[r*8 : +8] += Σ_i<m a[i*lda+r]·b[i*ldb : +c], the
+// products added in i order, where mask enables the first c ≤ 8 lanes (aᵀ·b for 8 of a's
+// columns and a b of at most 8 columns).
+TEXT ·narrowCols8(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), DX
+	MOVQ ldb+32(FP), R9
+	MOVQ m+40(FP), CX
+	MOVQ mask+48(FP), R10
+	SHLQ $2, R8
+	SHLQ $2, R9
+	VMOVDQU (R10), Y15
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	VMASKMOVPS (DX), Y15, Y8
+	VBROADCASTSS 0(SI), Y9
+	VFMADD231PS Y8, Y9, Y0
+	VBROADCASTSS 4(SI), Y10
+	VFMADD231PS Y8, Y10, Y1
+	VBROADCASTSS 8(SI), Y11
+	VFMADD231PS Y8, Y11, Y2
+	VBROADCASTSS 12(SI), Y12
+	VFMADD231PS Y8, Y12, Y3
+	VBROADCASTSS 16(SI), Y13
+	VFMADD231PS Y8, Y13, Y4
+	VBROADCASTSS 20(SI), Y14
+	VFMADD231PS Y8, Y14, Y5
+	VBROADCASTSS 24(SI), Y9
+	VFMADD231PS Y8, Y9, Y6
+	VBROADCASTSS 28(SI), Y10
+	VFMADD231PS Y8, Y10, Y7
+	ADDQ R8, SI
+	ADDQ R9, DX
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
 	VZEROUPPER
 	RET

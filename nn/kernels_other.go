@@ -22,3 +22,11 @@ func gatherDotSIMD(v, x []float32, stride int, idx []int32, out []float32) bool 
 func scatterSIMD(dst []float32, ldd int, idx []int32, val []float32, b []float32) int { return 0 }
 
 func adamSIMD(w, g, m, v []float32, k *adamConsts) int { return 0 }
+
+func narrowRows(acc *[64]float32, a []float32, lda int, w []float32, k int) {
+	narrowRowsGo(acc, a, lda, w, k)
+}
+
+func narrowCols(acc *[64]float32, a []float32, lda int, b []float32, ldb, n, m int) {
+	narrowColsGo(acc, a, lda, b, ldb, n, m)
+}

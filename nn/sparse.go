@@ -164,14 +164,29 @@ func (s *Sparse) scatters() bool { return s.Transient && s.t == nil }
 
 // spmmTScatter computes y = sᵀ·x (y += sᵀ·x when accumulating) without transposing s: each row
 // i of s adds x's row i, weighted, to the rows of y its entries name. Workers own column blocks
-// of y, so no two write the same element; every worker reads all of s.
+// of y, so no two write the same element; every worker reads all of s. A width that is not a
+// multiple of 8 is scattered into rows padded to one (the kernels then store whole vectors) and
+// copied back.
 func spmmTScatter(s *Sparse, x, y *Mat, accumulate bool) {
 	f := x.Cols
-	if !accumulate {
-		clear(y.Data[:s.Cols*f])
-	}
 	if f == 0 {
 		return
+	}
+	out, ld := y.Data[:s.Cols*f], f
+	var sp *[]float32
+	if f%8 != 0 {
+		ld = (f + 7) &^ 7
+		sp = getScratch(s.Cols * ld)
+		out = *sp
+		for j := range s.Cols {
+			row := out[j*ld : (j+1)*ld]
+			clear(row)
+			if accumulate {
+				copy(row, y.Data[j*f:(j+1)*f])
+			}
+		}
+	} else if !accumulate {
+		clear(out)
 	}
 	blocks := max(1, min(runtime.GOMAXPROCS(0), f/8))
 	parallelFor(blocks, int64(s.NNZ())*int64(f), func(lo, hi int) {
@@ -185,9 +200,15 @@ func spmmTScatter(s *Sparse, x, y *Mat, accumulate bool) {
 			if s.Val != nil {
 				val = s.Val[e0:e1]
 			}
-			scatterAccumulate(y.Data[c0:], f, s.Indices[e0:e1], val, x.Data[i*f+c0:i*f+c1])
+			scatterAccumulate(out[c0:], ld, s.Indices[e0:e1], val, x.Data[i*f+c0:i*f+c1])
 		}
 	})
+	if sp != nil {
+		for j := range s.Cols {
+			copy(y.Data[j*f:(j+1)*f], out[j*ld:j*ld+f])
+		}
+		scratchPool.Put(sp)
+	}
 }
 
 // columnBlock is where block b of f columns cut into blocks starts: blocks hold multiples of 8
