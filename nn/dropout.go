@@ -83,34 +83,38 @@ func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	return &d.sOut
 }
 
-// keep sets sOut to x's surviving entries, scaled, in x's order: the entries dropMask would
-// leave non-zero.
+// keep sets sOut to x's surviving entries, scaled, in x's order: the entries dropMask leaves
+// non-zero.
 func (d *Dropout) keep(c *Ctx, x *Sparse) {
-	thr, scale := dropThreshold(d.P), 1/(1-d.P)
 	nnz := x.NNZ()
 	indptr := ints(c, d.keptIndptr, x.Rows+1)
 	indices := ints(c, d.keptIndices, nnz)
 	vals := c.floats(d.keptVal, nnz)
 	d.keptIndptr, d.keptIndices, d.keptVal = indptr, indices, vals
+	src := x.Val
+	if src == nil {
+		for i := range vals {
+			vals[i] = 1
+		}
+		src = vals
+	}
+	dropMask(d.seed, d.P, src, vals)
+	// Compact in place (an entry moves only towards the front), branch-free: every entry is
+	// written, and the next one overwrites it unless it is non-zero.
 	n := 0
-	var z uint64
+	indptr[0] = 0
 	for i := range x.Rows {
 		for e := int(x.Indptr[i]); e < int(x.Indptr[i+1]); e++ {
-			if e&3 == 0 || e == int(x.Indptr[i]) {
-				z = maskWord(d.seed, e>>2) >> (16 * (e & 3))
+			v := vals[e]
+			indices[n], vals[n] = x.Indices[e], v
+			kept := 0
+			if v != 0 {
+				kept = 1
 			}
-			v := float32(1)
-			if x.Val != nil {
-				v = x.Val[e]
-			}
-			// Branch-free: every entry is written, and the next one overwrites it unless it survives.
-			indices[n], vals[n] = x.Indices[e], v*keepScale(uint16(z), thr, scale)
-			n += int(keepBit(uint16(z), thr))
-			z >>= 16
+			n += kept
 		}
 		indptr[i+1] = int64(n)
 	}
-	indptr[0] = 0
 	d.sOut = Sparse{Rows: x.Rows, Cols: x.Cols, Indptr: indptr, Indices: indices[:n], Val: vals[:n], Transient: true}
 }
 
@@ -133,7 +137,7 @@ func dropMask(seed uint64, p float32, in, out []float32) {
 	words := (len(in) + 3) / 4
 	parallelFor(words, int64(len(in))*4, func(lo, hi int) {
 		full := min(hi, len(in)/4) // words with all four elements present
-		for w := lo; w < full; w++ {
+		for w := lo + dropMaskSIMD(seed, lo, in[4*lo:4*max(lo, full)], out[4*lo:], thr, scale); w < full; w++ {
 			z := maskWord(seed, w)
 			x, y := in[4*w:4*w+4:4*w+4], out[4*w:4*w+4:4*w+4]
 			// Branch-free: a kept element is multiplied by scale, a dropped one by 0 (a branch

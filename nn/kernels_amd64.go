@@ -240,3 +240,18 @@ func narrowCols(acc *[64]float32, a []float32, lda int, b []float32, ldb, n, m i
 	_, _ = a[(m-1)*lda+7], b[(m-1)*ldb+n-1]
 	narrowCols8(&acc[0], &a[0], lda, &b[0], ldb, m, &laneMasks[n][0])
 }
+
+//go:noescape
+func dropMask16(seed uint64, w int, in, out *float32, groups int, thrm1 int32, scale float32)
+
+// dropMaskSIMD masks whole groups of 16 elements of in (from element 4w, its start) into out
+// when the AVX kernels are available and returns the number of words (4 elements) it did.
+func dropMaskSIMD(seed uint64, w int, in, out []float32, thr uint16, scale float32) int {
+	groups := len(in) / 16
+	if !useAVX || groups == 0 {
+		return 0
+	}
+	_ = out[groups*16-1]
+	dropMask16(seed, w, &in[0], &out[0], groups, int32(thr)-1, scale)
+	return 4 * groups
+}

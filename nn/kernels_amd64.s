@@ -955,3 +955,97 @@ done:
 	VMOVUPS Y7, 224(DI)
 	VZEROUPPER
 	RET
+
+// func dropMask16(seed uint64, w int, in, out *float32, groups int, thrm1 int32, scale float32)
+// dropMask for groups×16 elements from element 4w: out[i] = in[i]·scale when the 16 bits of
+// maskWord(seed, i/4) for element i exceed thrm1 (the threshold − 1), else 0 — four hash words
+// per group computed as mix64 does, their 16-bit fields widened and compared eight at a time.
+TEXT ·dropMask16(SB), NOSPLIT, $0-48
+	MOVQ seed+0(FP), R8
+	MOVQ w+8(FP), R12
+	MOVQ in+16(FP), SI
+	MOVQ out+24(FP), DI
+	MOVQ groups+32(FP), CX
+	MOVL thrm1+40(FP), AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VBROADCASTSS scale+44(FP), Y15
+	MOVQ $0x9e3779b97f4a7c15, R9
+	MOVQ $0xbf58476d1ce4e5b9, R10
+	MOVQ $0x94d049bb133111eb, R11
+	IMULQ R9, R12
+	ADDQ R8, R12 // seed + w·golden: the next word's input
+loop:
+	TESTQ CX, CX
+	JZ done
+	MOVQ R12, AX
+	LEAQ (R12)(R9*1), BX
+	LEAQ (BX)(R9*1), DX
+	LEAQ (DX)(R9*1), R13
+	LEAQ (R13)(R9*1), R12
+	MOVQ AX, R8
+	SHRQ $30, R8
+	XORQ R8, AX
+	IMULQ R10, AX
+	MOVQ AX, R8
+	SHRQ $27, R8
+	XORQ R8, AX
+	IMULQ R11, AX
+	MOVQ AX, R8
+	SHRQ $31, R8
+	XORQ R8, AX
+	MOVQ BX, R8
+	SHRQ $30, R8
+	XORQ R8, BX
+	IMULQ R10, BX
+	MOVQ BX, R8
+	SHRQ $27, R8
+	XORQ R8, BX
+	IMULQ R11, BX
+	MOVQ BX, R8
+	SHRQ $31, R8
+	XORQ R8, BX
+	MOVQ DX, R8
+	SHRQ $30, R8
+	XORQ R8, DX
+	IMULQ R10, DX
+	MOVQ DX, R8
+	SHRQ $27, R8
+	XORQ R8, DX
+	IMULQ R11, DX
+	MOVQ DX, R8
+	SHRQ $31, R8
+	XORQ R8, DX
+	MOVQ R13, R8
+	SHRQ $30, R8
+	XORQ R8, R13
+	IMULQ R10, R13
+	MOVQ R13, R8
+	SHRQ $27, R8
+	XORQ R8, R13
+	IMULQ R11, R13
+	MOVQ R13, R8
+	SHRQ $31, R8
+	XORQ R8, R13
+	// elements 0–7 from words 0–1, 8–15 from words 2–3
+	VMOVQ AX, X0
+	VPINSRQ $1, BX, X0, X0
+	VMOVQ DX, X1
+	VPINSRQ $1, R13, X1, X1
+	VPMOVZXWD X0, Y2
+	VPMOVZXWD X1, Y3
+	VPCMPGTD Y14, Y2, Y2
+	VPCMPGTD Y14, Y3, Y3
+	VANDPS Y15, Y2, Y2
+	VANDPS Y15, Y3, Y3
+	VMULPS 0(SI), Y2, Y2
+	VMULPS 32(SI), Y3, Y3
+	VMOVUPS Y2, 0(DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JMP loop
+done:
+	VZEROUPPER
+	RET

@@ -30,3 +30,5 @@ func narrowRows(acc *[64]float32, a []float32, lda int, w []float32, k int) {
 func narrowCols(acc *[64]float32, a []float32, lda int, b []float32, ldb, n, m int) {
 	narrowColsGo(acc, a, lda, b, ldb, n, m)
 }
+
+func dropMaskSIMD(seed uint64, w int, in, out []float32, thr uint16, scale float32) int { return 0 }

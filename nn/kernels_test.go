@@ -183,6 +183,28 @@ func TestAdamKernelMatchesGo(t *testing.T) {
 	}
 }
 
+// TestDropMaskKernelMatchesGo masks vectors of lengths around the kernel's 16-element groups
+// (and long enough to be split between workers at odd words) at several rates, through the AVX
+// kernel and through the Go loop: the outputs agree bit for bit.
+func TestDropMaskKernelMatchesGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no AVX kernel here")
+	}
+	for _, n := range []int{3, 15, 16, 17, 64, 1003, 40001} {
+		in := randomMat(1, n, NewRNG(uint64(n))).Data
+		for _, p := range []float32{0, 0.1, 0.5, 0.6, 0.999} {
+			want, got := make([]float32, n), make([]float32, n)
+			useAVX = false
+			dropMask(uint64(n)*7, p, in, want)
+			useAVX = true
+			dropMask(uint64(n)*7, p, in, got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("n=%d p=%g: the AVX kernel's mask differs from Go's", n, p)
+			}
+		}
+	}
+}
+
 func f32(x []float64) []float32 {
 	out := make([]float32, len(x))
 	for i, v := range x {
