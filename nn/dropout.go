@@ -18,6 +18,7 @@ type Dropout struct {
 	keptIndptr  []int64
 	keptIndices []int32
 	keptVal     []float32
+	keptMask    []int32 // compactNonzero's masks and counts
 }
 
 // NewDropout returns a dropout layer; name labels its spans.
@@ -90,7 +91,8 @@ func (d *Dropout) keep(c *Ctx, x *Sparse) {
 	indptr := ints(c, d.keptIndptr, x.Rows+1)
 	indices := ints(c, d.keptIndices, nnz)
 	vals := c.floats(d.keptVal, nnz)
-	d.keptIndptr, d.keptIndices, d.keptVal = indptr, indices, vals
+	mask := ints(c, d.keptMask, 2*(nnz/8+1))
+	d.keptIndptr, d.keptIndices, d.keptVal, d.keptMask = indptr, indices, vals, mask
 	src := x.Val
 	if src == nil {
 		for i := range vals {
@@ -99,21 +101,10 @@ func (d *Dropout) keep(c *Ctx, x *Sparse) {
 		src = vals
 	}
 	dropMask(d.seed, d.P, src, vals)
-	// Compact in place (an entry moves only towards the front), branch-free: every entry is
-	// written, and the next one overwrites it unless it is non-zero.
-	n := 0
-	indptr[0] = 0
-	for i := range x.Rows {
-		for e := int(x.Indptr[i]); e < int(x.Indptr[i+1]); e++ {
-			v := vals[e]
-			indices[n], vals[n] = x.Indices[e], v
-			kept := 0
-			if v != 0 {
-				kept = 1
-			}
-			n += kept
-		}
-		indptr[i+1] = int64(n)
+	groups, before := mask[:nnz/8+1], mask[nnz/8+1:]
+	n := compactNonzero(vals, x.Indices, indices, groups, before)
+	for i := range x.Rows + 1 {
+		indptr[i] = int64(keptBefore(groups, before, int(x.Indptr[i])))
 	}
 	d.sOut = Sparse{Rows: x.Rows, Cols: x.Cols, Indptr: indptr, Indices: indices[:n], Val: vals[:n], Transient: true}
 }

@@ -1,5 +1,7 @@
 package nn
 
+import "math/bits"
+
 // gatherMode says how gatherAccumulate weighs the gathered rows.
 type gatherMode int
 
@@ -95,6 +97,33 @@ func narrowColsGo(acc *[64]float32, a []float32, lda int, b []float32, ldb, n, m
 			axpyGo(v, bi, acc[r*8:r*8+n])
 		}
 	}
+}
+
+// compactNonzero moves the non-zero values of val (in place) and the matching indices of idxIn
+// (into idxOut) to the front, in order, and returns how many there are. For every group of 8
+// entries g (the last one partial) it records bits[g], the mask of its non-zero entries, and
+// before[g], the non-zero entries ahead of it: keptBefore reads them. bits and before hold
+// len(val)/8+1 values.
+func compactNonzero(val []float32, idxIn, idxOut []int32, bits, before []int32) int {
+	groups, n := compactNonzeroSIMD(val, idxIn, idxOut, bits, before)
+	for g := groups; g <= len(val)/8; g++ {
+		before[g], bits[g] = int32(n), 0
+		for l, e := 0, g*8; l < 8 && e < len(val); l, e = l+1, e+1 {
+			v := val[e]
+			val[n], idxOut[n] = v, idxIn[e]
+			if v != 0 {
+				bits[g] |= 1 << l
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// keptBefore is the number of non-zero entries ahead of entry e after compactNonzero.
+func keptBefore(mask, before []int32, e int) int {
+	g := e >> 3
+	return int(before[g]) + bits.OnesCount32(uint32(mask[g])&(1<<(e&7)-1))
 }
 
 // gatherDot adds ⟨v, x[idx[e]*stride : idx[e]*stride+len(v)]⟩ to out[e] for every e.

@@ -255,3 +255,37 @@ func dropMaskSIMD(seed uint64, w int, in, out []float32, thr uint16, scale float
 	dropMask16(seed, w, &in[0], &out[0], groups, int32(thr)-1, scale)
 	return 4 * groups
 }
+
+//go:noescape
+func compactNonzero8(val *float32, idxIn, idxOut *int32, groups int, perm *[256][8]int32, bits, before *int32) int
+
+// compactPerm[m] lists the lanes set in the 8-bit mask m, then the others.
+var compactPerm = func() (p [256][8]int32) {
+	for m := range p {
+		k := 0
+		for l := range 8 {
+			if m&(1<<l) != 0 {
+				p[m][k] = int32(l)
+				k++
+			}
+		}
+		for l := range 8 {
+			if m&(1<<l) == 0 {
+				p[m][k] = int32(l)
+				k++
+			}
+		}
+	}
+	return p
+}()
+
+// compactNonzeroSIMD compacts the first len(bits)·8 entries when the AVX kernels are available
+// and returns how many groups of 8 it did and the entries it kept (see compactNonzero).
+func compactNonzeroSIMD(val []float32, idxIn, idxOut []int32, bits, before []int32) (groups, kept int) {
+	groups = min(len(bits), len(val)/8)
+	if !useAVX || groups == 0 {
+		return 0, 0
+	}
+	_, _, _ = idxIn[groups*8-1], idxOut[groups*8-1], before[groups-1]
+	return groups, compactNonzero8(&val[0], &idxIn[0], &idxOut[0], groups, &compactPerm, &bits[0], &before[0])
+}

@@ -1049,3 +1049,46 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func compactNonzero8(val *float32, idxIn, idxOut *int32, groups int, perm *[256][8]int32, bits, before *int32) int
+// Compacts groups×8 entries, 8 at a time: the non-zero values of val (in place) and the
+// matching indices of idxIn (into idxOut), in order. Group g records bits[g], the mask of its
+// non-zero lanes, and before[g], the non-zero entries ahead of it; it returns their number.
+// perm[m] lists the lanes set in m first.
+TEXT ·compactNonzero8(SB), NOSPLIT, $0-64
+	MOVQ val+0(FP), SI
+	MOVQ idxIn+8(FP), R8
+	MOVQ idxOut+16(FP), R9
+	MOVQ groups+24(FP), CX
+	MOVQ perm+32(FP), R10
+	MOVQ bits+40(FP), R11
+	MOVQ before+48(FP), R12
+	VXORPS Y7, Y7, Y7
+	XORQ R13, R13 // entries kept
+	XORQ AX, AX   // group
+	XORQ DX, DX   // its first entry
+loop:
+	CMPQ AX, CX
+	JGE done
+	VMOVUPS (SI)(DX*4), Y0
+	VMOVDQU (R8)(DX*4), Y1
+	VCMPPS $4, Y7, Y0, Y2
+	VMOVMSKPS Y2, BX
+	MOVL BX, (R11)(AX*4)
+	MOVL R13, (R12)(AX*4)
+	MOVQ BX, DI
+	SHLQ $5, DI
+	VMOVDQU (R10)(DI*1), Y3
+	VPERMPS Y0, Y3, Y0
+	VPERMD Y1, Y3, Y1
+	VMOVUPS Y0, (SI)(R13*4)
+	VMOVDQU Y1, (R9)(R13*4)
+	POPCNTL BX, BX
+	ADDQ BX, R13
+	ADDQ $8, DX
+	INCQ AX
+	JMP loop
+done:
+	MOVQ R13, ret+56(FP)
+	VZEROUPPER
+	RET

@@ -205,6 +205,45 @@ func TestDropMaskKernelMatchesGo(t *testing.T) {
 	}
 }
 
+// TestCompactNonzero compacts vectors with zeros at random (lengths around the kernel's groups
+// of 8), with and without the AVX kernel: the kept values and indices are the non-zero ones in
+// order, and keptBefore counts them ahead of every entry.
+func TestCompactNonzero(t *testing.T) {
+	rng := NewRNG(8)
+	for _, pure := range []bool{false, true} {
+		saved := useAVX
+		useAVX = useAVX && !pure
+		for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 1000} {
+			val, idx := make([]float32, n), make([]int32, n)
+			var wantVal []float32
+			var wantIdx []int32
+			var ahead []int
+			for e := range val {
+				ahead = append(ahead, len(wantVal))
+				idx[e] = int32(rng.IntN(1000))
+				if rng.IntN(2) == 0 {
+					val[e] = float32(rng.Float64()) + 0.5
+					wantVal, wantIdx = append(wantVal, val[e]), append(wantIdx, idx[e])
+				}
+			}
+			ahead = append(ahead, len(wantVal))
+			out := make([]int32, n)
+			mask, before := make([]int32, n/8+1), make([]int32, n/8+1)
+			kept := compactNonzero(val, idx, out, mask, before)
+			what := fmt.Sprintf("n=%d pure=%v", n, pure)
+			if kept != len(wantVal) || !slices.Equal(val[:kept], wantVal) || !slices.Equal(out[:kept], wantIdx) {
+				t.Fatalf("%s: kept %d %v %v, want %v %v", what, kept, val[:kept], out[:kept], wantVal, wantIdx)
+			}
+			for e, w := range ahead {
+				if got := keptBefore(mask, before, e); got != w {
+					t.Fatalf("%s: %d kept before entry %d, want %d", what, got, e, w)
+				}
+			}
+		}
+		useAVX = saved
+	}
+}
+
 func f32(x []float64) []float32 {
 	out := make([]float32, len(x))
 	for i, v := range x {
