@@ -1,10 +1,13 @@
 package gas
 
 import (
+	"context"
 	"slices"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/train"
 )
 
 // TestRelabelReferenceExample builds the batch of gas.md §5.3's worked example (6 nodes, parts
@@ -49,4 +52,59 @@ func TestRelabelReferenceExample(t *testing.T) {
 	if !slices.Equal(h.NID, b.NID) {
 		t.Errorf("n_id without the adjacency %v, want %v", h.NID, b.NID)
 	}
+}
+
+// TestGatherFeaturesStagesBatchRows stages a batch of three parts — copied part by part, the
+// halo row by row — from sparse and from dense features: the staged rows are the rows of the
+// batch's nodes, in n_id order.
+func TestGatherFeaturesStagesBatchRows(t *testing.T) {
+	ds, err := graph.Generate("sbm:nodes=300,classes=3,degree=6,features=12,signal=0.3", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := partition(context.Background(), ds.Graph, 6, "builtin", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds = ds.Permute(part.Perm)
+	dense := nn.MatFrom(ds.Graph.N, ds.NumFeatures, ds.X)
+	sparse := nn.DenseToSparse(dense)
+	in, err := train.PrepareInputs(ds, nn.AdjGCN, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDevice(t, nil)
+	sg := newSubgraphs(in.Adj, part.Ptr)
+	for _, x := range []nn.Input{nn.SparseInput(sparse), nn.DenseInput(dense)} {
+		var b batchInput
+		if err := b.fill(d, nil, sg, &hostData{x: x}, []int32{4, 1, 3}, true, false); err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Halo()) == 0 {
+			t.Fatal("the batch has no halo")
+		}
+		got := nn.NewMat(len(b.NID), ds.NumFeatures)
+		if s := x.Sparse; s != nil {
+			f := &b.features
+			staged, err := nn.NewSparse(len(b.NID), s.Cols, f.indptr.Host.Data, f.indices.Host.Data, f.val.Host.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = nn.SpMM(staged, identity(s.Cols), got)
+		} else {
+			copy(got.Data, b.features.val.Host.Data)
+		}
+		want := nn.GatherRows(dense, b.NID, nil)
+		if !slices.Equal(got.Data, want.Data) {
+			t.Fatalf("sparse %v: the staged features are not the batch's rows", x.Sparse != nil)
+		}
+	}
+}
+
+func identity(n int) *nn.Mat {
+	m := nn.NewMat(n, n)
+	for i := range n {
+		m.Data[i*n+i] = 1
+	}
+	return m
 }
