@@ -97,14 +97,15 @@ func (s *subgraphs) shape(parts []int32, b *Batch) (nnz int) {
 // b.Size+1, nnz, nnz or nil; all nil: the halo alone). It resets the id map.
 func (s *subgraphs) relabel(b *Batch, indptr []int64, indices []int32, val []float32) {
 	a := s.adj
+	var e int64 // the batch's entries so far
+	i := 0      // its rows so far
 	if indptr != nil {
 		indptr[0] = 0
 	}
-	var e int64
-	for i := 0; i < b.Size; i++ {
-		v := b.NID[i]
-		lo, hi := a.Indptr[v], a.Indptr[v+1]
-		for k, w := range a.Indices[lo:hi] {
+	// A part's rows are an id range, so their entries are one run of the full adjacency.
+	for k, off := range b.Offsets {
+		first, last := a.Indptr[off], a.Indptr[off+b.Counts[k]]
+		for _, w := range a.Indices[first:last] {
 			id := s.local[w]
 			if id < 0 {
 				id = int32(len(b.NID))
@@ -112,15 +113,18 @@ func (s *subgraphs) relabel(b *Batch, indptr []int64, indices []int32, val []flo
 				b.NID = append(b.NID, w)
 			}
 			if indices != nil {
-				indices[e+int64(k)] = id
+				indices[e] = id
 			}
+			e++
 		}
 		if val != nil {
-			copy(val[e:e+hi-lo], a.Val[lo:hi])
+			copy(val[e-(last-first):e], a.Val[first:last])
 		}
-		e += hi - lo
 		if indptr != nil {
-			indptr[i+1] = e
+			for v := off; v < off+b.Counts[k]; v++ {
+				i++
+				indptr[i] = e - last + a.Indptr[v+1]
+			}
 		}
 	}
 	s.reset(b)
