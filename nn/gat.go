@@ -61,6 +61,10 @@ type GATConv struct {
 	NegSlope             float32
 	Form                 GATForm
 	NoInputGrad          bool
+	// HaloNoGrad says that only the input rows of the adjacency's own nodes (its first adj.Rows,
+	// a mini-batch's) need a gradient: Backward may leave out the rest, the halo, which came
+	// from a history.
+	HaloNoGrad bool
 
 	// forward state
 	x              Input
@@ -202,7 +206,7 @@ func (l *GATConv) Backward(c *Ctx, dy *Mat) *Mat {
 		l.backwardProject(c)
 	}
 
-	l.dx = mulWBackwardSpan(c, "gat.linear", l.x, l.W, l.dh, !l.NoInputGrad, l.dx)
+	l.dx = mulWBackwardSpan(c, "gat.linear", l.x, l.W, l.dh, !l.NoInputGrad, inputGradRows(l.x, l.adj, l.HaloNoGrad), l.dx)
 	return l.dx
 }
 

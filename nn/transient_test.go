@@ -74,3 +74,57 @@ func TestTransientInputsTrainIdentically(t *testing.T) {
 		})
 	}
 }
+
+// TestHaloNoGradKeepsOwnRows runs GCN, GAT and GIN layers on a mini-batch's shape (40 own rows
+// of a 100-column adjacency) with and without HaloNoGrad: the parameter gradients and the own
+// rows of the input gradient are identical, and with it the input gradient has only those rows.
+func TestHaloNoGradKeepsOwnRows(t *testing.T) {
+	const n, own, in, out = 100, 40, 12, 5
+	x := randomMat(n, in, NewRNG(1))
+	for _, kind := range []string{"gcn", "gat", "gin"} {
+		t.Run(kind, func(t *testing.T) {
+			run := func(haloNoGrad bool) (*Mat, [][]float32) {
+				rng := NewRNG(2)
+				var layer graphLayer
+				adjKind := AdjGCN
+				switch kind {
+				case "gcn":
+					l := NewGCNConv("gcn", in, out, rng)
+					l.HaloNoGrad, layer = haloNoGrad, l
+				case "gat":
+					l := NewGATConv("gat", in, out, 2, true, 0, GATReorganized, rng)
+					l.HaloNoGrad, layer, adjKind = haloNoGrad, l, AdjSelfLoops
+				case "gin":
+					l := NewGINConv("gin", in, 8, out, rng)
+					l.HaloNoGrad, layer, adjKind = haloNoGrad, l, AdjSum
+				}
+				full := randomAdj(adjKind, n, 4, NewRNG(3))
+				adj := &Sparse{Rows: own, Cols: n, Indptr: full.Indptr[:own+1], Indices: full.Indices[:full.Indptr[own]]}
+				if full.Val != nil {
+					adj.Val = full.Val[:full.Indptr[own]]
+				}
+				c := &Ctx{Train: true, RNG: NewRNG(4)}
+				y := layer.Forward(c, adj, DenseInput(x))
+				dx := layer.Backward(c, randomMat(y.Rows, y.Cols, NewRNG(5)))
+				var grads [][]float32
+				for _, p := range layer.Params() {
+					grads = append(grads, slices.Clone(p.G.Data))
+				}
+				return dx, grads
+			}
+			allDX, allGrads := run(false)
+			ownDX, ownGrads := run(true)
+			if ownDX.Rows != own {
+				t.Errorf("input gradient of %d rows with HaloNoGrad, want %d", ownDX.Rows, own)
+			}
+			if !slices.Equal(ownDX.Data[:own*in], allDX.Data[:own*in]) {
+				t.Error("the own rows' input gradient differs with HaloNoGrad")
+			}
+			for i := range allGrads {
+				if !slices.Equal(ownGrads[i], allGrads[i]) {
+					t.Errorf("parameter %d's gradient differs with HaloNoGrad", i)
+				}
+			}
+		})
+	}
+}
