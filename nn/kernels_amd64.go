@@ -289,3 +289,40 @@ func compactNonzeroSIMD(val []float32, idxIn, idxOut []int32, bits, before []int
 	_, _, _ = idxIn[groups*8-1], idxOut[groups*8-1], before[groups-1]
 	return groups, compactNonzero8(&val[0], &idxIn[0], &idxOut[0], groups, &compactPerm, &bits[0], &before[0])
 }
+
+//go:noescape
+func scatterRows32(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+
+//go:noescape
+func scatterRows16(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+
+//go:noescape
+func scatterRows8(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+
+//go:noescape
+func scatterRows8Padded(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, mask *int32)
+
+// scatterRowsSIMD adds sᵀ·x for x's columns [c0, c1) to dst (row stride ldd, padded to a
+// multiple of 8 columns past c1) when the AVX kernels are available and s is weighted, and
+// reports whether it did: each kernel call runs over all of s's rows.
+func scatterRowsSIMD(s *Sparse, x *Mat, c0, c1 int, dst []float32, ldd int) bool {
+	if !useAVX || s.Val == nil || s.NNZ() == 0 {
+		return false
+	}
+	ip, idx, val, rows, ldx := &s.Indptr[0], &s.Indices[0], &s.Val[0], s.Rows, x.Cols
+	_ = x.Data[(rows-1)*ldx+c1-1]
+	c := c0
+	for ; c+32 <= c1; c += 32 {
+		scatterRows32(&dst[c], ldd, ip, idx, val, rows, &x.Data[c], ldx)
+	}
+	for ; c+16 <= c1; c += 16 {
+		scatterRows16(&dst[c], ldd, ip, idx, val, rows, &x.Data[c], ldx)
+	}
+	for ; c+8 <= c1; c += 8 {
+		scatterRows8(&dst[c], ldd, ip, idx, val, rows, &x.Data[c], ldx)
+	}
+	if c < c1 {
+		scatterRows8Padded(&dst[c], ldd, ip, idx, val, rows, &x.Data[c], ldx, &laneMasks[c1-c][0])
+	}
+	return true
+}

@@ -1092,3 +1092,187 @@ done:
 	MOVQ R13, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// func scatterRows32(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+// For every row i < rows: dst[idx[e]*ldd : +32] += val[e]·x[i*ldx : +32] for the row's entries e
+// in [indptr[i], indptr[i+1]) — a transposed SpMM's whole column block in one call.
+TEXT ·scatterRows32(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, DX
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R12
+	CMPQ BX, R12
+	JGE next
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+entloop:
+	MOVLQSX (R10)(BX*4), R13
+	IMULQ R8, R13
+	ADDQ DI, R13
+	VBROADCASTSS (R11)(BX*4), Y15
+	VMOVUPS 0(R13), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(R13)
+	VMOVUPS 32(R13), Y9
+	VFMADD231PS Y1, Y15, Y9
+	VMOVUPS Y9, 32(R13)
+	VMOVUPS 64(R13), Y10
+	VFMADD231PS Y2, Y15, Y10
+	VMOVUPS Y10, 64(R13)
+	VMOVUPS 96(R13), Y11
+	VFMADD231PS Y3, Y15, Y11
+	VMOVUPS Y11, 96(R13)
+	INCQ BX
+	CMPQ BX, R12
+	JLT entloop
+next:
+	ADDQ DX, SI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func scatterRows16(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+// scatterRows32 for 16 columns.
+TEXT ·scatterRows16(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, DX
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R12
+	CMPQ BX, R12
+	JGE next
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+entloop:
+	MOVLQSX (R10)(BX*4), R13
+	IMULQ R8, R13
+	ADDQ DI, R13
+	VBROADCASTSS (R11)(BX*4), Y15
+	VMOVUPS 0(R13), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(R13)
+	VMOVUPS 32(R13), Y9
+	VFMADD231PS Y1, Y15, Y9
+	VMOVUPS Y9, 32(R13)
+	INCQ BX
+	CMPQ BX, R12
+	JLT entloop
+next:
+	ADDQ DX, SI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func scatterRows8(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+// scatterRows32 for 8 columns.
+TEXT ·scatterRows8(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, DX
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R12
+	CMPQ BX, R12
+	JGE next
+	VMOVUPS 0(SI), Y0
+entloop:
+	MOVLQSX (R10)(BX*4), R13
+	IMULQ R8, R13
+	ADDQ DI, R13
+	VBROADCASTSS (R11)(BX*4), Y15
+	VMOVUPS 0(R13), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(R13)
+	INCQ BX
+	CMPQ BX, R12
+	JLT entloop
+next:
+	ADDQ DX, SI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func scatterRows8Padded(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, mask *int32)
+// scatterRows8 for the first c < 8 columns of x (mask as for gather8Mask) into rows of dst
+// padded to 8 columns (plain stores; the lanes past c get +0).
+TEXT ·scatterRows8Padded(SB), NOSPLIT, $0-72
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, DX
+	MOVQ mask+64(FP), R13
+	VMOVDQU (R13), Y14
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R12
+	CMPQ BX, R12
+	JGE next
+	VMASKMOVPS (SI), Y14, Y0
+entloop:
+	MOVLQSX (R10)(BX*4), R13
+	IMULQ R8, R13
+	ADDQ DI, R13
+	VBROADCASTSS (R11)(BX*4), Y15
+	VMOVUPS 0(R13), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(R13)
+	INCQ BX
+	CMPQ BX, R12
+	JLT entloop
+next:
+	ADDQ DX, SI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET

@@ -36,3 +36,5 @@ func dropMaskSIMD(seed uint64, w int, in, out []float32, thr uint16, scale float
 func compactNonzeroSIMD(val []float32, idxIn, idxOut []int32, bits, before []int32) (groups, kept int) {
 	return 0, 0
 }
+
+func scatterRowsSIMD(s *Sparse, x *Mat, c0, c1 int, dst []float32, ldd int) bool { return false }

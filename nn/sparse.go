@@ -191,6 +191,9 @@ func spmmTScatter(s *Sparse, x, y *Mat, accumulate bool) {
 	blocks := max(1, min(runtime.GOMAXPROCS(0), f/8))
 	parallelFor(blocks, int64(s.NNZ())*int64(f), func(lo, hi int) {
 		c0, c1 := columnBlock(f, blocks, lo), columnBlock(f, blocks, hi)
+		if scatterRowsSIMD(s, x, c0, c1, out, ld) {
+			return
+		}
 		for i := 0; i < s.Rows; i++ {
 			e0, e1 := s.Indptr[i], s.Indptr[i+1]
 			if e0 == e1 {
