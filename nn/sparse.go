@@ -89,6 +89,20 @@ func (s *Sparse) Transpose() (*Sparse, []int32) {
 	return s.t, s.tEdge
 }
 
+// transposePattern returns sᵀ's pattern (no values) and entry map, as Transpose does: s's cached
+// ones, or for a Transient s (which serves one step, so a cache would be rebuilt every step in
+// memory nobody accounts for) built into t's and edge's memory, from c's allocator, which the
+// caller keeps for its next call.
+func (c *Ctx) transposePattern(s *Sparse, t *Sparse, edge *[]int32) (*Sparse, []int32) {
+	if !s.Transient || s.t != nil {
+		return s.Transpose()
+	}
+	*t = Sparse{Rows: s.Cols, Cols: s.Rows, Indptr: ints(c, t.Indptr, s.Cols+1), Indices: ints(c, t.Indices, s.NNZ())}
+	*edge = ints(c, *edge, s.NNZ())
+	csr.TransposeInto(s.Cols, s.Indptr, s.Indices, *edge, t.Indptr, t.Indices)
+	return t, *edge
+}
+
 // RowSums returns the sum of each row's weights (its length when Val is nil).
 func (s *Sparse) RowSums() []float32 {
 	out := make([]float32, s.Rows)
