@@ -129,7 +129,7 @@ func TestRandomPartitionsWidenTheHalo(t *testing.T) {
 			for _, g := range trainGroups(cfg.Parts, cfg.BatchParts, tr.shuffle) {
 				var b Batch
 				tr.trainSG.shape(g, &b)
-				tr.trainSG.reset(&b)
+				tr.trainSG.relabel(&b, nil, nil, nil)
 				nodes, batch = nodes+len(b.Halo()), batch+b.Size
 			}
 		}

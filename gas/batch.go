@@ -82,28 +82,48 @@ func (in *batchInput) fill(d *train.Device, lane *trace.Lane, sg *subgraphs, dat
 	return nil
 }
 
-// gatherFeatures copies the rows of the batch's nodes (own and halo) into the staging buffers.
+// gatherFeatures copies the rows of the batch's nodes (own and halo) into the staging buffers:
+// each part's rows in one piece (a part is an id range), the halo's one by one.
 func (in *batchInput) gatherFeatures(d *train.Device, x nn.Input) error {
 	f := &in.features
 	if s := x.Sparse; s != nil {
+		halo := in.Halo()
 		nnz := 0
-		for _, v := range in.NID {
+		for k, off := range in.Offsets {
+			nnz += int(s.Indptr[off+in.Counts[k]] - s.Indptr[off])
+		}
+		for _, v := range halo {
 			nnz += int(s.Indptr[v+1] - s.Indptr[v])
 		}
 		if err := f.grow(d, len(in.NID), nnz, s.Val != nil, "batch features"); err != nil {
 			return err
 		}
 		indptr, indices := f.indptr.Host.Data, f.indices.Host.Data
+		var val []float32
+		if s.Val != nil {
+			val = f.val.Host.Data
+		}
 		indptr[0] = 0
 		var e int64
-		for i, v := range in.NID {
-			lo, hi := s.Indptr[v], s.Indptr[v+1]
-			copy(indices[e:], s.Indices[lo:hi])
-			if s.Val != nil {
-				copy(f.val.Host.Data[e:], s.Val[lo:hi])
+		i := 0
+		// copyRows copies rows [lo, hi) of x's features after the rows staged so far.
+		copyRows := func(lo, hi int64) {
+			first, last := s.Indptr[lo], s.Indptr[hi]
+			copy(indices[e:], s.Indices[first:last])
+			if val != nil {
+				copy(val[e:], s.Val[first:last])
 			}
-			e += hi - lo
-			indptr[i+1] = e
+			for v := lo; v < hi; v++ {
+				i++
+				indptr[i] = e + s.Indptr[v+1] - first
+			}
+			e += last - first
+		}
+		for k, off := range in.Offsets {
+			copyRows(off, off+in.Counts[k])
+		}
+		for _, v := range halo {
+			copyRows(int64(v), int64(v)+1)
 		}
 		return nil
 	}
@@ -111,7 +131,12 @@ func (in *batchInput) gatherFeatures(d *train.Device, x nn.Input) error {
 	if err := f.val.Grow(d, len(in.NID)*m.Cols, "batch features"); err != nil {
 		return err
 	}
-	nn.GatherRows(m, in.NID, nn.MatFrom(len(in.NID), m.Cols, f.val.Host.Data))
+	out, w := f.val.Host.Data, m.Cols
+	r := 0
+	for k, off := range in.Offsets {
+		r += copy(out[w*r:], m.Data[w*int(off):w*int(off+in.Counts[k])]) / w
+	}
+	nn.GatherRows(m, in.Halo(), nn.MatFrom(len(in.NID)-in.Size, w, out[w*in.Size:]))
 	return nil
 }
 
@@ -130,9 +155,9 @@ func (s *stagedSparse) upload(d *train.Device, stream device.Stream, lane *trace
 		s.val.Upload(d, stream, lane, label+" values"))
 }
 
-// view returns the device copy as a rows × cols matrix.
+// view returns the device copy as a rows × cols matrix, which serves one step.
 func (s *stagedSparse) view(rows, cols int) *nn.Sparse {
-	m := &nn.Sparse{Rows: rows, Cols: cols, Indptr: s.indptr.Dev.Data, Indices: s.indices.Dev.Data}
+	m := &nn.Sparse{Rows: rows, Cols: cols, Indptr: s.indptr.Dev.Data, Indices: s.indices.Dev.Data, Transient: true}
 	if len(s.val.Dev.Data) > 0 {
 		m.Val = s.val.Dev.Data
 	}

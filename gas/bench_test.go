@@ -114,3 +114,26 @@ func BenchmarkScaling(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBatchFill builds a training batch on the Facebook page graph (40 parts, 10 per
+// batch): its subgraph (relabel_one_hop), its features and targets gathered into the staging
+// buffers — the loader's work for one step, which runs beside the previous step.
+func BenchmarkBatchFill(b *testing.B) {
+	ds, err := graph.Load(shareddata.Path(b, "data", "facebook"), graph.LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := DefaultConfig("gcn", ds.Name)
+	cfg.Parts, cfg.BatchParts, cfg.Hidden = 40, 10, 64
+	tr := newTrainer(b, cfg, ds, newDevice(b, nil))
+	groups := trainGroups(cfg.Parts, cfg.BatchParts, tr.shuffle)
+	var in batchInput
+	i := 0
+	for b.Loop() {
+		if err := in.fill(tr.Dev, nil, tr.trainSG, &tr.host, groups[i%len(groups)], true, true); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(len(in.NID)), "nodes/batch")
+}

@@ -71,8 +71,8 @@ func newSubgraphs(adj *nn.Sparse, ptr []int64) *subgraphs {
 	return s
 }
 
-// shape fills b's node lists for parts and returns the number of adjacency entries of the batch's
-// rows: relabel_one_hop without writing the adjacency.
+// shape fills b's own nodes, part by part, for parts and returns the number of adjacency entries
+// of their rows (the parts are id ranges, so their entries are too). relabel adds the halo.
 func (s *subgraphs) shape(parts []int32, b *Batch) (nnz int) {
 	b.Parts = append(b.Parts[:0], parts...)
 	b.NID, b.Offsets, b.Counts = b.NID[:0], b.Offsets[:0], b.Counts[:0]
@@ -84,40 +84,48 @@ func (s *subgraphs) shape(parts []int32, b *Batch) (nnz int) {
 			s.local[v] = int32(len(b.NID))
 			b.NID = append(b.NID, int32(v))
 		}
+		nnz += int(s.adj.Indptr[hi] - s.adj.Indptr[lo])
 	}
 	b.Size = len(b.NID)
-	a := s.adj
-	for i := 0; i < b.Size; i++ {
-		v := b.NID[i]
-		nnz += int(a.Indptr[v+1] - a.Indptr[v])
-		for _, w := range a.Indices[a.Indptr[v]:a.Indptr[v+1]] {
-			if s.local[w] < 0 {
-				s.local[w] = int32(len(b.NID))
-				b.NID = append(b.NID, w)
-			}
-		}
-	}
 	return nnz
 }
 
-// relabel writes the batch's adjacency (b.Size rows, len(b.NID) columns: every in-edge of the
-// batch's nodes, none among halo nodes, weights kept) into the given arrays (len b.Size+1, nnz,
-// nnz or nil) and resets the id map. shape must have been called for b.
+// relabel is the reference's relabel_one_hop for a batch that shape began: in one pass over the
+// batch's rows it appends the halo to b.NID (out-of-batch neighbours in the order the rows first
+// reach them) and writes the batch's adjacency — b.Size rows, len(b.NID) columns, every in-edge
+// of the batch's nodes and none among halo nodes, weights kept — into the given arrays (len
+// b.Size+1, nnz, nnz or nil; all nil: the halo alone). It resets the id map.
 func (s *subgraphs) relabel(b *Batch, indptr []int64, indices []int32, val []float32) {
 	a := s.adj
-	var e int64
-	indptr[0] = 0
-	for i := 0; i < b.Size; i++ {
-		v := b.NID[i]
-		lo, hi := a.Indptr[v], a.Indptr[v+1]
-		for k, w := range a.Indices[lo:hi] {
-			indices[e+int64(k)] = s.local[w]
+	var e int64 // the batch's entries so far
+	i := 0      // its rows so far
+	if indptr != nil {
+		indptr[0] = 0
+	}
+	// A part's rows are an id range, so their entries are one run of the full adjacency.
+	for k, off := range b.Offsets {
+		first, last := a.Indptr[off], a.Indptr[off+b.Counts[k]]
+		for _, w := range a.Indices[first:last] {
+			id := s.local[w]
+			if id < 0 {
+				id = int32(len(b.NID))
+				s.local[w] = id
+				b.NID = append(b.NID, w)
+			}
+			if indices != nil {
+				indices[e] = id
+			}
+			e++
 		}
 		if val != nil {
-			copy(val[e:e+hi-lo], a.Val[lo:hi])
+			copy(val[e-(last-first):e], a.Val[first:last])
 		}
-		e += hi - lo
-		indptr[i+1] = e
+		if indptr != nil {
+			for v := off; v < off+b.Counts[k]; v++ {
+				i++
+				indptr[i] = e - last + a.Indptr[v+1]
+			}
+		}
 	}
 	s.reset(b)
 }

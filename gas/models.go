@@ -94,7 +94,8 @@ func (s *stack) Backward(c *nn.Ctx, dy *nn.Mat) {
 		sp := layerSpan(c, l, true)
 		dx := s.convs[l].Backward(c, dy)
 		if l > 0 {
-			// Only the batch's rows carry a gradient back: the halo's came from the history.
+			// Only the batch's rows carry a gradient back (the layers compute no more: HaloNoGrad):
+			// the halo's came from the history.
 			dx = s.drops[l].Backward(c, top(&s.gview, dx, s.bs))
 			dy = s.act.grad(c, s.acts[l-1], dx)
 		}
@@ -142,7 +143,7 @@ func newGCN(cfg *Config, in, out int, rng *rand.Rand) *stack {
 	convs := make([]conv, cfg.Layers)
 	for l, w := range widths(cfg.Layers, in, cfg.Hidden, out) {
 		cv := nn.NewGCNConv("conv"+itoa(l), w[0], w[1], rng)
-		cv.NoInputGrad = l == 0
+		cv.NoInputGrad, cv.HaloNoGrad = l == 0, true
 		convs[l] = cv
 	}
 	s := newStack(nn.AdjGCN, convs, "gcn", float32(cfg.Dropout), relu, cfg.Hidden)
@@ -167,7 +168,7 @@ func newGAT(cfg *Config, in, out int, rng *rand.Rand) *stack {
 		} else {
 			cv = nn.NewGATConv("conv"+itoa(l), a, cfg.Hidden, cfg.Heads, true, float32(cfg.Dropout), nn.GATReorganized, rng)
 		}
-		cv.NoInputGrad = l == 0
+		cv.NoInputGrad, cv.HaloNoGrad = l == 0, true
 		convs[l] = cv
 	}
 	s := newStack(nn.AdjSelfLoops, convs, "gat", float32(cfg.Dropout), elu, hc)
@@ -181,7 +182,7 @@ func newGIN(cfg *Config, in, out int, rng *rand.Rand) *stack {
 	convs := make([]conv, cfg.Layers)
 	for l, w := range widths(cfg.Layers, in, cfg.Hidden, out) {
 		cv := nn.NewGINConv("conv"+itoa(l), w[0], cfg.Hidden, w[1], rng)
-		cv.NoInputGrad = l == 0
+		cv.NoInputGrad, cv.HaloNoGrad = l == 0, true
 		convs[l] = cv
 	}
 	s := newStack(nn.AdjSum, convs, "gin", float32(cfg.Dropout), relu, cfg.Hidden)

@@ -120,7 +120,7 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 	for _, g := range evalGroups(cfg.Parts, cfg.BatchParts) {
 		var b Batch
 		t.evalSG.shape(g, &b)
-		t.evalSG.reset(&b)
+		t.evalSG.relabel(&b, nil, nil, nil)
 		t.evalBatches = append(t.evalBatches, b)
 		if cfg.BufferRows == 0 {
 			bufferRows = max(bufferRows, len(b.NID))

@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -59,6 +60,24 @@ func (c *Ctx) floats(b []float32, n int) []float32 {
 		return make([]float32, n)
 	}
 	return c.Alloc.Float32s(b[:cap(b)], n)[:n]
+}
+
+// ints is floats for index arrays (int32 or int64 values): device memory is untyped, so the
+// allocator's float32 words hold them alike.
+func ints[T int32 | int64](c *Ctx, b []T, n int) []T {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	if c == nil || c.Alloc == nil {
+		return make([]T, n)
+	}
+	per := int(unsafe.Sizeof(T(0)) / 4) // float32 words per value
+	var old []float32
+	if cap(b) > 0 {
+		old = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), cap(b)*per)
+	}
+	f := c.Alloc.Float32s(old, n*per)
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(f))), len(f)/per)[:n]
 }
 
 // NewRNG returns the seeded generator a run draws all its randomness from.

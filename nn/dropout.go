@@ -14,6 +14,11 @@ type Dropout struct {
 	sOut   Sparse
 	sT     Sparse // sOut's transpose
 	dx     *Mat
+	// a transient input's surviving entries
+	keptIndptr  []int64
+	keptIndices []int32
+	keptVal     []float32
+	keptMask    []int32 // compactNonzero's masks and counts
 }
 
 // NewDropout returns a dropout layer; name labels its spans.
@@ -44,11 +49,18 @@ func (d *Dropout) Forward(c *Ctx, x *Mat) *Mat {
 }
 
 // ForwardSparse drops stored entries of a sparse input (the zeros of a dense input stay zero
-// under dropout, so this equals dense dropout). The result shares x's structure.
+// under dropout, so this equals dense dropout). The result shares x's structure; for a Transient
+// x it keeps only the surviving entries instead (a dropped entry adds nothing to a product), so
+// the layer's products skip them and need no transpose.
 func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	sp, ok := d.begin(c)
 	if !ok {
 		return x
+	}
+	if x.Transient {
+		d.keep(c, x)
+		sp.EndWork(int64(x.NNZ()), 16*int64(x.NNZ()))
+		return &d.sOut
 	}
 	vals := c.floats(d.sOut.Val, x.NNZ())
 	src := x.Val
@@ -72,6 +84,31 @@ func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	return &d.sOut
 }
 
+// keep sets sOut to x's surviving entries, scaled, in x's order: the entries dropMask leaves
+// non-zero.
+func (d *Dropout) keep(c *Ctx, x *Sparse) {
+	nnz := x.NNZ()
+	indptr := ints(c, d.keptIndptr, x.Rows+1)
+	indices := ints(c, d.keptIndices, nnz)
+	vals := c.floats(d.keptVal, nnz)
+	mask := ints(c, d.keptMask, 2*(nnz/8+1))
+	d.keptIndptr, d.keptIndices, d.keptVal, d.keptMask = indptr, indices, vals, mask
+	src := x.Val
+	if src == nil {
+		for i := range vals {
+			vals[i] = 1
+		}
+		src = vals
+	}
+	dropMask(d.seed, d.P, src, vals)
+	groups, before := mask[:nnz/8+1], mask[nnz/8+1:]
+	n := compactNonzero(vals, x.Indices, indices, groups, before)
+	for i := range x.Rows + 1 {
+		indptr[i] = int64(keptBefore(groups, before, int(x.Indptr[i])))
+	}
+	d.sOut = Sparse{Rows: x.Rows, Cols: x.Cols, Indptr: indptr, Indices: indices[:n], Val: vals[:n], Transient: true}
+}
+
 // Backward masks dy the same way (no-op outside training).
 func (d *Dropout) Backward(c *Ctx, dy *Mat) *Mat {
 	if !d.active {
@@ -91,7 +128,7 @@ func dropMask(seed uint64, p float32, in, out []float32) {
 	words := (len(in) + 3) / 4
 	parallelFor(words, int64(len(in))*4, func(lo, hi int) {
 		full := min(hi, len(in)/4) // words with all four elements present
-		for w := lo; w < full; w++ {
+		for w := lo + dropMaskSIMD(seed, lo, in[4*lo:4*max(lo, full)], out[4*lo:], thr, scale); w < full; w++ {
 			z := maskWord(seed, w)
 			x, y := in[4*w:4*w+4:4*w+4], out[4*w:4*w+4:4*w+4]
 			// Branch-free: a kept element is multiplied by scale, a dropped one by 0 (a branch
@@ -112,8 +149,10 @@ func dropMask(seed uint64, p float32, in, out []float32) {
 }
 
 // keepScale is scale if the 16 mask bits h keep their element (h ≥ thr), else 0.
-func keepScale(h, thr uint16, scale float32) float32 {
+func keepScale(h, thr uint16, scale float32) float32 { return scale * float32(keepBit(h, thr)) }
+
+// keepBit is 1 if the 16 mask bits h keep their element (h ≥ thr), else 0, without a branch.
+func keepBit(h, thr uint16) uint32 {
 	// (h - thr) borrows out of 16 bits exactly when h < thr; the borrow bit selects 0.
-	keep := 1 - (uint32(h)-uint32(thr))>>31
-	return scale * float32(keep)
+	return 1 - (uint32(h)-uint32(thr))>>31
 }

@@ -61,6 +61,10 @@ type GATConv struct {
 	NegSlope             float32
 	Form                 GATForm
 	NoInputGrad          bool
+	// HaloNoGrad says that only the input rows of the adjacency's own nodes (its first adj.Rows,
+	// a mini-batch's) need a gradient: Backward may leave out the rest, the halo, which came
+	// from a history.
+	HaloNoGrad bool
 
 	// forward state
 	x              Input
@@ -85,6 +89,8 @@ type GATConv struct {
 	daSrc, daDst []float32
 	rowDot       []float32 // nd×H softmax terms Σ α·dα (recompute)
 	dh, dx       *Mat
+	adjT         Sparse  // a transient adjacency's transpose (transposePattern)
+	adjTEdge     []int32 // and its entry map
 }
 
 // NewGATConv returns a Glorot-initialized layer with out channels per head.
@@ -131,7 +137,7 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	H, C := l.Heads, l.Ch
 	l.h = mulWSpan(c, "gat.linear", x, l.W.W, l.h)
 
-	l.agg = Resize(l.agg, adj.Rows, H*C)
+	l.agg = c.Resize(l.agg, adj.Rows, H*C)
 	switch l.Form {
 	case GATNaive:
 		l.forwardNaive(c)
@@ -145,10 +151,10 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 
 	sp := c.begin("gat.bias", trace.RoleForward)
 	if l.Concat {
-		l.out = Resize(l.out, adj.Rows, H*C)
+		l.out = c.Resize(l.out, adj.Rows, H*C)
 		copy(l.out.Data, l.agg.Data)
 	} else {
-		l.out = ResizeZero(l.out, adj.Rows, C)
+		l.out = c.ResizeZero(l.out, adj.Rows, C)
 		inv := 1 / float32(H)
 		for i := 0; i < adj.Rows; i++ {
 			o, a := l.out.Row(i), l.agg.Row(i)
@@ -173,7 +179,7 @@ func (l *GATConv) Backward(c *Ctx, dy *Mat) *Mat {
 	if l.Concat {
 		l.dO = dy
 	} else {
-		l.dO = Resize(l.dO, nd, HC)
+		l.dO = c.Resize(l.dO, nd, HC)
 		inv := 1 / float32(H)
 		for i := 0; i < nd; i++ {
 			d, g := l.dO.Row(i), dy.Row(i)
@@ -186,10 +192,10 @@ func (l *GATConv) Backward(c *Ctx, dy *Mat) *Mat {
 	}
 	sp.EndWork(int64(nd*HC), dy.Bytes()+int64(nd*HC)*4)
 
-	l.dh = ResizeZero(l.dh, ns, HC)
-	l.daSrc = growF32(l.daSrc, ns*H)
+	l.dh = c.ResizeZero(l.dh, ns, HC)
+	l.daSrc = c.floats(l.daSrc, ns*H)
 	clear(l.daSrc)
-	l.daDst = growF32(l.daDst, nd*H)
+	l.daDst = c.floats(l.daDst, nd*H)
 	clear(l.daDst)
 	switch l.Form {
 	case GATNaive:
@@ -202,7 +208,7 @@ func (l *GATConv) Backward(c *Ctx, dy *Mat) *Mat {
 		l.backwardProject(c)
 	}
 
-	l.dx = mulWBackwardSpan(c, "gat.linear", l.x, l.W, l.dh, !l.NoInputGrad, l.dx)
+	l.dx = mulWBackwardSpan(c, "gat.linear", l.x, l.W, l.dh, !l.NoInputGrad, inputGradRows(l.x, l.adj, l.HaloNoGrad), l.dx)
 	return l.dx
 }
 
@@ -211,8 +217,8 @@ func (l *GATConv) project(c *Ctx) {
 	sp := c.begin("gat.attn_proj", trace.RoleForward)
 	H, C := l.Heads, l.Ch
 	ns, nd := l.h.Rows, l.adj.Rows
-	l.aSrc = growF32(l.aSrc, ns*H)
-	l.aDst = growF32(l.aDst, nd*H)
+	l.aSrc = c.floats(l.aSrc, ns*H)
+	l.aDst = c.floats(l.aDst, nd*H)
 	as, ad := l.AttSrc.W.Data, l.AttDst.W.Data
 	parallelFor(ns, int64(ns*H*C*2), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
@@ -291,6 +297,11 @@ func (l *GATConv) backwardProject(c *Ctx) {
 		}
 	}
 	sp.EndWork(4*int64((ns+nd)*H*C), 2*l.h.Bytes()+l.dh.Bytes()*2)
+}
+
+// transposed returns the adjacency's transpose pattern and entry map for a backward pass.
+func (l *GATConv) transposed(c *Ctx) (*Sparse, []int32) {
+	return c.transposePattern(l.adj, &l.adjT, &l.adjTEdge)
 }
 
 // leakyGradAt is LeakyReLU's derivative at the pre-activation score of edge (i ← j), head h.

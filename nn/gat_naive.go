@@ -54,9 +54,9 @@ func (l *GATConv) forwardNaive(c *Ctx) {
 	adj, H, C := l.adj, l.Heads, l.Ch
 	E := int64(adj.NNZ())
 	HC := H * C
-	l.cat = growF32(l.cat, int(E)*2*HC)
-	l.msg = growF32(l.msg, int(E)*HC)
-	l.alpha = growF32(l.alpha, int(E)*H)
+	l.cat = c.floats(l.cat, int(E)*2*HC)
+	l.msg = c.floats(l.msg, int(E)*HC)
+	l.alpha = c.floats(l.alpha, int(E)*H)
 
 	sp := c.begin("gat.edge_concat", trace.RoleForward)
 	parallelRows(adj.Indptr, E*int64(2*HC), func(lo, hi int) {
@@ -125,9 +125,9 @@ func (l *GATConv) backwardNaive(c *Ctx) {
 	adj, H, C := l.adj, l.Heads, l.Ch
 	E := int64(adj.NNZ())
 	HC := H * C
-	l.dmsg = growF32(l.dmsg, int(E)*HC)
-	l.dcat = growF32(l.dcat, int(E)*2*HC)
-	l.ds = growF32(l.ds, int(E)*H)
+	l.dmsg = c.floats(l.dmsg, int(E)*HC)
+	l.dcat = c.floats(l.dcat, int(E)*2*HC)
+	l.ds = c.floats(l.ds, int(E)*H)
 
 	sp := c.begin("gat.scatter", trace.RoleBackward)
 	parallelRows(adj.Indptr, E*int64(HC), func(lo, hi int) {
@@ -214,7 +214,7 @@ func (l *GATConv) backwardNaive(c *Ctx) {
 			}
 		}
 	})
-	t, tEdge := adj.Transpose()
+	t, tEdge := l.transposed(c)
 	parallelRows(t.Indptr, E*int64(HC), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			dh := l.dh.Row(j)

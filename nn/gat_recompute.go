@@ -9,8 +9,8 @@ func (l *GATConv) forwardRecompute(c *Ctx) {
 	E := l.nnz
 	HC := H * C
 	nd := adj.Rows
-	l.rowMax = growF32(l.rowMax, nd*H)
-	l.rowSum = growF32(l.rowSum, nd*H)
+	l.rowMax = c.floats(l.rowMax, nd*H)
+	l.rowSum = c.floats(l.rowSum, nd*H)
 	sp := c.begin("gat.fused_attention", trace.RoleForward)
 	eachRowWithScratch(adj.Indptr, int64(E*HC), func(i, e0, e1 int, a, _ []float32) {
 		out := l.agg.Row(i)
@@ -36,7 +36,7 @@ func (l *GATConv) backwardRecompute(c *Ctx) {
 	E := l.nnz
 	HC := H * C
 	nd := adj.Rows
-	l.rowDot = growF32(l.rowDot, nd*H)
+	l.rowDot = c.floats(l.rowDot, nd*H)
 	sp := c.begin("gat.fused_attention", trace.RoleBackward)
 	// Per target row and head, with α recomputed and dα = mask·⟨dO_i, h_j⟩: the softmax term
 	// Σ α·dα, and the target-side gradient Σ α·lrelu'·dα − Σ α·dα · Σ α·lrelu'.
@@ -67,7 +67,7 @@ func (l *GATConv) backwardRecompute(c *Ctx) {
 	sp.EndWork(2*int64(E*HC)+16*int64(E*H), adj.Bytes()+int64(E*HC)*4+int64(nd*H)*16)
 
 	sp = c.begin("gat.spmm", trace.RoleBackward)
-	t, tEdge := adj.Transpose()
+	t, tEdge := l.transposed(c)
 	eachRowWithScratch(t.Indptr, int64(E*HC)*4, func(j, p0, p1 int, d, coef []float32) {
 		if p0 == p1 {
 			return

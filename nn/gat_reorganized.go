@@ -8,8 +8,8 @@ func (l *GATConv) forwardReorganized(c *Ctx) {
 	adj, H, C := l.adj, l.Heads, l.Ch
 	E := l.nnz
 	HC := H * C
-	l.alpha = growF32(l.alpha, E*H)
-	l.alphaD = growF32(l.alphaD, E*H)
+	l.alpha = c.floats(l.alpha, E*H)
+	l.alphaD = c.floats(l.alphaD, E*H)
 	sp := c.begin("gat.edge_softmax", trace.RoleForward)
 	parallelRows(adj.Indptr, int64(E*H)*8, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -46,8 +46,8 @@ func (l *GATConv) backwardReorganized(c *Ctx) {
 	adj, H, C := l.adj, l.Heads, l.Ch
 	E := l.nnz
 	HC := H * C
-	l.ds = growF32(l.ds, E*H)
-	l.alphaT = growF32(l.alphaT, E*H)
+	l.ds = c.floats(l.ds, E*H)
+	l.alphaT = c.floats(l.alphaT, E*H)
 	sp := c.begin("gat.edge_softmax", trace.RoleBackward)
 	parallelRows(adj.Indptr, int64(E*HC)*2, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -78,7 +78,7 @@ func (l *GATConv) backwardReorganized(c *Ctx) {
 	sp.EndWork(2*int64(E*HC)+10*int64(E*H), adj.Bytes()+int64(E*HC)*4+int64(E*H)*16)
 
 	sp = c.begin("gat.spmm", trace.RoleBackward)
-	t, tEdge := adj.Transpose()
+	t, tEdge := l.transposed(c)
 	parallelRows(t.Indptr, int64(E*HC)*2, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			p0, p1 := int(t.Indptr[j]), int(t.Indptr[j+1])

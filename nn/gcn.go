@@ -13,6 +13,10 @@ import (
 type GCNConv struct {
 	W, B        *Param
 	NoInputGrad bool
+	// HaloNoGrad says that only the input rows of the adjacency's own nodes (its first adj.Rows,
+	// a mini-batch's) need a gradient: Backward may leave out the rest, the halo, which came
+	// from a history.
+	HaloNoGrad bool
 
 	spmmName, linName string
 
@@ -88,6 +92,6 @@ func (l *GCNConv) Backward(c *Ctx, dy *Mat) *Mat {
 	sp := c.begin(l.spmmName, trace.RoleBackward)
 	l.dmid = SpMMT(adj, dy, c.Resize(l.dmid, adj.Cols, w.Cols))
 	sp.EndWork(2*int64(adj.NNZ())*int64(w.Cols), spmmBytes(adj, w.Cols))
-	l.dx = mulWBackwardSpan(c, l.linName, l.x, l.W, l.dmid, !l.NoInputGrad, l.dx)
+	l.dx = mulWBackwardSpan(c, l.linName, l.x, l.W, l.dmid, !l.NoInputGrad, inputGradRows(l.x, l.adj, l.HaloNoGrad), l.dx)
 	return l.dx
 }

@@ -15,6 +15,10 @@ type GINConv struct {
 	BN          *BatchNorm
 	Lin2        *Linear
 	NoInputGrad bool
+	// HaloNoGrad says that only the input rows of the adjacency's own nodes (its first adj.Rows,
+	// a mini-batch's) need a gradient: Backward may leave out the rest, the halo, which came
+	// from a history.
+	HaloNoGrad bool
 
 	x         Input
 	adj       *Sparse
@@ -70,6 +74,6 @@ func (l *GINConv) Backward(c *Ctx, dy *Mat) *Mat {
 	axpy(1+l.Eps.W.Data[0], l.dz.Data[:nd*h], l.du.Data[:nd*h])
 	sp.EndWork(2*int64(l.adj.NNZ())*int64(h)+4*int64(nd*h), spmmBytes(l.adj, h))
 
-	l.dx = mulWBackwardSpan(c, "gin.linear", l.x, l.W1, l.du, !l.NoInputGrad, l.dx)
+	l.dx = mulWBackwardSpan(c, "gin.linear", l.x, l.W1, l.du, !l.NoInputGrad, inputGradRows(l.x, l.adj, l.HaloNoGrad), l.dx)
 	return l.dx
 }

@@ -1,5 +1,7 @@
 package nn
 
+import "math/bits"
+
 // gatherMode says how gatherAccumulate weighs the gathered rows.
 type gatherMode int
 
@@ -44,6 +46,84 @@ func rank1Accumulate(dst []float32, ldd int, a, b []float32) {
 			axpyGo(w, tail, dst[base:base+len(tail)])
 		}
 	}
+}
+
+// scatterAccumulate adds val[e]·b to dst[idx[e]*ldd : idx[e]*ldd+len(b)] for every e (val nil:
+// weights 1), the transpose of gatherAccumulate: it computes a transposed SpMM's share of one
+// input row without the transpose. dst's rows must be padded to a multiple of 8 columns past
+// len(b) (the padding gets +0).
+func scatterAccumulate(dst []float32, ldd int, idx []int32, val []float32, b []float32) {
+	if val == nil {
+		// The kernels take a weight per index: feed them ones, a chunk at a time.
+		for len(idx) > 0 {
+			n := min(len(idx), len(onesChunk))
+			scatterAccumulate(dst, ldd, idx[:n], onesChunk[:n], b)
+			idx = idx[n:]
+		}
+		return
+	}
+	if scatterSIMD(dst, ldd, idx, val, b) == len(b) {
+		return
+	}
+	for e, j := range idx {
+		base := int(j) * ldd
+		axpyGo(val[e], b, dst[base:base+len(b)])
+	}
+}
+
+// onesChunk is a run of unit weights for kernels that take one weight per entry.
+var onesChunk = func() (a [256]float32) {
+	for i := range a {
+		a[i] = 1
+	}
+	return a
+}()
+
+// narrowRowsGo is narrowRows without SIMD.
+func narrowRowsGo(acc *[64]float32, a []float32, lda int, w []float32, k int) {
+	for r := range 8 {
+		row := acc[r*8 : r*8+8]
+		for p, v := range a[r*lda : r*lda+k] {
+			axpyGo(v, w[p*8:p*8+8], row)
+		}
+	}
+}
+
+// narrowColsGo is narrowCols without SIMD.
+func narrowColsGo(acc *[64]float32, a []float32, lda int, b []float32, ldb, n, m int) {
+	for i := range m {
+		bi := b[i*ldb : i*ldb+n]
+		for r, v := range a[i*lda : i*lda+8] {
+			axpyGo(v, bi, acc[r*8:r*8+n])
+		}
+	}
+}
+
+// compactNonzero moves the non-zero values of val (in place) and the matching indices of idxIn
+// (into idxOut) to the front, in order, and returns how many there are. For every group of 8
+// entries g (the last one partial) it records bits[g], the mask of its non-zero entries, and
+// before[g], the non-zero entries ahead of it: keptBefore reads them. bits and before hold
+// len(val)/8+1 values.
+func compactNonzero(val []float32, idxIn, idxOut []int32, bits, before []int32) int {
+	groups, n := compactNonzeroSIMD(val, idxIn, idxOut, bits, before)
+	for g := groups; g <= len(val)/8; g++ {
+		before[g], bits[g] = int32(n), 0
+		for l, e := 0, g*8; l < 8 && e < len(val); l, e = l+1, e+1 {
+			v := val[e]
+			val[n], idxOut[n] = v, idxIn[e]
+			if v != 0 {
+				bits[g] |= 1 << l
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// keptBefore is the number of non-zero entries ahead of entry e after compactNonzero.
+func keptBefore(mask, before []int32, e int) int {
+	g := e >> 3
+	return int(before[g]) + bits.OnesCount32(uint32(mask[g])&(1<<(e&7)-1))
 }
 
 // gatherDot adds ⟨v, x[idx[e]*stride : idx[e]*stride+len(v)]⟩ to out[e] for every e.

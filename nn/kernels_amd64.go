@@ -56,7 +56,7 @@ func gather8MaskSkip(out, x *float32, stride int, idx *int32, val *float32, n in
 func rank1Update8Mask(dst *float32, ldd int, a *float32, k int, b *float32, mask *int32)
 
 // laneMasks[c] enables the first c of 8 lanes.
-var laneMasks = func() (m [8][8]int32) {
+var laneMasks = func() (m [9][8]int32) {
 	for c := range m {
 		for l := 0; l < c; l++ {
 			m[c][l] = -1
@@ -164,4 +164,165 @@ func dot(x, y []float32) float32 {
 		return dotAVX(&x[0], &y[0], len(x))
 	}
 	return dotGo(x, y)
+}
+
+//go:noescape
+func scatter8(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+
+//go:noescape
+func scatter16(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+
+//go:noescape
+func scatter32(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+
+//go:noescape
+func scatter8Padded(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32, mask *int32)
+
+// scatterSIMD does all of b's columns when the AVX kernels are available and returns the columns
+// done. val must hold a weight per index, and dst's rows must be padded to a multiple of 8
+// columns past b's width.
+func scatterSIMD(dst []float32, ldd int, idx []int32, val []float32, b []float32) int {
+	if !useAVX || len(idx) == 0 {
+		return 0
+	}
+	f, c, n := len(b), 0, len(idx)
+	for ; c+32 <= f; c += 32 {
+		scatter32(&dst[c], ldd, &idx[0], &val[0], n, &b[c])
+	}
+	for ; c+16 <= f; c += 16 {
+		scatter16(&dst[c], ldd, &idx[0], &val[0], n, &b[c])
+	}
+	for ; c+8 <= f; c += 8 {
+		scatter8(&dst[c], ldd, &idx[0], &val[0], n, &b[c])
+	}
+	if c < f {
+		scatter8Padded(&dst[c], ldd, &idx[0], &val[0], n, &b[c], &laneMasks[f-c][0])
+	}
+	return f
+}
+
+//go:noescape
+func adamAVX(w, grad, m, v *float32, n int, k *adamConsts) int
+
+// adamSIMD updates the leading multiple of 8 values when the AVX kernels are available and
+// returns how many it did.
+func adamSIMD(w, g, m, v []float32, k *adamConsts) int {
+	if !useAVX || len(w) < 8 {
+		return 0
+	}
+	return adamAVX(&w[0], &g[0], &m[0], &v[0], len(w), k)
+}
+
+//go:noescape
+func narrowRows8(acc *float32, a *float32, lda int, w *float32, k int)
+
+//go:noescape
+func narrowCols8(acc *float32, a *float32, lda int, b *float32, ldb int, m int, mask *int32)
+
+// narrowRows adds to acc (8 rows of 8) the products of 8 rows of a (row stride lda, k values
+// each) with w (k rows of 8), each row's products in p order.
+func narrowRows(acc *[64]float32, a []float32, lda int, w []float32, k int) {
+	if !useAVX || k == 0 {
+		narrowRowsGo(acc, a, lda, w, k)
+		return
+	}
+	_, _ = a[7*lda+k-1], w[8*k-1]
+	narrowRows8(&acc[0], &a[0], lda, &w[0], k)
+}
+
+// narrowCols adds to acc (8 rows of 8) the products aᵀ·b of 8 columns of a (row stride lda,
+// m rows) with the n ≤ 8 columns of b (row stride ldb), in i order.
+func narrowCols(acc *[64]float32, a []float32, lda int, b []float32, ldb, n, m int) {
+	if !useAVX || m == 0 {
+		narrowColsGo(acc, a, lda, b, ldb, n, m)
+		return
+	}
+	_, _ = a[(m-1)*lda+7], b[(m-1)*ldb+n-1]
+	narrowCols8(&acc[0], &a[0], lda, &b[0], ldb, m, &laneMasks[n][0])
+}
+
+//go:noescape
+func dropMask16(seed uint64, w int, in, out *float32, groups int, thrm1 int32, scale float32)
+
+// dropMaskSIMD masks whole groups of 16 elements of in (from element 4w, its start) into out
+// when the AVX kernels are available and returns the number of words (4 elements) it did.
+func dropMaskSIMD(seed uint64, w int, in, out []float32, thr uint16, scale float32) int {
+	groups := len(in) / 16
+	if !useAVX || groups == 0 {
+		return 0
+	}
+	_ = out[groups*16-1]
+	dropMask16(seed, w, &in[0], &out[0], groups, int32(thr)-1, scale)
+	return 4 * groups
+}
+
+//go:noescape
+func compactNonzero8(val *float32, idxIn, idxOut *int32, groups int, perm *[256][8]int32, bits, before *int32) int
+
+// compactPerm[m] lists the lanes set in the 8-bit mask m, then the others.
+var compactPerm = func() (p [256][8]int32) {
+	for m := range p {
+		k := 0
+		for l := range 8 {
+			if m&(1<<l) != 0 {
+				p[m][k] = int32(l)
+				k++
+			}
+		}
+		for l := range 8 {
+			if m&(1<<l) == 0 {
+				p[m][k] = int32(l)
+				k++
+			}
+		}
+	}
+	return p
+}()
+
+// compactNonzeroSIMD compacts the first len(bits)·8 entries when the AVX kernels are available
+// and returns how many groups of 8 it did and the entries it kept (see compactNonzero).
+func compactNonzeroSIMD(val []float32, idxIn, idxOut []int32, bits, before []int32) (groups, kept int) {
+	groups = min(len(bits), len(val)/8)
+	if !useAVX || groups == 0 {
+		return 0, 0
+	}
+	_, _, _ = idxIn[groups*8-1], idxOut[groups*8-1], before[groups-1]
+	return groups, compactNonzero8(&val[0], &idxIn[0], &idxOut[0], groups, &compactPerm, &bits[0], &before[0])
+}
+
+//go:noescape
+func scatterRows32(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+
+//go:noescape
+func scatterRows16(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+
+//go:noescape
+func scatterRows8(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+
+//go:noescape
+func scatterRows8Padded(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, mask *int32)
+
+// scatterRowsSIMD adds sᵀ·x for x's columns [c0, c1) to dst (row stride ldd, padded to a
+// multiple of 8 columns past c1) when the AVX kernels are available and s is weighted, and
+// reports whether it did: each kernel call runs over all of s's rows.
+func scatterRowsSIMD(s *Sparse, x *Mat, c0, c1 int, dst []float32, ldd int) bool {
+	if !useAVX || s.Val == nil || s.NNZ() == 0 {
+		return false
+	}
+	ip, idx, val, rows, ldx := &s.Indptr[0], &s.Indices[0], &s.Val[0], s.Rows, x.Cols
+	_ = x.Data[(rows-1)*ldx+c1-1]
+	c := c0
+	for ; c+32 <= c1; c += 32 {
+		scatterRows32(&dst[c], ldd, ip, idx, val, rows, &x.Data[c], ldx)
+	}
+	for ; c+16 <= c1; c += 16 {
+		scatterRows16(&dst[c], ldd, ip, idx, val, rows, &x.Data[c], ldx)
+	}
+	for ; c+8 <= c1; c += 8 {
+		scatterRows8(&dst[c], ldd, ip, idx, val, rows, &x.Data[c], ldx)
+	}
+	if c < c1 {
+		scatterRows8Padded(&dst[c], ldd, ip, idx, val, rows, &x.Data[c], ldx, &laneMasks[c1-c][0])
+	}
+	return true
 }

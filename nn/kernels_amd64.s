@@ -655,3 +655,624 @@ done:
 	VZEROUPPER
 	RET
 
+
+// func scatter8(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+// dst[idx[e]*ldd : +8] += val[e]·b[0:8] for e < n (the transpose of gather8)
+TEXT ·scatter8(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ idx+16(FP), R9
+	MOVQ val+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ b+40(FP), DX
+	SHLQ $2, R8
+	VMOVUPS 0(DX), Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ DI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VMOVUPS 0(BX), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(BX)
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func scatter16(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+// dst[idx[e]*ldd : +16] += val[e]·b[0:16] for e < n
+TEXT ·scatter16(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ idx+16(FP), R9
+	MOVQ val+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ b+40(FP), DX
+	SHLQ $2, R8
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ DI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VMOVUPS 0(BX), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(BX)
+	VMOVUPS 32(BX), Y9
+	VFMADD231PS Y1, Y15, Y9
+	VMOVUPS Y9, 32(BX)
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func scatter32(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32)
+// dst[idx[e]*ldd : +32] += val[e]·b[0:32] for e < n
+TEXT ·scatter32(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ idx+16(FP), R9
+	MOVQ val+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ b+40(FP), DX
+	SHLQ $2, R8
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ DI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VMOVUPS 0(BX), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(BX)
+	VMOVUPS 32(BX), Y9
+	VFMADD231PS Y1, Y15, Y9
+	VMOVUPS Y9, 32(BX)
+	VMOVUPS 64(BX), Y10
+	VFMADD231PS Y2, Y15, Y10
+	VMOVUPS Y10, 64(BX)
+	VMOVUPS 96(BX), Y11
+	VFMADD231PS Y3, Y15, Y11
+	VMOVUPS Y11, 96(BX)
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func scatter8Padded(dst *float32, ldd int, idx *int32, val *float32, n int, b *float32, mask *int32)
+// scatter8 for the first c < 8 columns of b (mask as for gather8Mask) into rows of dst padded
+// to 8 columns: the lanes past c get +0, and dst takes plain stores (masked stores are slow on
+// some x86 cores).
+TEXT ·scatter8Padded(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ idx+16(FP), R9
+	MOVQ val+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ b+40(FP), DX
+	MOVQ mask+48(FP), R11
+	SHLQ $2, R8
+	VMOVDQU (R11), Y14
+	VMASKMOVPS (DX), Y14, Y0
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ DI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VMOVUPS (BX), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, (BX)
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func adamAVX(w, grad, m, v *float32, n int, k *adamConsts) int
+// torch's Adam update of n values, 8 at a time, with adamGo's operations in adamGo's order (no
+// fused multiply-adds), so the results are the same bits. k holds wd, β1, 1−β1, β2, 1−β2, the
+// step size, √(bias correction 2) and ε.
+TEXT ·adamAVX(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), DI
+	MOVQ grad+8(FP), SI
+	MOVQ m+16(FP), R8
+	MOVQ v+24(FP), R9
+	MOVQ n+32(FP), CX
+	MOVQ k+40(FP), DX
+	VBROADCASTSS 0(DX), Y8   // wd
+	VBROADCASTSS 4(DX), Y9   // β1
+	VBROADCASTSS 8(DX), Y10  // 1−β1
+	VBROADCASTSS 12(DX), Y11 // β2
+	VBROADCASTSS 16(DX), Y12 // 1−β2
+	VBROADCASTSS 20(DX), Y13 // step size
+	VBROADCASTSS 24(DX), Y14 // √bc2
+	VBROADCASTSS 28(DX), Y15 // ε
+	XORQ AX, AX
+loop:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT done
+	VMOVUPS (DI)(AX*4), Y1       // w
+	VMULPS Y1, Y8, Y0            // wd·w
+	VADDPS (SI)(AX*4), Y0, Y0    // g + wd·w
+	VMULPS (R8)(AX*4), Y9, Y2    // β1·m
+	VMULPS Y0, Y10, Y3           // (1−β1)·g
+	VADDPS Y3, Y2, Y2            // m
+	VMOVUPS Y2, (R8)(AX*4)
+	VMULPS (R9)(AX*4), Y11, Y4   // β2·v
+	VMULPS Y0, Y12, Y5           // (1−β2)·g
+	VMULPS Y0, Y5, Y5            // (1−β2)·g·g
+	VADDPS Y5, Y4, Y4            // v
+	VMOVUPS Y4, (R9)(AX*4)
+	VSQRTPS Y4, Y6
+	VDIVPS Y14, Y6, Y6           // √v / √bc2
+	VADDPS Y15, Y6, Y6           // + ε
+	VMULPS Y2, Y13, Y7           // step size · m
+	VDIVPS Y6, Y7, Y7
+	VSUBPS Y7, Y1, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	MOVQ BX, AX
+	JMP loop
+done:
+	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func narrowRows8(acc *float32, a *float32, lda int, w *float32, k int)
+// For 8 rows r of a (row stride lda): acc[r*8 : +8] += Σ_p<k a[r*lda+p]·w[p*8 : +8], the
+// products added in p order, each row its own chain (a row times a k×8 matrix, 8 rows at once).
+TEXT ·narrowRows8(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ w+24(FP), DX
+	MOVQ k+32(FP), CX
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R8)(R8*4), R11
+	LEAQ (R10)(R8*4), R12
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	VMOVUPS (DX), Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS Y8, Y9, Y0
+	VBROADCASTSS (SI)(R8*1), Y10
+	VFMADD231PS Y8, Y10, Y1
+	VBROADCASTSS (SI)(R8*2), Y11
+	VFMADD231PS Y8, Y11, Y2
+	VBROADCASTSS (SI)(R10*1), Y12
+	VFMADD231PS Y8, Y12, Y3
+	VBROADCASTSS (SI)(R8*4), Y13
+	VFMADD231PS Y8, Y13, Y4
+	VBROADCASTSS (SI)(R11*1), Y14
+	VFMADD231PS Y8, Y14, Y5
+	VBROADCASTSS (SI)(R10*2), Y15
+	VFMADD231PS Y8, Y15, Y6
+	VBROADCASTSS (SI)(R12*1), Y9
+	VFMADD231PS Y8, Y9, Y7
+	ADDQ $4, SI
+	ADDQ $32, DX
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func narrowCols8(acc *float32, a *float32, lda int, b *float32, ldb int, m int, mask *int32)
+// For 8 columns r of a (row stride lda): acc[r*8 : +8] += Σ_i<m a[i*lda+r]·b[i*ldb : +c], the
+// products added in i order, where mask enables the first c ≤ 8 lanes (aᵀ·b for 8 of a's
+// columns and a b of at most 8 columns).
+TEXT ·narrowCols8(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), DX
+	MOVQ ldb+32(FP), R9
+	MOVQ m+40(FP), CX
+	MOVQ mask+48(FP), R10
+	SHLQ $2, R8
+	SHLQ $2, R9
+	VMOVDQU (R10), Y15
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	VMASKMOVPS (DX), Y15, Y8
+	VBROADCASTSS 0(SI), Y9
+	VFMADD231PS Y8, Y9, Y0
+	VBROADCASTSS 4(SI), Y10
+	VFMADD231PS Y8, Y10, Y1
+	VBROADCASTSS 8(SI), Y11
+	VFMADD231PS Y8, Y11, Y2
+	VBROADCASTSS 12(SI), Y12
+	VFMADD231PS Y8, Y12, Y3
+	VBROADCASTSS 16(SI), Y13
+	VFMADD231PS Y8, Y13, Y4
+	VBROADCASTSS 20(SI), Y14
+	VFMADD231PS Y8, Y14, Y5
+	VBROADCASTSS 24(SI), Y9
+	VFMADD231PS Y8, Y9, Y6
+	VBROADCASTSS 28(SI), Y10
+	VFMADD231PS Y8, Y10, Y7
+	ADDQ R8, SI
+	ADDQ R9, DX
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func dropMask16(seed uint64, w int, in, out *float32, groups int, thrm1 int32, scale float32)
+// dropMask for groups×16 elements from element 4w: out[i] = in[i]·scale when the 16 bits of
+// maskWord(seed, i/4) for element i exceed thrm1 (the threshold − 1), else 0 — four hash words
+// per group computed as mix64 does, their 16-bit fields widened and compared eight at a time.
+TEXT ·dropMask16(SB), NOSPLIT, $0-48
+	MOVQ seed+0(FP), R8
+	MOVQ w+8(FP), R12
+	MOVQ in+16(FP), SI
+	MOVQ out+24(FP), DI
+	MOVQ groups+32(FP), CX
+	MOVL thrm1+40(FP), AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VBROADCASTSS scale+44(FP), Y15
+	MOVQ $0x9e3779b97f4a7c15, R9
+	MOVQ $0xbf58476d1ce4e5b9, R10
+	MOVQ $0x94d049bb133111eb, R11
+	IMULQ R9, R12
+	ADDQ R8, R12 // seed + w·golden: the next word's input
+loop:
+	TESTQ CX, CX
+	JZ done
+	MOVQ R12, AX
+	LEAQ (R12)(R9*1), BX
+	LEAQ (BX)(R9*1), DX
+	LEAQ (DX)(R9*1), R13
+	LEAQ (R13)(R9*1), R12
+	MOVQ AX, R8
+	SHRQ $30, R8
+	XORQ R8, AX
+	IMULQ R10, AX
+	MOVQ AX, R8
+	SHRQ $27, R8
+	XORQ R8, AX
+	IMULQ R11, AX
+	MOVQ AX, R8
+	SHRQ $31, R8
+	XORQ R8, AX
+	MOVQ BX, R8
+	SHRQ $30, R8
+	XORQ R8, BX
+	IMULQ R10, BX
+	MOVQ BX, R8
+	SHRQ $27, R8
+	XORQ R8, BX
+	IMULQ R11, BX
+	MOVQ BX, R8
+	SHRQ $31, R8
+	XORQ R8, BX
+	MOVQ DX, R8
+	SHRQ $30, R8
+	XORQ R8, DX
+	IMULQ R10, DX
+	MOVQ DX, R8
+	SHRQ $27, R8
+	XORQ R8, DX
+	IMULQ R11, DX
+	MOVQ DX, R8
+	SHRQ $31, R8
+	XORQ R8, DX
+	MOVQ R13, R8
+	SHRQ $30, R8
+	XORQ R8, R13
+	IMULQ R10, R13
+	MOVQ R13, R8
+	SHRQ $27, R8
+	XORQ R8, R13
+	IMULQ R11, R13
+	MOVQ R13, R8
+	SHRQ $31, R8
+	XORQ R8, R13
+	// elements 0–7 from words 0–1, 8–15 from words 2–3
+	VMOVQ AX, X0
+	VPINSRQ $1, BX, X0, X0
+	VMOVQ DX, X1
+	VPINSRQ $1, R13, X1, X1
+	VPMOVZXWD X0, Y2
+	VPMOVZXWD X1, Y3
+	VPCMPGTD Y14, Y2, Y2
+	VPCMPGTD Y14, Y3, Y3
+	VANDPS Y15, Y2, Y2
+	VANDPS Y15, Y3, Y3
+	VMULPS 0(SI), Y2, Y2
+	VMULPS 32(SI), Y3, Y3
+	VMOVUPS Y2, 0(DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func compactNonzero8(val *float32, idxIn, idxOut *int32, groups int, perm *[256][8]int32, bits, before *int32) int
+// Compacts groups×8 entries, 8 at a time: the non-zero values of val (in place) and the
+// matching indices of idxIn (into idxOut), in order. Group g records bits[g], the mask of its
+// non-zero lanes, and before[g], the non-zero entries ahead of it; it returns their number.
+// perm[m] lists the lanes set in m first.
+TEXT ·compactNonzero8(SB), NOSPLIT, $0-64
+	MOVQ val+0(FP), SI
+	MOVQ idxIn+8(FP), R8
+	MOVQ idxOut+16(FP), R9
+	MOVQ groups+24(FP), CX
+	MOVQ perm+32(FP), R10
+	MOVQ bits+40(FP), R11
+	MOVQ before+48(FP), R12
+	VXORPS Y7, Y7, Y7
+	XORQ R13, R13 // entries kept
+	XORQ AX, AX   // group
+	XORQ DX, DX   // its first entry
+loop:
+	CMPQ AX, CX
+	JGE done
+	VMOVUPS (SI)(DX*4), Y0
+	VMOVDQU (R8)(DX*4), Y1
+	VCMPPS $4, Y7, Y0, Y2
+	VMOVMSKPS Y2, BX
+	MOVL BX, (R11)(AX*4)
+	MOVL R13, (R12)(AX*4)
+	MOVQ BX, DI
+	SHLQ $5, DI
+	VMOVDQU (R10)(DI*1), Y3
+	VPERMPS Y0, Y3, Y0
+	VPERMD Y1, Y3, Y1
+	VMOVUPS Y0, (SI)(R13*4)
+	VMOVDQU Y1, (R9)(R13*4)
+	POPCNTL BX, BX
+	ADDQ BX, R13
+	ADDQ $8, DX
+	INCQ AX
+	JMP loop
+done:
+	MOVQ R13, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func scatterRows32(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+// For every row i < rows: dst[idx[e]*ldd : +32] += val[e]·x[i*ldx : +32] for the row's entries e
+// in [indptr[i], indptr[i+1]) — a transposed SpMM's whole column block in one call.
+TEXT ·scatterRows32(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, DX
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R12
+	CMPQ BX, R12
+	JGE next
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+entloop:
+	MOVLQSX (R10)(BX*4), R13
+	IMULQ R8, R13
+	ADDQ DI, R13
+	VBROADCASTSS (R11)(BX*4), Y15
+	VMOVUPS 0(R13), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(R13)
+	VMOVUPS 32(R13), Y9
+	VFMADD231PS Y1, Y15, Y9
+	VMOVUPS Y9, 32(R13)
+	VMOVUPS 64(R13), Y10
+	VFMADD231PS Y2, Y15, Y10
+	VMOVUPS Y10, 64(R13)
+	VMOVUPS 96(R13), Y11
+	VFMADD231PS Y3, Y15, Y11
+	VMOVUPS Y11, 96(R13)
+	INCQ BX
+	CMPQ BX, R12
+	JLT entloop
+next:
+	ADDQ DX, SI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func scatterRows16(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+// scatterRows32 for 16 columns.
+TEXT ·scatterRows16(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, DX
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R12
+	CMPQ BX, R12
+	JGE next
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+entloop:
+	MOVLQSX (R10)(BX*4), R13
+	IMULQ R8, R13
+	ADDQ DI, R13
+	VBROADCASTSS (R11)(BX*4), Y15
+	VMOVUPS 0(R13), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(R13)
+	VMOVUPS 32(R13), Y9
+	VFMADD231PS Y1, Y15, Y9
+	VMOVUPS Y9, 32(R13)
+	INCQ BX
+	CMPQ BX, R12
+	JLT entloop
+next:
+	ADDQ DX, SI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func scatterRows8(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int)
+// scatterRows32 for 8 columns.
+TEXT ·scatterRows8(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, DX
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R12
+	CMPQ BX, R12
+	JGE next
+	VMOVUPS 0(SI), Y0
+entloop:
+	MOVLQSX (R10)(BX*4), R13
+	IMULQ R8, R13
+	ADDQ DI, R13
+	VBROADCASTSS (R11)(BX*4), Y15
+	VMOVUPS 0(R13), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(R13)
+	INCQ BX
+	CMPQ BX, R12
+	JLT entloop
+next:
+	ADDQ DX, SI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func scatterRows8Padded(dst *float32, ldd int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, mask *int32)
+// scatterRows8 for the first c < 8 columns of x (mask as for gather8Mask) into rows of dst
+// padded to 8 columns (plain stores; the lanes past c get +0).
+TEXT ·scatterRows8Padded(SB), NOSPLIT, $0-72
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, DX
+	MOVQ mask+64(FP), R13
+	VMOVDQU (R13), Y14
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R12
+	CMPQ BX, R12
+	JGE next
+	VMASKMOVPS (SI), Y14, Y0
+entloop:
+	MOVLQSX (R10)(BX*4), R13
+	IMULQ R8, R13
+	ADDQ DI, R13
+	VBROADCASTSS (R11)(BX*4), Y15
+	VMOVUPS 0(R13), Y8
+	VFMADD231PS Y0, Y15, Y8
+	VMOVUPS Y8, 0(R13)
+	INCQ BX
+	CMPQ BX, R12
+	JLT entloop
+next:
+	ADDQ DX, SI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET

@@ -18,3 +18,23 @@ func axpy(a float32, x, y []float32) { axpyGo(a, x, y) }
 func dot(x, y []float32) float32 { return dotGo(x, y) }
 
 func gatherDotSIMD(v, x []float32, stride int, idx []int32, out []float32) bool { return false }
+
+func scatterSIMD(dst []float32, ldd int, idx []int32, val []float32, b []float32) int { return 0 }
+
+func adamSIMD(w, g, m, v []float32, k *adamConsts) int { return 0 }
+
+func narrowRows(acc *[64]float32, a []float32, lda int, w []float32, k int) {
+	narrowRowsGo(acc, a, lda, w, k)
+}
+
+func narrowCols(acc *[64]float32, a []float32, lda int, b []float32, ldb, n, m int) {
+	narrowColsGo(acc, a, lda, b, ldb, n, m)
+}
+
+func dropMaskSIMD(seed uint64, w int, in, out []float32, thr uint16, scale float32) int { return 0 }
+
+func compactNonzeroSIMD(val []float32, idxIn, idxOut []int32, bits, before []int32) (groups, kept int) {
+	return 0, 0
+}
+
+func scatterRowsSIMD(s *Sparse, x *Mat, c0, c1 int, dst []float32, ldd int) bool { return false }

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -67,6 +68,7 @@ func TestGemmPureGoPath(t *testing.T) {
 	defer func() { useAVX = true }()
 	TestGemmMatchesGonum(t)
 	TestSpMMMatchesReference(t)
+	TestSpMMTScatterMatchesTranspose(t)
 }
 
 func TestSpMMMatchesReference(t *testing.T) {
@@ -89,6 +91,156 @@ func TestSpMMMatchesReference(t *testing.T) {
 			}
 			closeEnough(t, fmt.Sprintf("SpMMAdd f=%d %s", f, kind), got.Data, f32(want))
 		}
+	}
+}
+
+// TestSpMMTScatterMatchesTranspose checks that a Transient matrix's transposed products, which
+// scatter its rows, equal bit for bit those through the cached transpose, for widths around the
+// vector lengths and the column blocks, weighted and unweighted, with and without accumulating,
+// on a rectangular matrix (a mini-batch's shape) with empty rows and one row longer than the
+// kernels' chunk of unit weights.
+func TestSpMMTScatterMatchesTranspose(t *testing.T) {
+	rng := NewRNG(5)
+	for _, weighted := range []bool{true, false} {
+		s := randomSparseFeatures(40, 700, 6, rng)
+		s.Indptr = append(s.Indptr, s.Indptr[40], s.Indptr[40]) // two empty rows
+		for j := range 300 {
+			s.Indices = append(s.Indices, int32(2*j))
+			s.Val = append(s.Val, float32(j%7)-3)
+		}
+		s.Indptr = append(s.Indptr, int64(len(s.Indices)))
+		s.Rows = 43
+		for i := range s.Val {
+			s.Val[i] = float32(2*rng.Float64() - 1)
+		}
+		if !weighted {
+			s.Val = nil
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []int{1, 4, 7, 8, 12, 16, 24, 33, 64, 70} {
+			x := randomMat(s.Rows, f, rng)
+			cached := *s
+			want := SpMMT(&cached, x, nil)
+			transient := *s
+			transient.Transient = true
+			got := SpMMT(&transient, x, nil)
+			if transient.t != nil {
+				t.Fatal("SpMMT built a transpose of a transient matrix")
+			}
+			what := fmt.Sprintf("weighted=%v f=%d", weighted, f)
+			if !slices.Equal(got.Data, want.Data) {
+				t.Fatalf("%s: SpMMT scattering differs from SpMMT through the transpose", what)
+			}
+			SpMMTAdd(&cached, x, want)
+			SpMMTAdd(&transient, x, got)
+			if !slices.Equal(got.Data, want.Data) {
+				t.Fatalf("%s: SpMMTAdd scattering differs from SpMMTAdd through the transpose", what)
+			}
+		}
+	}
+}
+
+// TestAdamKernelMatchesGo runs Adam steps with weight decay on parameters of lengths around the
+// vector width, through the AVX kernel and through the pure-Go loop: the parameters and moments
+// agree bit for bit.
+func TestAdamKernelMatchesGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no AVX kernel here")
+	}
+	rng := NewRNG(6)
+	run := func(avx bool, sizes []int) [][]float32 {
+		saved := useAVX
+		useAVX = avx
+		defer func() { useAVX = saved }()
+		var ps []*Param
+		for i, n := range sizes {
+			p := NewParam(fmt.Sprint("p", i), 1, n)
+			copy(p.W.Data, randomMat(1, n, NewRNG(uint64(i))).Data)
+			ps = append(ps, p)
+		}
+		opt := NewAdam(0.01, ParamGroup{Params: ps[:2], WeightDecay: 5e-4}, ParamGroup{Params: ps[2:]})
+		grads := NewRNG(7)
+		for range 5 {
+			for _, p := range ps {
+				copy(p.G.Data, randomMat(1, p.Size(), grads).Data)
+			}
+			opt.Step()
+		}
+		var out [][]float32
+		for _, p := range ps {
+			out = append(out, p.W.Data, opt.m[p], opt.v[p])
+		}
+		return out
+	}
+	sizes := []int{1, 7, 8, 9, 16, 100 + rng.IntN(50)}
+	want, got := run(false, sizes), run(true, sizes)
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("parameter %d's %s differs between the AVX kernel and Go", i/3, [3]string{"values", "first moment", "second moment"}[i%3])
+		}
+	}
+}
+
+// TestDropMaskKernelMatchesGo masks vectors of lengths around the kernel's 16-element groups
+// (and long enough to be split between workers at odd words) at several rates, through the AVX
+// kernel and through the Go loop: the outputs agree bit for bit.
+func TestDropMaskKernelMatchesGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no AVX kernel here")
+	}
+	for _, n := range []int{3, 15, 16, 17, 64, 1003, 40001} {
+		in := randomMat(1, n, NewRNG(uint64(n))).Data
+		for _, p := range []float32{0, 0.1, 0.5, 0.6, 0.999} {
+			want, got := make([]float32, n), make([]float32, n)
+			useAVX = false
+			dropMask(uint64(n)*7, p, in, want)
+			useAVX = true
+			dropMask(uint64(n)*7, p, in, got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("n=%d p=%g: the AVX kernel's mask differs from Go's", n, p)
+			}
+		}
+	}
+}
+
+// TestCompactNonzero compacts vectors with zeros at random (lengths around the kernel's groups
+// of 8), with and without the AVX kernel: the kept values and indices are the non-zero ones in
+// order, and keptBefore counts them ahead of every entry.
+func TestCompactNonzero(t *testing.T) {
+	rng := NewRNG(8)
+	for _, pure := range []bool{false, true} {
+		saved := useAVX
+		useAVX = useAVX && !pure
+		for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 1000} {
+			val, idx := make([]float32, n), make([]int32, n)
+			var wantVal []float32
+			var wantIdx []int32
+			var ahead []int
+			for e := range val {
+				ahead = append(ahead, len(wantVal))
+				idx[e] = int32(rng.IntN(1000))
+				if rng.IntN(2) == 0 {
+					val[e] = float32(rng.Float64()) + 0.5
+					wantVal, wantIdx = append(wantVal, val[e]), append(wantIdx, idx[e])
+				}
+			}
+			ahead = append(ahead, len(wantVal))
+			out := make([]int32, n)
+			mask, before := make([]int32, n/8+1), make([]int32, n/8+1)
+			kept := compactNonzero(val, idx, out, mask, before)
+			what := fmt.Sprintf("n=%d pure=%v", n, pure)
+			if kept != len(wantVal) || !slices.Equal(val[:kept], wantVal) || !slices.Equal(out[:kept], wantIdx) {
+				t.Fatalf("%s: kept %d %v %v, want %v %v", what, kept, val[:kept], out[:kept], wantVal, wantIdx)
+			}
+			for e, w := range ahead {
+				if got := keptBefore(mask, before, e); got != w {
+					t.Fatalf("%s: %d kept before entry %d, want %d", what, got, e, w)
+				}
+			}
+		}
+		useAVX = saved
 	}
 }
 

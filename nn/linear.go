@@ -50,16 +50,26 @@ func mulW(x Input, w *Mat, out *Mat) (*Mat, int64, int64) {
 	return out, gemmFLOPs(x.Dense.Rows, x.Dense.Cols, w.Cols), x.Dense.Bytes() + w.Bytes() + out.Bytes()
 }
 
-// inputGrad sizes dx, the buffer of a dense input's gradient, when one is wanted.
-func (c *Ctx) inputGrad(x Input, none bool, dx *Mat, width int) *Mat {
+// inputGrad sizes dx, the buffer of a dense input's gradient for its first rows, when one is
+// wanted.
+func (c *Ctx) inputGrad(x Input, none bool, dx *Mat, rows, width int) *Mat {
 	if none || x.Sparse != nil {
 		return dx
 	}
-	return c.Resize(dx, x.Rows(), width)
+	return c.Resize(dx, rows, width)
 }
 
-// mulWBackward accumulates dw += xᵀ·dy and, when dx is wanted, sets dx = dy·wᵀ (dense inputs
-// only). It returns dx and the flops and bytes.
+// inputGradRows is the number of x's rows a layer's input gradient covers: all, or with
+// haloNoGrad only the adjacency's own nodes.
+func inputGradRows(x Input, adj *Sparse, haloNoGrad bool) int {
+	if haloNoGrad {
+		return adj.Rows
+	}
+	return x.Rows()
+}
+
+// mulWBackward accumulates dw += xᵀ·dy and, when dx is wanted, sets dx = dy·wᵀ for dx's rows, the
+// first of dy's (dense inputs only). It returns dx and the flops and bytes.
 func mulWBackward(x Input, w, dy, dw *Mat, wantDX bool, dx *Mat) (*Mat, int64, int64) {
 	var flops, bytes int64
 	if s := x.Sparse; s != nil {
@@ -72,9 +82,9 @@ func mulWBackward(x Input, w, dy, dw *Mat, wantDX bool, dx *Mat) (*Mat, int64, i
 	if !wantDX {
 		return nil, flops, bytes
 	}
-	dx = Resize(dx, dy.Rows, w.Rows)
-	Gemm(false, true, 1, dy, w, 0, dx)
-	return dx, flops + gemmFLOPs(dy.Rows, dy.Cols, w.Rows), bytes + dy.Bytes() + w.Bytes() + dx.Bytes()
+	top := &Mat{Rows: dx.Rows, Cols: dy.Cols, Data: dy.Data[:dx.Rows*dy.Cols]}
+	Gemm(false, true, 1, top, w, 0, dx)
+	return dx, flops + gemmFLOPs(dx.Rows, dy.Cols, w.Rows), bytes + top.Bytes() + w.Bytes() + dx.Bytes()
 }
 
 // mulWSpan is mulW inside a forward span named name.
@@ -86,10 +96,10 @@ func mulWSpan(c *Ctx, name string, x Input, w, out *Mat) *Mat {
 }
 
 // mulWBackwardSpan is mulWBackward inside a backward span named name, for a weight w: it
-// returns dx, nil when not wanted or x is sparse.
-func mulWBackwardSpan(c *Ctx, name string, x Input, w *Param, dy *Mat, wantDX bool, dx *Mat) *Mat {
+// returns dx for x's first rows, nil when not wanted or x is sparse.
+func mulWBackwardSpan(c *Ctx, name string, x Input, w *Param, dy *Mat, wantDX bool, rows int, dx *Mat) *Mat {
 	sp := c.begin(name, trace.RoleBackward)
-	dx, flops, bytes := mulWBackward(x, w.W, dy, w.G, wantDX, c.inputGrad(x, !wantDX, dx, w.W.Rows))
+	dx, flops, bytes := mulWBackward(x, w.W, dy, w.G, wantDX, c.inputGrad(x, !wantDX, dx, rows, w.W.Rows))
 	sp.EndWork(flops, bytes)
 	return dx
 }
@@ -145,7 +155,7 @@ func (l *Linear) Backward(c *Ctx, dy *Mat) *Mat {
 		AddColSums(l.B.G.Data, dy)
 	}
 	var flops, bytes int64
-	l.dx, flops, bytes = mulWBackward(l.x, l.W.W, dy, l.W.G, !l.NoInputGrad, c.inputGrad(l.x, l.NoInputGrad, l.dx, l.W.W.Rows))
+	l.dx, flops, bytes = mulWBackward(l.x, l.W.W, dy, l.W.G, !l.NoInputGrad, c.inputGrad(l.x, l.NoInputGrad, l.dx, l.x.Rows(), l.W.W.Rows))
 	sp.EndWork(flops, bytes)
 	if l.NoInputGrad {
 		return nil

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Mat is a dense row-major float32 matrix.
@@ -47,10 +48,17 @@ func growF32(b []float32, n int) []float32 {
 // scratchPool holds float32 buffers that kernels borrow for the length of a call.
 var scratchPool = sync.Pool{New: func() any { return new([]float32) }}
 
+// scratchGrown counts the bytes scratch buffers were grown by: kernels' temporaries come from
+// the Go heap, not from a context's allocator (tests tell them from layer buffers with it).
+var scratchGrown atomic.Uint64
+
 // getScratch borrows a buffer of n floats (contents unspecified); give it back with
 // scratchPool.Put.
 func getScratch(n int) *[]float32 {
 	sp := scratchPool.Get().(*[]float32)
+	if cap(*sp) < n {
+		scratchGrown.Add(4 * uint64(n))
+	}
 	*sp = growF32(*sp, n)
 	return sp
 }

@@ -89,23 +89,38 @@ func (a *Adam) Step() (flops, bytes int64) {
 	a.step++
 	bc1 := 1 - math.Pow(float64(a.Beta1), float64(a.step))
 	bc2 := 1 - math.Pow(float64(a.Beta2), float64(a.step))
-	stepSize := float32(float64(a.LR) / bc1)
-	sqrtBC2 := float32(math.Sqrt(bc2))
-	b1, b2, eps := a.Beta1, a.Beta2, a.Eps
+	k := adamConsts{beta1: a.Beta1, beta1c: 1 - a.Beta1, beta2: a.Beta2, beta2c: 1 - a.Beta2,
+		stepSize: float32(float64(a.LR) / bc1), sqrtBC2: float32(math.Sqrt(bc2)), eps: a.Eps}
 	for _, g := range a.Groups {
-		wd := g.WeightDecay
+		k.wd = g.WeightDecay
 		for _, p := range g.Params {
-			w, grad := p.W.Data[:p.Size()], p.G.Data[:p.Size()]
-			m, v := a.m[p], a.v[p]
-			for i, gi := range grad {
-				gi += wd * w[i]
-				m[i] = b1*m[i] + (1-b1)*gi
-				v[i] = b2*v[i] + (1-b2)*gi*gi
-				w[i] -= stepSize * m[i] / (float32(math.Sqrt(float64(v[i])))/sqrtBC2 + eps)
-			}
-			flops += 12 * int64(len(w))
-			bytes += 5 * 4 * int64(len(w)) // read w, g, m, v; write w, m, v (≈5 streams)
+			n := p.Size()
+			adamUpdate(p.W.Data[:n], p.G.Data[:n], a.m[p][:n], a.v[p][:n], &k)
+			flops += 12 * int64(n)
+			bytes += 5 * 4 * int64(n) // read w, g, m, v; write w, m, v (≈5 streams)
 		}
 	}
 	return flops, bytes
+}
+
+// adamConsts are one Adam step's scalars, laid out as the AVX kernel reads them.
+type adamConsts struct {
+	wd, beta1, beta1c, beta2, beta2c, stepSize, sqrtBC2, eps float32
+}
+
+// adamUpdate applies an Adam step to parameters w with gradients g and moments m, v (all of one
+// length), the bulk in the AVX kernel when there is one: the same operations in the same order,
+// so the same bits.
+func adamUpdate(w, g, m, v []float32, k *adamConsts) {
+	done := adamSIMD(w, g, m, v, k)
+	adamGo(w[done:], g[done:len(w)], m[done:len(w)], v[done:len(w)], k)
+}
+
+func adamGo(w, g, m, v []float32, k *adamConsts) {
+	for i, gi := range g {
+		gi += k.wd * w[i]
+		m[i] = k.beta1*m[i] + k.beta1c*gi
+		v[i] = k.beta2*v[i] + k.beta2c*gi*gi
+		w[i] -= k.stepSize * m[i] / (float32(math.Sqrt(float64(v[i])))/k.sqrtBC2 + k.eps)
+	}
 }

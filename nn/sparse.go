@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/gnnprof/gnnprof/internal/csr"
 )
@@ -15,6 +16,10 @@ type Sparse struct {
 	Indptr     []int64
 	Indices    []int32
 	Val        []float32 // one weight per entry; nil means every weight is 1
+	// Transient marks a matrix that serves one step only, such as a mini-batch's adjacency or
+	// features: transposed products (SpMMT) scatter its rows instead of building a transpose to
+	// cache, which would cost more than the products it serves.
+	Transient bool
 
 	t     *Sparse // cached transpose
 	tEdge []int32 // tEdge[e'] is the entry of s that transposed entry e' came from
@@ -84,6 +89,20 @@ func (s *Sparse) Transpose() (*Sparse, []int32) {
 	return s.t, s.tEdge
 }
 
+// transposePattern returns sᵀ's pattern (no values) and entry map, as Transpose does: s's cached
+// ones, or for a Transient s (which serves one step, so a cache would be rebuilt every step in
+// memory nobody accounts for) built into t's and edge's memory, from c's allocator, which the
+// caller keeps for its next call.
+func (c *Ctx) transposePattern(s *Sparse, t *Sparse, edge *[]int32) (*Sparse, []int32) {
+	if !s.Transient || s.t != nil {
+		return s.Transpose()
+	}
+	*t = Sparse{Rows: s.Cols, Cols: s.Rows, Indptr: ints(c, t.Indptr, s.Cols+1), Indices: ints(c, t.Indices, s.NNZ())}
+	*edge = ints(c, *edge, s.NNZ())
+	csr.TransposeInto(s.Cols, s.Indptr, s.Indices, *edge, t.Indptr, t.Indices)
+	return t, *edge
+}
+
 // RowSums returns the sum of each row's weights (its length when Val is nil).
 func (s *Sparse) RowSums() []float32 {
 	out := make([]float32, s.Rows)
@@ -125,19 +144,97 @@ func SpMMAdd(s *Sparse, x, y *Mat) {
 	spmmInto(s, x, y, true)
 }
 
-// SpMMT computes y = sᵀ·x through the cached transpose (y is resized to s.Cols × x.Cols).
+// SpMMT computes y = sᵀ·x (y is resized to s.Cols × x.Cols) through the cached transpose, or,
+// for a Transient s without one, by scattering s's rows. Both add the same terms in the same
+// order, so the results are identical.
 func SpMMT(s *Sparse, x, y *Mat) *Mat {
 	if x.Rows != s.Rows {
 		panic(fmt.Sprintf("nn: SpMMT: (%d×%d)ᵀ sparse times %d×%d", s.Rows, s.Cols, x.Rows, x.Cols))
+	}
+	if s.scatters() {
+		y = Resize(y, s.Cols, x.Cols)
+		spmmTScatter(s, x, y, false)
+		return y
 	}
 	t, _ := s.Transpose()
 	return SpMM(t, x, y)
 }
 
-// SpMMTAdd computes y += sᵀ·x.
+// SpMMTAdd computes y += sᵀ·x, as SpMMT does.
 func SpMMTAdd(s *Sparse, x, y *Mat) {
+	if x.Rows != s.Rows || y.Rows != s.Cols || y.Cols != x.Cols {
+		panic(fmt.Sprintf("nn: SpMMTAdd: (%d×%d)ᵀ sparse times %d×%d into %d×%d", s.Rows, s.Cols, x.Rows, x.Cols, y.Rows, y.Cols))
+	}
+	if s.scatters() {
+		spmmTScatter(s, x, y, true)
+		return
+	}
 	t, _ := s.Transpose()
 	SpMMAdd(t, x, y)
+}
+
+// scatters reports whether transposed products scatter s's rows rather than use a transpose.
+func (s *Sparse) scatters() bool { return s.Transient && s.t == nil }
+
+// spmmTScatter computes y = sᵀ·x (y += sᵀ·x when accumulating) without transposing s: each row
+// i of s adds x's row i, weighted, to the rows of y its entries name. Workers own column blocks
+// of y, so no two write the same element; every worker reads all of s. A width that is not a
+// multiple of 8 is scattered into rows padded to one (the kernels then store whole vectors) and
+// copied back.
+func spmmTScatter(s *Sparse, x, y *Mat, accumulate bool) {
+	f := x.Cols
+	if f == 0 {
+		return
+	}
+	out, ld := y.Data[:s.Cols*f], f
+	var sp *[]float32
+	if f%8 != 0 {
+		ld = (f + 7) &^ 7
+		sp = getScratch(s.Cols * ld)
+		out = *sp
+		for j := range s.Cols {
+			row := out[j*ld : (j+1)*ld]
+			clear(row)
+			if accumulate {
+				copy(row, y.Data[j*f:(j+1)*f])
+			}
+		}
+	} else if !accumulate {
+		clear(out)
+	}
+	blocks := max(1, min(runtime.GOMAXPROCS(0), f/8))
+	parallelFor(blocks, int64(s.NNZ())*int64(f), func(lo, hi int) {
+		c0, c1 := columnBlock(f, blocks, lo), columnBlock(f, blocks, hi)
+		if scatterRowsSIMD(s, x, c0, c1, out, ld) {
+			return
+		}
+		for i := 0; i < s.Rows; i++ {
+			e0, e1 := s.Indptr[i], s.Indptr[i+1]
+			if e0 == e1 {
+				continue
+			}
+			var val []float32
+			if s.Val != nil {
+				val = s.Val[e0:e1]
+			}
+			scatterAccumulate(out[c0:], ld, s.Indices[e0:e1], val, x.Data[i*f+c0:i*f+c1])
+		}
+	})
+	if sp != nil {
+		for j := range s.Cols {
+			copy(y.Data[j*f:(j+1)*f], out[j*ld:j*ld+f])
+		}
+		scratchPool.Put(sp)
+	}
+}
+
+// columnBlock is where block b of f columns cut into blocks starts: blocks hold multiples of 8
+// columns (the vector width), the last the rest.
+func columnBlock(f, blocks, b int) int {
+	if b == blocks {
+		return f
+	}
+	return min(f, (f/8*b/blocks)*8)
 }
 
 func spmmInto(s *Sparse, x, y *Mat, accumulate bool) {

@@ -21,6 +21,12 @@ func TestTranspose(t *testing.T) {
 	if want := []int32{2, 0, 3, 1, 4}; !slices.Equal(edge, want) {
 		t.Fatalf("entry map %v, want %v", edge, want)
 	}
+	// Into reused buffers whose old contents are garbage: the same.
+	reIndptr, reIndices, reEdge := []int64{9, 9, 9, 9, 9}, []int32{7, 7, 7, 7, 7}, []int32{7, 7, 7, 7, 7}
+	TransposeInto(4, indptr, indices, reEdge, reIndptr, reIndices)
+	if !slices.Equal(reIndptr, tIndptr) || !slices.Equal(reIndices, tIndices) || !slices.Equal(reEdge, edge) {
+		t.Errorf("into reused buffers: %v %v %v, want %v %v %v", reIndptr, reIndices, reEdge, tIndptr, tIndices, edge)
+	}
 	backIndptr, backIndices := Transpose(3, tIndptr, tIndices, nil)
 	if !slices.Equal(backIndptr, indptr) || !slices.Equal(backIndices, indices) {
 		t.Errorf("transposed twice: %v %v, want %v %v", backIndptr, backIndices, indptr, indices)
