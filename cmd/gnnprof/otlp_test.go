@@ -166,7 +166,7 @@ func BenchmarkRunOTLP(b *testing.B) {
 		for k := range configs {
 			c := (k + n) % len(configs)
 			dir := filepath.Join(b.TempDir(), "run")
-			args := []string{"run", "full", "--data", "sbm:nodes=10000,classes=4,degree=10,features=64", "--epochs", "20", "--no-report", "--out", dir}
+			args := []string{"run", "full", "--data", "sbm:nodes=10000,classes=4,degree=10,features=64", "--epochs", "60", "--no-report", "--out", dir}
 			if configs[c].endpoint != "" {
 				args = append(args, "--otlp-endpoint", configs[c].endpoint)
 			}

@@ -119,7 +119,7 @@ func TestGASTransferFindings(t *testing.T) {
 		// must hide), so that the two runs stay on their sides of the thresholds over a wide
 		// range of machine load.
 		args := []string{"run", "gas", "--data", "sbm:nodes=10000,classes=8,degree=10,homophily=0.95,features=64", "--parts", "40",
-			"--batch-parts", "20", "--layers", "3", "--hidden", "64", "--epochs", "4", "--link", "200MB/s", "--no-report", "--out", dir}
+			"--batch-parts", "20", "--layers", "3", "--hidden", "64", "--epochs", "4", "--link", "500MB/s", "--no-report", "--out", dir}
 		if sync {
 			args = append(args, "--sync-transfers")
 		}
