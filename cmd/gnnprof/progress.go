@@ -203,8 +203,23 @@ func withProgress(cmd *cobra.Command, run func() error) error {
 	if quiet, _ := cmd.Flags().GetBool("quiet"); quiet {
 		return run()
 	}
-	v := newProgressView(cmd.ErrOrStderr())
+	// The view's heartbeat writes from its own goroutine to the stderr the command writes to.
+	stderr := &lockedWriter{w: cmd.ErrOrStderr()}
+	cmd.SetErr(stderr)
+	v := newProgressView(stderr)
 	defer v.close()
 	cmd.SetContext(context.WithValue(cmd.Context(), progressKey{}, v))
 	return run()
+}
+
+// lockedWriter serialises the writes to w of several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -127,6 +127,9 @@ func writeFile(ctx context.Context, path, what string, write func(io.Writer) err
 
 // isTerminal reports whether w is a terminal (colour goes only there).
 func isTerminal(w io.Writer) bool {
+	if l, ok := w.(*lockedWriter); ok {
+		w = l.w
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
