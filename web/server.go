@@ -151,6 +151,9 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		h = loopbackOnly(h)
+	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	if ready != nil {
 		ready("http://" + ln.Addr().String() + "/")
@@ -168,6 +171,33 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func
 		return fmt.Errorf("shutting down the server on %s: %w", addr, err)
 	}
 	return nil
+}
+
+// loopbackOnly refuses requests whose Host header names anything but this machine. A server on
+// loopback is still reachable from the web pages its user visits, through DNS rebinding (a name
+// the page's owner controls, re-pointed at 127.0.0.1); such requests carry that name as Host.
+func loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isLoopbackHost(r.Host) {
+			http.Error(w, fmt.Sprintf("this server answers only to localhost and loopback addresses, not to Host %q", r.Host), http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// isLoopbackHost reports whether a Host header (host or host:port) names this machine.
+func isLoopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // pageCSP is the content security policy of the server's own pages: their scripts and styles

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -328,5 +329,41 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if err := ListenAndServe(context.Background(), "256.0.0.1:1", h, nil); err == nil || errors.Is(err, context.Canceled) {
 		t.Errorf("listening on a bad address: %v", err)
+	}
+}
+
+// TestLoopbackServerRefusesForeignHosts: a server on 127.0.0.1 answers requests for localhost and
+// loopback addresses, and refuses one whose Host is another name (a DNS-rebinding page's).
+func TestLoopbackServerRefusesForeignHosts(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "runs") })
+	ctx, cancel := context.WithCancel(context.Background())
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- ListenAndServe(ctx, "127.0.0.1:0", h, func(url string) { urls <- url }) }()
+	url := <-urls
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	_, port, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/"))
+	for host, want := range map[string]int{
+		"127.0.0.1:" + port: 200, "localhost:" + port: 200, "LOCALHOST": 200, "[::1]:" + port: 200, "127.0.0.2": 200,
+		"attacker.example:" + port: 403, "attacker.example": 403, "10.0.0.1:" + port: 403, "localhost.attacker.example": 403,
+	} {
+		req, err := http.NewRequest("GET", url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %q: status %d, want %d", host, resp.StatusCode, want)
+		}
 	}
 }
