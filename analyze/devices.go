@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/gnnprof/gnnprof/trace"
@@ -9,34 +11,19 @@ import (
 // devices computes each device's utilisation over the steps.
 func (a *analysis) devices() []DeviceUsage {
 	t := a.t
-	type devAgg struct {
-		kernel, comm, copy, busy []ival
-		streams                  map[int32]bool
-	}
-	byDev := map[int16]*devAgg{}
+	byDev := map[int16][]int32{} // each device's work, by start
+	streams := map[int16]map[int32]bool{}
 	for _, i := range a.order {
 		l := t.Lane[i]
 		if a.lane[l] != laneDevice || !a.isDeviceWork(int(i)) {
 			continue
 		}
 		d := t.Lanes[l].Device
-		g := byDev[d]
-		if g == nil {
-			g = &devAgg{streams: map[int32]bool{}}
-			byDev[d] = g
+		if streams[d] == nil {
+			streams[d] = map[int32]bool{}
 		}
-		g.streams[l] = true
-		x := ival{t.Start[i], t.Start[i] + t.Dur[i]}
-		switch {
-		case t.Kind[i] == trace.KindCopy:
-			g.copy = append(g.copy, x)
-		case t.Role[i] != trace.RoleMemset:
-			g.kernel = append(g.kernel, x)
-			if t.Role[i] == trace.RoleComm {
-				g.comm = append(g.comm, x)
-			}
-		}
-		g.busy = append(g.busy, x)
+		streams[d][l] = true
+		byDev[d] = append(byDev[d], i)
 	}
 	// Utilisation is over the measured steps (warm-up excluded).
 	var wall int64
@@ -46,22 +33,59 @@ func (a *analysis) devices() []DeviceUsage {
 	}
 	steps := merge(measured)
 	out := []DeviceUsage{}
-	devs := make([]int16, 0, len(byDev))
-	for d := range byDev {
-		devs = append(devs, d)
-	}
-	slices.Sort(devs)
+	devs := slices.Sorted(maps.Keys(byDev))
 	for _, d := range devs {
-		g := byDev[d]
-		u := DeviceUsage{Device: int(d), WallNs: wall, Streams: len(g.streams)}
-		u.KernelNs = length(clipTo(merge(g.kernel), steps))
-		u.CommNs = length(clipTo(merge(g.comm), steps))
-		u.CopyNs = length(clipTo(merge(g.copy), steps))
-		u.BusyNs = length(clipTo(merge(g.busy), steps))
+		work := byDev[d]
+		if len(streams[d]) > 1 { // one stream's work is in order already
+			slices.SortFunc(work, func(x, y int32) int { return cmp.Compare(t.Start[x], t.Start[y]) })
+		}
+		// The union of each class of work, swept in start order and measured inside the steps.
+		var kernel, comm, copies, busy unionLength
+		for _, i := range work {
+			s, e := t.Start[i], t.Start[i]+t.Dur[i]
+			switch {
+			case t.Kind[i] == trace.KindCopy:
+				copies.add(s, e, steps)
+			case t.Role[i] != trace.RoleMemset:
+				kernel.add(s, e, steps)
+				if t.Role[i] == trace.RoleComm {
+					comm.add(s, e, steps)
+				}
+			}
+			busy.add(s, e, steps)
+		}
+		u := DeviceUsage{Device: int(d), WallNs: wall, Streams: len(streams[d]),
+			KernelNs: kernel.total(steps), CommNs: comm.total(steps), CopyNs: copies.total(steps), BusyNs: busy.total(steps)}
 		if wall > 0 {
 			u.Utilization = float64(u.KernelNs) / float64(wall)
 		}
 		out = append(out, u)
 	}
 	return out
+}
+
+// unionLength measures the union of intervals added in start order, inside merged windows,
+// without keeping them: only the interval being extended is held.
+type unionLength struct {
+	cur  ival
+	open bool
+	n    int64
+}
+
+func (u *unionLength) add(s, e int64, win []ival) {
+	if u.open && s <= u.cur.e {
+		u.cur.e = max(u.cur.e, e)
+		return
+	}
+	u.total(win)
+	u.cur, u.open = ival{s, e}, true
+}
+
+// total closes the interval being extended and returns the length so far.
+func (u *unionLength) total(win []ival) int64 {
+	if u.open {
+		u.n += overlap(win, u.cur.s, u.cur.e)
+		u.open = false
+	}
+	return u.n
 }

@@ -154,7 +154,7 @@ func (a *analysis) stepExtras(st *Steps) {
 		s.SyncCount = max(syncPoints[k], readBacks[k])
 		w := a.wallIv[k]
 		s.ComputeNs = overlap(compute, w.s, w.e)
-		s.AugmentedNs = length(clipTo(merge(augment[k]), []ival{w}))
+		s.AugmentedNs = overlap(merge(augment[k]), w.s, w.e)
 	}
 }
 

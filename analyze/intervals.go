@@ -50,24 +50,6 @@ func overlap(iv []ival, s, e int64) int64 {
 	return n
 }
 
-// clipTo keeps the parts of merged intervals iv that lie inside merged intervals win.
-func clipTo(iv, win []ival) []ival {
-	var out []ival
-	j := 0
-	for _, x := range iv {
-		for j < len(win) && win[j].e <= x.s {
-			j++
-		}
-		for k := j; k < len(win) && win[k].s < x.e; k++ {
-			lo, hi := max(x.s, win[k].s), min(x.e, win[k].e)
-			if hi > lo {
-				out = append(out, ival{lo, hi})
-			}
-		}
-	}
-	return out
-}
-
 // computeIntervals returns the merged intervals where compute ran: device kernels (device work
 // that is not a copy, memset or communication) and forward, backward and optimizer spans on any
 // lane.

@@ -36,8 +36,14 @@ func (a *analysis) launches() Launches {
 			}
 		}
 	}
-	cpu, gpu, delay := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
-	var outliers []LaunchOutlier
+	// One sample buffer serves the three statistics in turn; outliers are kept as event pairs and
+	// named only for the worst few.
+	samples := make([]int64, 0, n)
+	type outlier struct {
+		op, call int32
+		excess   int64 // how far past its cutoff it went
+	}
+	var outliers []outlier
 	for _, s := range a.deviceWork() {
 		for k, i := range s.ops {
 			if a.kernelTypeOf(i) != typeMemory {
@@ -53,7 +59,7 @@ func (a *analysis) launches() Launches {
 			c, g := t.Dur[r], t.Dur[i]
 			d := t.Start[i] - (t.Start[r] + t.Dur[r])
 			l.Count++
-			cpu, gpu, delay = append(cpu, c), append(gpu, g), append(delay, d)
+			samples = append(samples, c)
 			if g < c {
 				l.ShortKernels++
 			}
@@ -66,27 +72,40 @@ func (a *analysis) launches() Launches {
 				out = true
 			}
 			if out {
-				outliers = append(outliers, LaunchOutlier{Name: t.NameOf(int(i)), Runtime: t.NameOf(int(r)),
-					StartNs: t.Start[r] - a.origin, CPUNs: c, GPUNs: g, DelayNs: d})
+				outliers = append(outliers, outlier{i, r, max(c-LaunchRuntimeCutoffNs, d-LaunchDelayCutoffNs)})
 			}
 		}
 	}
-	l.CPU, l.GPU, l.Delay = durationStats(cpu), durationStats(gpu), durationStats(delay)
+	l.CPU = durationStats(samples)
+	l.GPU = durationStats(a.launchSamples(samples, func(op, _ int32) int64 { return t.Dur[op] }))
+	l.Delay = durationStats(a.launchSamples(samples, func(op, call int32) int64 { return t.Start[op] - (t.Start[call] + t.Dur[call]) }))
 	// The worst outliers: by how far past its cutoff each went.
-	excess := func(o LaunchOutlier) int64 {
-		return max(o.CPUNs-LaunchRuntimeCutoffNs, o.DelayNs-LaunchDelayCutoffNs)
-	}
-	slices.SortFunc(outliers, func(x, y LaunchOutlier) int {
-		if c := cmp.Compare(excess(y), excess(x)); c != 0 {
+	slices.SortFunc(outliers, func(x, y outlier) int {
+		if c := cmp.Compare(y.excess, x.excess); c != 0 {
 			return c
 		}
-		return cmp.Compare(x.StartNs, y.StartNs)
+		return cmp.Compare(t.Start[x.call], t.Start[y.call])
 	})
-	l.Outliers = outliers[:min(len(outliers), maxLaunchOutliers)]
-	if l.Outliers == nil {
-		l.Outliers = []LaunchOutlier{}
+	l.Outliers = []LaunchOutlier{}
+	for _, o := range outliers[:min(len(outliers), maxLaunchOutliers)] {
+		i, r := o.op, o.call
+		l.Outliers = append(l.Outliers, LaunchOutlier{Name: t.NameOf(int(i)), Runtime: t.NameOf(int(r)),
+			StartNs: t.Start[r] - a.origin, CPUNs: t.Dur[r], GPUNs: t.Dur[i], DelayNs: t.Start[i] - (t.Start[r] + t.Dur[r])})
 	}
 	return l
+}
+
+// launchSamples refills buf with f(op, call) for every device op joined to its launch call.
+func (a *analysis) launchSamples(buf []int64, f func(op, call int32) int64) []int64 {
+	buf = buf[:0]
+	for _, s := range a.deviceWork() {
+		for k, i := range s.ops {
+			if r := s.launch[k]; r >= 0 {
+				buf = append(buf, f(i, r))
+			}
+		}
+	}
+	return buf
 }
 
 // durationStats summarises durations (the slice is sorted in place).

@@ -30,15 +30,37 @@ func (a *analysis) patterns() []KernelPattern {
 		return t.Kind[k] == trace.KindSpan && t.Role[k] != trace.RoleMemset &&
 			(a.gpuScope != ScopeSteps || a.stepOf[k] >= 0)
 	}
-	type call struct {
-		op, parent int32
-		seq        []int32 // kernel events, in launch order
+	groups := map[string]*KernelPattern{}
+	var key []byte
+	add := func(op int32, seq []int32) {
+		key = binary.LittleEndian.AppendUint32(key[:0], uint32(t.Name[op]))
+		for _, k := range seq {
+			key = binary.LittleEndian.AppendUint32(key, uint32(t.Name[k]))
+		}
+		g := groups[string(key)]
+		if g == nil {
+			g = &KernelPattern{Op: t.NameOf(int(op)), Kernels: make([]string, len(seq))}
+			for k, e := range seq {
+				g.Kernels[k] = t.NameOf(int(e))
+			}
+			groups[string(key)] = g
+		}
+		g.Count++
+		g.CPUNs += t.Dur[op]
+		for _, k := range seq {
+			g.GPUNs += t.Dur[k]
+		}
 	}
-	var calls []call
-	seqLen := map[int32]int{} // per operator call with a long enough sequence
+	type call struct {
+		op  int32
+		seq []int32 // kernel events, in launch order
+	}
+	// A call's sequence is counted when its caller ends, unless the caller launched exactly these
+	// kernels (then the pattern is the caller's): only the calls on the stack hold sequences.
 	type frame struct {
-		i   int32
-		seq []int32
+		i       int32
+		seq     []int32
+		pending []call // calls inside it with a long enough sequence
 	}
 	var stack []frame
 	t.Nest(a.hostSpans, func(i, _ int32, _ int) bool {
@@ -55,11 +77,15 @@ func (a *analysis) patterns() []KernelPattern {
 				f.seq = append(f.seq, x.dev)
 			}
 		}
-		parent := int32(-1)
+		for _, c := range f.pending {
+			if len(c.seq) != len(f.seq) {
+				add(c.op, c.seq)
+			}
+		}
+		var parent *frame
 		if len(stack) > 0 {
-			p := &stack[len(stack)-1]
-			parent = p.i
-			p.seq = append(p.seq, f.seq...)
+			parent = &stack[len(stack)-1]
+			parent.seq = append(parent.seq, f.seq...)
 		}
 		if len(f.seq) >= PatternMinLen {
 			slices.SortFunc(f.seq, func(x, y int32) int {
@@ -68,42 +94,17 @@ func (a *analysis) patterns() []KernelPattern {
 				}
 				return cmp.Compare(x, y)
 			})
-			seqLen[i] = len(f.seq)
-			calls = append(calls, call{op: i, parent: parent, seq: f.seq})
+			if parent != nil {
+				parent.pending = append(parent.pending, call{op: i, seq: f.seq})
+			} else {
+				add(i, f.seq)
+			}
 		}
 	})
-	type group struct {
-		p     KernelPattern
-		first int32
-	}
-	groups := map[string]*group{}
-	var key []byte
-	for _, c := range calls {
-		if n, ok := seqLen[c.parent]; ok && n == len(c.seq) {
-			continue // the caller launched exactly these: the pattern is the caller's
-		}
-		key = binary.LittleEndian.AppendUint32(key[:0], uint32(t.Name[c.op]))
-		for _, k := range c.seq {
-			key = binary.LittleEndian.AppendUint32(key, uint32(t.Name[k]))
-		}
-		g := groups[string(key)]
-		if g == nil {
-			g = &group{first: c.op, p: KernelPattern{Op: t.NameOf(int(c.op)), Kernels: make([]string, len(c.seq))}}
-			for k, e := range c.seq {
-				g.p.Kernels[k] = t.NameOf(int(e))
-			}
-			groups[string(key)] = g
-		}
-		g.p.Count++
-		g.p.CPUNs += t.Dur[c.op]
-		for _, k := range c.seq {
-			g.p.GPUNs += t.Dur[k]
-		}
-	}
 	out := []KernelPattern{}
 	for _, g := range groups {
-		if g.p.Count >= 2 {
-			out = append(out, g.p)
+		if g.Count >= 2 {
+			out = append(out, *g)
 		}
 	}
 	slices.SortFunc(out, func(x, y KernelPattern) int {
