@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -212,7 +213,7 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 	a.gpuAnnot = a.stringID("gpu_user_annotation")
 	a.lane = make([]laneKind, len(t.Lanes))
 	for i, l := range t.Lanes {
-		if l.IsDevice() {
+		if l.Device != trace.NoDevice {
 			a.lane[i] = laneDevice
 		}
 	}
@@ -461,9 +462,9 @@ func (a *analysis) isDeviceWork(i int) bool {
 		return false
 	}
 	switch t.Role[i] {
-	case trace.RoleKernel, trace.RoleMemset, trace.RoleComm:
+	case role.Kernel, role.Memset, role.Comm:
 		return true
-	case trace.RoleSync, trace.RoleStep:
+	case role.Sync, role.Step:
 		return false
 	}
 	return a.ours

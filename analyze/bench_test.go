@@ -4,19 +4,20 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
 // benchTable records steps of a GNN loop with nested operators, kernels and copies: about 40
 // events per step.
 func benchTable(b *testing.B, steps int) *trace.Table {
-	sink := trace.NewMemorySink()
+	sink, sinkTable := trace.NewMemorySink()
 	rec := trace.NewRecorder(sink)
 	recordSteps(rec, steps)
 	if err := rec.Close(); err != nil {
 		b.Fatal(err)
 	}
-	return sink.Table
+	return sinkTable
 }
 
 // recordSteps records steps of a GNN loop: a background sampler, forward, backward and optimizer
@@ -27,23 +28,23 @@ func recordSteps(rec *trace.Recorder, steps int) {
 	at := int64(0)
 	for n := range steps {
 		start := at
-		bg.Complete("sample", trace.RoleSample, at, at+2*ms)
+		bg.Complete("sample", role.Sample, at, at+2*ms)
 		for _, phase := range []struct {
 			name string
-			role trace.Role
-		}{{"forward", trace.RoleForward}, {"backward", trace.RoleBackward}, {"optimizer", trace.RoleOptimizer}} {
+			role role.Role
+		}{{"forward", role.Forward}, {"backward", role.Backward}, {"optimizer", role.Optimizer}} {
 			p := at
 			for k := range 8 {
 				op := at + int64(k)*100*us
-				main.Complete("aten::mm", trace.RoleCPU, op, op+80*us)
-				stream.Complete("gemm", trace.RoleKernel, op+20*us, op+95*us)
+				main.Complete("aten::mm", role.CPU, op, op+80*us)
+				stream.Complete("gemm", role.Kernel, op+20*us, op+95*us)
 			}
 			at += 1 * ms
 			main.Complete(phase.name, phase.role, p, at)
 		}
 		stream.Copy(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 0, 1<<20, start, start+200*us)
 		main.Memory(0, 1<<20, int64(n+1)<<20)
-		main.Complete(trace.StepName(n), trace.RoleStep, start, at)
+		main.Complete(stepName(n), role.Step, start, at)
 		at += 50 * us
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -13,11 +14,11 @@ import (
 func TestCopyStats(t *testing.T) {
 	s := newScenario(t)
 	compute := s.rec.StreamLane(0, 8, "compute stream")
-	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 10*ms)
-	compute.Complete("gemm", trace.RoleKernel, 1*ms, 7*ms)
+	s.main.Complete(stepName(0), role.Step, 0, 10*ms)
+	compute.Complete("gemm", role.Kernel, 1*ms, 7*ms)
 	s.copyAt(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 1<<20, 2*ms, 500*us) // under the kernel
 	s.copyAt(trace.DirD2H, 0, 4, 8*ms, 10*us)
-	s.main.Complete(trace.StepName(1), trace.RoleStep, 10*ms, 20*ms)
+	s.main.Complete(stepName(1), role.Step, 10*ms, 20*ms)
 	s.copyAt(trace.DirH2D, 0, 2<<20, 11*ms, 2*ms)
 	p := s.profile()
 	c := p.Copies

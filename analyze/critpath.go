@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -135,7 +136,7 @@ func (c *criticalWalk) collect() {
 		}
 		l := t.Lane[i]
 		switch {
-		case a.lane[l] == laneStep && t.Kind[i] == trace.KindSpan && t.Role[i] != trace.RoleStep:
+		case a.lane[l] == laneStep && t.Kind[i] == trace.KindSpan && t.Role[i] != role.Step:
 			hostIdx = append(hostIdx, i)
 		case a.isDeviceWork(int(i)):
 			c.pos[i] = len(c.streams[l])
@@ -144,7 +145,7 @@ func (c *criticalWalk) collect() {
 			if t.Kind[i] == trace.KindCopy && t.Corr[i] != 0 && !a.isAsync(int(i)) {
 				c.copyByCorr[t.Corr[i]] = i
 			}
-		case a.lane[l] == laneDevice && t.Role[i] == trace.RoleSync:
+		case a.lane[l] == laneDevice && t.Role[i] == role.Sync:
 			if isWaitEvent(t.NameOf(int(i))) {
 				c.waits[l] = append(c.waits[l], t.Start[i])
 			} else if t.Corr[i] != 0 {
@@ -208,20 +209,20 @@ func (c *criticalWalk) walk(hostEnd int64) {
 		h := c.hostAt(at)
 		if h.ev >= 0 && at == h.e && h.e == c.end(h.ev) {
 			if r := c.release(h.ev, at); r >= 0 {
-				c.add(c.end(r), at, h.ev, trace.RoleSync.String(), BoundSync)
+				c.add(c.end(r), at, h.ev, role.Sync.String(), BoundSync)
 				at, dev = c.end(r), r
 				continue
 			}
 		}
-		role, category := trace.RoleOther.String(), BoundCPU
+		roleName, category := role.Other.String(), BoundCPU
 		if h.ev >= 0 {
-			role = t.Role[h.ev].String()
+			roleName = t.Role[h.ev].String()
 			switch t.Role[h.ev] {
-			case trace.RoleDataload, trace.RoleSample, trace.RoleGather:
+			case role.Dataload, role.Sample, role.Gather:
 				category = BoundDataLoading
 			}
 		}
-		c.add(h.s, at, h.ev, role, category)
+		c.add(h.s, at, h.ev, roleName, category)
 		at = h.s
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -46,9 +47,9 @@ func (a *analysis) devices() []DeviceUsage {
 			switch {
 			case t.Kind[i] == trace.KindCopy:
 				copies.add(s, e, steps)
-			case t.Role[i] != trace.RoleMemset:
+			case t.Role[i] != role.Memset:
 				kernel.add(s, e, steps)
-				if t.Role[i] == trace.RoleComm {
+				if t.Role[i] == role.Comm {
 					comm.add(s, e, steps)
 				}
 			}

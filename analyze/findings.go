@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -111,14 +112,14 @@ func (a *analysis) stepExtras(st *Steps) {
 			continue
 		}
 		s.FLOPs += t.FLOPs[i]
-		role := t.Role[i]
-		if role == trace.RoleAugment {
+		r := t.Role[i]
+		if r == role.Augment {
 			augment[k] = append(augment[k], ival{t.Start[i], t.Start[i] + t.Dur[i]})
 		}
-		switch role {
-		case trace.RoleStep, trace.RoleRuntime, trace.RoleSync, trace.RoleOther:
+		switch r {
+		case role.Step, role.Runtime, role.Sync, role.Other:
 			continue
-		case trace.RoleCPU, trace.RoleKernel:
+		case role.CPU, role.Kernel:
 			if t.FLOPs[i] == 0 {
 				continue // torch operators repeat with equal shapes all the time; only recorded work counts
 			}
@@ -765,7 +766,7 @@ func exposedHistoryShare(a *analysis, p *Profile) float64 {
 	}
 	var hist []ival
 	for _, i := range a.order {
-		if t.Kind[i] == trace.KindSpan && t.Role[i] == trace.RoleHistory && a.lane[t.Lane[i]] == laneStep && measured[a.stepOf[i]] {
+		if t.Kind[i] == trace.KindSpan && t.Role[i] == role.History && a.lane[t.Lane[i]] == laneStep && measured[a.stepOf[i]] {
 			hist = append(hist, ival{t.Start[i], t.Start[i] + t.Dur[i]})
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // Scenarios for the findings that name what bounds a GPU or GNN step, as traces torch.profiler
@@ -48,11 +48,11 @@ func evalInStep(evalDur int64) func(t *testing.T) *Profile {
 		s := newScenario(t)
 		for n := range 5 {
 			s.step(n, func() {
-				s.span("forward", trace.RoleForward, 4*ms, nil)
-				s.span("backward", trace.RoleBackward, 4*ms, nil)
-				s.span("optimizer.adam", trace.RoleOptimizer, 300*us, nil)
-				s.span("eval", trace.RoleEval, evalDur, func(start int64) {
-					s.child("gcn.linear", trace.RoleEval, start, evalDur)
+				s.span("forward", role.Forward, 4*ms, nil)
+				s.span("backward", role.Backward, 4*ms, nil)
+				s.span("optimizer.adam", role.Optimizer, 300*us, nil)
+				s.span("eval", role.Eval, evalDur, func(start int64) {
+					s.child("gcn.linear", role.Eval, start, evalDur)
 				})
 			})
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -104,16 +105,16 @@ func inputBound(problem bool) func(t *testing.T) *Profile {
 		for n := range 4 {
 			s.step(n, func() {
 				if problem {
-					s.span("sample_subgraph", trace.RoleSample, 4*ms, nil)
+					s.span("sample_subgraph", role.Sample, 4*ms, nil)
 				}
-				s.span("forward", trace.RoleForward, 3*ms, func(start int64) {
+				s.span("forward", role.Forward, 3*ms, func(start int64) {
 					if !problem {
-						s.bg.Complete("sample_subgraph", trace.RoleSample, start, start+2900*us)
+						s.bg.Complete("sample_subgraph", role.Sample, start, start+2900*us)
 					}
-					s.stream.Complete("k", trace.RoleKernel, start, start+3*ms)
+					s.stream.Complete("k", role.Kernel, start, start+3*ms)
 				})
-				s.span("backward", trace.RoleBackward, 3*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+3*ms)
+				s.span("backward", role.Backward, 3*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+3*ms)
 				})
 			})
 		}
@@ -136,22 +137,22 @@ func transfers(async, pinned bool, count int, bytes, dur int64) func(t *testing.
 		for n := range 4 {
 			s.step(n, func() {
 				if !async {
-					s.span("to_device", trace.RoleH2D, int64(count)*dur, func(start int64) {
+					s.span("to_device", role.H2D, int64(count)*dur, func(start int64) {
 						for k := range count {
 							s.copyAt(trace.DirH2D, flags, bytes, start+int64(k)*dur, dur)
 						}
 					})
 				}
-				s.span("forward", trace.RoleForward, 6*ms, func(start int64) {
+				s.span("forward", role.Forward, 6*ms, func(start int64) {
 					if async {
 						for k := range count {
 							s.copyAt(trace.DirH2D, flags, bytes, start+int64(k)*dur%(5*ms), min(dur, 5*ms))
 						}
 					}
-					s.stream.Complete("k", trace.RoleKernel, start, start+6*ms)
+					s.stream.Complete("k", role.Kernel, start, start+6*ms)
 				})
-				s.span("backward", trace.RoleBackward, 4*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+				s.span("backward", role.Backward, 4*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+4*ms)
 				})
 			})
 		}
@@ -165,16 +166,16 @@ func syncStorm(k int) func(t *testing.T) *Profile {
 		s := newScenario(t)
 		for n := range 4 {
 			s.step(n, func() {
-				s.span("forward", trace.RoleForward, 5*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+5*ms)
+				s.span("forward", role.Forward, 5*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+5*ms)
 				})
 				for range k {
-					s.span("loss.item", trace.RoleSync, 20*us, func(start int64) {
+					s.span("loss.item", role.Sync, 20*us, func(start int64) {
 						s.copyAt(trace.DirD2H, 0, 4, start+5*us, 5*us)
 					})
 				}
-				s.span("backward", trace.RoleBackward, 4*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+				s.span("backward", role.Backward, 4*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+4*ms)
 				})
 			})
 		}
@@ -189,18 +190,18 @@ func repeated(problem bool) func(t *testing.T) *Profile {
 		s := newScenario(t)
 		for n := range 4 {
 			s.step(n, func() {
-				s.span("forward", trace.RoleForward, 8*ms, func(start int64) {
+				s.span("forward", role.Forward, 8*ms, func(start int64) {
 					for k := range 4 {
 						flops := int64(1e9)
 						if !problem {
 							flops = int64(1e9) * int64(k+1)
 						}
-						s.work("aggregate", trace.RoleForward, start+int64(k)*1500*us, 1500*us, flops, 64<<20)
+						s.work("aggregate", role.Forward, start+int64(k)*1500*us, 1500*us, flops, 64<<20)
 					}
-					s.stream.Complete("k", trace.RoleKernel, start, start+8*ms)
+					s.stream.Complete("k", role.Kernel, start, start+8*ms)
 				})
-				s.span("backward", trace.RoleBackward, 2*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				s.span("backward", role.Backward, 2*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+2*ms)
 				})
 			})
 		}
@@ -214,12 +215,12 @@ func augment(d int64) func(t *testing.T) *Profile {
 		s := newScenario(t)
 		for n := range 4 {
 			s.step(n, func() {
-				s.span("mhaug_chain", trace.RoleAugment, d, nil)
-				s.span("forward", trace.RoleForward, 2*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				s.span("mhaug_chain", role.Augment, d, nil)
+				s.span("forward", role.Forward, 2*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+2*ms)
 				})
-				s.span("backward", trace.RoleBackward, 2*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				s.span("backward", role.Backward, 2*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+2*ms)
 				})
 			})
 		}
@@ -234,17 +235,17 @@ func augmentReads(d int64) func(t *testing.T) *Profile {
 		s := newScenario(t)
 		for n := range 4 {
 			s.step(n, func() {
-				s.span("mhaug_chain", trace.RoleAugment, d, func(start int64) {
+				s.span("mhaug_chain", role.Augment, d, func(start int64) {
 					for at := start; at+20*us <= start+d; at += 20 * us {
-						s.child("Copy DtoH", trace.RoleD2H, at+2*us, 18*us)
+						s.child("Copy DtoH", role.D2H, at+2*us, 18*us)
 						s.copyAt(trace.DirD2H, 0, 8, at+5*us, 5*us)
 					}
 				})
-				s.span("forward", trace.RoleForward, 2*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				s.span("forward", role.Forward, 2*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+2*ms)
 				})
-				s.span("backward", trace.RoleBackward, 2*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				s.span("backward", role.Backward, 2*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+2*ms)
 				})
 			})
 		}
@@ -260,16 +261,16 @@ func history(hidden bool) func(t *testing.T) *Profile {
 		for n := range 4 {
 			s.step(n, func() {
 				if !hidden {
-					s.span("history_pull", trace.RoleHistory, 2*ms, nil)
+					s.span("history_pull", role.History, 2*ms, nil)
 				}
-				s.span("forward", trace.RoleForward, 4*ms, func(start int64) {
+				s.span("forward", role.Forward, 4*ms, func(start int64) {
 					if hidden {
-						s.bg.Complete("history_pull", trace.RoleHistory, start, start+2*ms)
+						s.bg.Complete("history_pull", role.History, start, start+2*ms)
 					}
-					s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+					s.stream.Complete("k", role.Kernel, start, start+4*ms)
 				})
-				s.span("backward", trace.RoleBackward, 4*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+				s.span("backward", role.Backward, 4*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+4*ms)
 				})
 			})
 		}
@@ -284,19 +285,19 @@ func gat(naive bool) func(t *testing.T) *Profile {
 		s := newScenario(t)
 		for n := range 4 {
 			s.step(n, func() {
-				s.span("gat.layer", trace.RoleForward, 8*ms, func(start int64) {
+				s.span("gat.layer", role.Forward, 8*ms, func(start int64) {
 					if naive {
-						s.child("gat.edge_linear", trace.RoleForward, start, 5*ms)
-						s.child("gat.aggregate", trace.RoleForward, start+5*ms, 3*ms)
+						s.child("gat.edge_linear", role.Forward, start, 5*ms)
+						s.child("gat.aggregate", role.Forward, start+5*ms, 3*ms)
 					} else {
-						s.child("gat.node_linear", trace.RoleForward, start, 2*ms)
-						s.child("gat.edge_softmax", trace.RoleForward, start+2*ms, 500*us)
-						s.child("gat.aggregate", trace.RoleForward, start+2500*us, 3*ms)
+						s.child("gat.node_linear", role.Forward, start, 2*ms)
+						s.child("gat.edge_softmax", role.Forward, start+2*ms, 500*us)
+						s.child("gat.aggregate", role.Forward, start+2500*us, 3*ms)
 					}
-					s.stream.Complete("k", trace.RoleKernel, start, start+8*ms)
+					s.stream.Complete("k", role.Kernel, start, start+8*ms)
 				})
-				s.span("backward", trace.RoleBackward, 2*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+2*ms)
+				s.span("backward", role.Backward, 2*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+2*ms)
 				})
 			})
 		}
@@ -310,8 +311,8 @@ func utilization(busy int64) func(t *testing.T) *Profile {
 		s := newScenario(t)
 		for n := range 4 {
 			s.step(n, func() {
-				s.span("forward", trace.RoleForward, 10*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+busy)
+				s.span("forward", role.Forward, 10*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+busy)
 				})
 			})
 		}
@@ -328,11 +329,11 @@ func memoryPeaks(limit int64, peaks []int64) func(t *testing.T) *Profile {
 		}
 		for n, peak := range peaks {
 			s.step(n, func() {
-				s.span("forward", trace.RoleForward, 5*ms, func(start int64) {
+				s.span("forward", role.Forward, 5*ms, func(start int64) {
 					s.memory(start+1*ms, 64<<20)
 					s.memory(start+3*ms, peak)
 					s.memory(start+4*ms, 64<<20)
-					s.stream.Complete("k", trace.RoleKernel, start, start+5*ms)
+					s.stream.Complete("k", role.Kernel, start, start+5*ms)
 				})
 			})
 		}
@@ -346,8 +347,8 @@ func stepTimes(lengths []int64) func(t *testing.T) *Profile {
 		s := newScenario(t)
 		for n, l := range lengths {
 			s.step(n, func() {
-				s.span("forward", trace.RoleForward, l*ms, func(start int64) {
-					s.stream.Complete("k", trace.RoleKernel, start, start+l*ms)
+				s.span("forward", role.Forward, l*ms, func(start int64) {
+					s.stream.Complete("k", role.Kernel, start, start+l*ms)
 				})
 			})
 		}
@@ -364,11 +365,11 @@ func noSteps(problem bool) func(t *testing.T) *Profile {
 				healthyStep(s, n)
 				continue
 			}
-			s.span("forward", trace.RoleForward, 4*ms, func(start int64) {
-				s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+			s.span("forward", role.Forward, 4*ms, func(start int64) {
+				s.stream.Complete("k", role.Kernel, start, start+4*ms)
 			})
-			s.span("backward", trace.RoleBackward, 4*ms, func(start int64) {
-				s.stream.Complete("k", trace.RoleKernel, start, start+4*ms)
+			s.span("backward", role.Backward, 4*ms, func(start int64) {
+				s.stream.Complete("k", role.Kernel, start, start+4*ms)
 			})
 		}
 		return s.profile()

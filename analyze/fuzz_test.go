@@ -1,10 +1,7 @@
 package analyze
 
 import (
-	"bytes"
 	"testing"
-
-	"github.com/gnnprof/gnnprof/trace"
 )
 
 // FuzzAnalyze runs whatever the reader makes of arbitrary bytes through the analyzer: it must not
@@ -21,7 +18,7 @@ func FuzzAnalyze(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tab, _ := trace.Read(bytes.NewReader(data), "fuzz", trace.ReadOptions{})
+		tab, _ := readDoc(t, "fuzz.json", data)
 		if tab == nil {
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -48,9 +49,9 @@ func (k kernelType) String() string { return kernelTypeNames[k] }
 // kernelTypeOf classifies device work event i.
 func (a *analysis) kernelTypeOf(i int32) kernelType {
 	switch {
-	case a.t.Kind[i] == trace.KindCopy || a.t.Role[i] == trace.RoleMemset:
+	case a.t.Kind[i] == trace.KindCopy || a.t.Role[i] == role.Memset:
 		return typeMemory
-	case a.t.Role[i] == trace.RoleComm:
+	case a.t.Role[i] == role.Comm:
 		return typeComm
 	}
 	return typeCompute
@@ -133,12 +134,12 @@ func (a *analysis) isHostSync(i int32) bool {
 		return false
 	}
 	name := t.NameOf(int(i))
-	if t.Role[i] == trace.RoleSync {
+	if t.Role[i] == role.Sync {
 		return !isWaitEvent(name)
 	}
 	switch name {
 	case "aten::item", "aten::_local_scalar_dense":
 		return true
 	}
-	return t.Role[i] == trace.RoleRuntime && strings.HasPrefix(name, "cudaMemcpy") && !strings.Contains(name, "Async")
+	return t.Role[i] == role.Runtime && strings.HasPrefix(name, "cudaMemcpy") && !strings.Contains(name, "Async")
 }

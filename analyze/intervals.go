@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -63,10 +64,10 @@ func (a *analysis) computeIntervals() []ival {
 			return false
 		}
 		if a.lane[t.Lane[i]] == laneDevice {
-			return a.isDeviceWork(i) && t.Role[i] != trace.RoleMemset && t.Role[i] != trace.RoleComm
+			return a.isDeviceWork(i) && t.Role[i] != role.Memset && t.Role[i] != role.Comm
 		}
 		switch t.Role[i] {
-		case trace.RoleForward, trace.RoleBackward, trace.RoleOptimizer, trace.RoleKernel:
+		case role.Forward, role.Backward, role.Optimizer, role.Kernel:
 			return true
 		}
 		return false

@@ -4,14 +4,14 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // lanes summarises each lane's activity.
 func (a *analysis) lanes() []LaneActivity {
 	t := a.t
 	out := make([]LaneActivity, len(t.Lanes))
-	roleTime := make([][trace.NumRoles]int64, len(t.Lanes))
+	roleTime := make([][role.Count]int64, len(t.Lanes))
 	for l, info := range t.Lanes {
 		out[l] = LaneActivity{Lane: l, Name: info.Name, Device: int(info.Device), Steps: int32(l) == a.stepLane}
 	}
@@ -29,7 +29,7 @@ func (a *analysis) lanes() []LaneActivity {
 		if l != curLane {
 			curLane, curEnd = l, s
 		}
-		if t.Role[i] == trace.RoleStep {
+		if t.Role[i] == role.Step {
 			continue
 		}
 		if e > curEnd {
@@ -42,8 +42,8 @@ func (a *analysis) lanes() []LaneActivity {
 	dur := a.end - a.origin
 	for l := range out {
 		out[l].Percent = pct(out[l].BusyNs, dur)
-		best := trace.Role(0)
-		for r := range trace.NumRoles {
+		best := role.Role(0)
+		for r := range role.Count {
 			if roleTime[l][r] > roleTime[l][best] {
 				best = r
 			}

@@ -3,21 +3,21 @@ package analyze
 import (
 	"testing"
 
-	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // A lane's busy time is the union of its spans (steps aside), and its top role the one that
 // covers the most of it.
 func TestLaneActivity(t *testing.T) {
 	s := newScenario(t)
-	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 10*ms)
-	s.child("forward", trace.RoleForward, 0, 6*ms)
-	s.child("gather", trace.RoleGather, 1*ms, 2*ms) // inside forward: adds no busy time
-	s.child("backward", trace.RoleBackward, 6*ms, 3*ms)
-	s.bg.Complete("sample", trace.RoleSample, 0, 2*ms)
-	s.main.Complete(trace.StepName(1), trace.RoleStep, 10*ms, 20*ms)
-	s.child("forward", trace.RoleForward, 10*ms, 4*ms)
-	s.bg.Complete("sample", trace.RoleSample, 10*ms, 12*ms)
+	s.main.Complete(stepName(0), role.Step, 0, 10*ms)
+	s.child("forward", role.Forward, 0, 6*ms)
+	s.child("gather", role.Gather, 1*ms, 2*ms) // inside forward: adds no busy time
+	s.child("backward", role.Backward, 6*ms, 3*ms)
+	s.bg.Complete("sample", role.Sample, 0, 2*ms)
+	s.main.Complete(stepName(1), role.Step, 10*ms, 20*ms)
+	s.child("forward", role.Forward, 10*ms, 4*ms)
+	s.bg.Complete("sample", role.Sample, 10*ms, 12*ms)
 	p := s.profile()
 	byName := map[string]LaneActivity{}
 	for _, l := range p.Lanes {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // A directory of torch per-worker traces is a multi-rank profile; ranks come from the file names
@@ -51,8 +51,8 @@ func TestStragglerRank(t *testing.T) {
 			}
 			for n := range 4 {
 				s.step(n, func() {
-					s.span("forward", trace.RoleForward, l*ms, func(start int64) {
-						s.stream.Complete("k", trace.RoleKernel, start, start+l*ms)
+					s.span("forward", role.Forward, l*ms, func(start int64) {
+						s.stream.Complete("k", role.Kernel, start, start+l*ms)
 					})
 				})
 			}

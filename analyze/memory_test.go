@@ -4,14 +4,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // Per-device peaks, per-step peaks and their spread, and the share of the device's memory.
 func TestMemory(t *testing.T) {
 	s := newScenario(t).withMemoryLimit(1 << 30)
 	for n := range 3 {
-		s.main.Complete(trace.StepName(n), trace.RoleStep, int64(n)*10*ms, int64(n+1)*10*ms)
+		s.main.Complete(stepName(n), role.Step, int64(n)*10*ms, int64(n+1)*10*ms)
 	}
 	const mib = 1 << 20
 	for _, m := range []struct{ at, total int64 }{{1 * ms, 100 * mib}, {5 * ms, 300 * mib}, {8 * ms, 200 * mib},
@@ -44,7 +44,7 @@ func TestMemory(t *testing.T) {
 // A long memory curve is reduced to maxCurvePoints points that keep its peak.
 func TestMemoryCurveKeepsPeak(t *testing.T) {
 	s := newScenario(t)
-	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 10*ms)
+	s.main.Complete(stepName(0), role.Step, 0, 10*ms)
 	for k := range int64(5000) {
 		total := 1<<20 + k%7
 		if k == 1234 {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -37,8 +38,8 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 func (a *analysis) findDominant(byName map[int32]*opAgg) {
 	for _, g := range byName {
 		switch g.role {
-		case trace.RoleSample, trace.RoleGather, trace.RoleDataload, trace.RoleAugment, trace.RoleHistory,
-			trace.RoleEval, trace.RoleSync:
+		case role.Sample, role.Gather, role.Dataload, role.Augment, role.History,
+			role.Eval, role.Sync:
 			continue
 		}
 		if a.topHost == nil || g.measuredHost > a.topHost.measuredHost ||
@@ -57,7 +58,7 @@ func (a *analysis) findDominant(byName map[int32]*opAgg) {
 func (a *analysis) isOp(i int) bool {
 	t := a.t
 	return t.Kind[i] == trace.KindSpan && a.lane[t.Lane[i]] != laneDevice &&
-		t.Role[i] != trace.RoleStep && t.Role[i] != trace.RoleRuntime
+		t.Role[i] != role.Step && t.Role[i] != role.Runtime
 }
 
 // extEntry indexes an operator by torch's External id.
@@ -105,7 +106,7 @@ func (a *analysis) joinRuntimeOps() {
 	}
 	t := a.t
 	t.Nest(a.hostSpans, func(i, parent int32, _ int) bool {
-		if t.Corr[i] != 0 && (t.Role[i] == trace.RoleRuntime || t.Role[i] == trace.RoleSync) {
+		if t.Corr[i] != 0 && (t.Role[i] == role.Runtime || t.Role[i] == role.Sync) {
 			if k := a.runtimeIndex(t.Corr[i]); k >= 0 && parent >= 0 && a.runtimes[k].event == i {
 				a.runtimes[k].op = parent // only operators open, so the parent is the innermost one
 			}
@@ -192,7 +193,7 @@ func (a *analysis) deviceSelf() []int64 {
 // opAgg accumulates one operator group.
 type opAgg struct {
 	name, shape int32
-	role        trace.Role
+	role        role.Role
 	calls       int
 	hostTotal   int64
 	hostSelf    int64
@@ -297,7 +298,7 @@ func (a *analysis) kernels() []KernelStat {
 	t := a.t
 	byName := map[int32]*KernelStat{}
 	for i := range t.Len() {
-		if t.Kind[i] != trace.KindSpan || !a.isDeviceWork(i) || t.Role[i] == trace.RoleMemset {
+		if t.Kind[i] != trace.KindSpan || !a.isDeviceWork(i) || t.Role[i] == role.Memset {
 			continue
 		}
 		k := byName[t.Name[i]]

@@ -1,23 +1,22 @@
 package analyze
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // Operator host times: total is the span, self the span minus its children; a span that ends
 // after its parent counts only inside it; steps are not operators.
 func TestOpTimes(t *testing.T) {
 	s := newScenario(t)
-	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 10*ms)
-	s.child("forward", trace.RoleForward, 0, 6*ms)
-	s.child("spmm", trace.RoleForward, 1*ms, 2*ms)
-	s.child("inner", trace.RoleGather, 1500*us, 1*ms)
-	s.child("spmm", trace.RoleForward, 3*ms, 1*ms)
-	s.child("backward", trace.RoleBackward, 6*ms, 4*ms)
-	s.child("overhang", trace.RoleBackward, 8*ms, 4*ms) // 2 ms past backward's end
+	s.main.Complete(stepName(0), role.Step, 0, 10*ms)
+	s.child("forward", role.Forward, 0, 6*ms)
+	s.child("spmm", role.Forward, 1*ms, 2*ms)
+	s.child("inner", role.Gather, 1500*us, 1*ms)
+	s.child("spmm", role.Forward, 3*ms, 1*ms)
+	s.child("backward", role.Backward, 6*ms, 4*ms)
+	s.child("overhang", role.Backward, 8*ms, 4*ms) // 2 ms past backward's end
 	p := s.profile()
 	type times struct {
 		calls       int
@@ -52,7 +51,7 @@ func TestOpDeviceTimeJoin(t *testing.T) {
 {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":130,"dur":5,"args":{"correlation":101,"External id":5}},
 {"ph":"X","cat":"kernel","name":"add_kernel","pid":0,"tid":7,"ts":140,"dur":20,"args":{"correlation":101,"device":0,"stream":7}},
 {"ph":"X","cat":"kernel","name":"elementwise","pid":0,"tid":7,"ts":165,"dur":10,"args":{"External id":5,"device":0,"stream":7}}]}`
-	tb, err := trace.Read(strings.NewReader(doc), "join.json", trace.ReadOptions{})
+	tb, err := readDoc(t, "join.json", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -233,10 +233,11 @@ func firstDifference(got, want []byte) string {
 func recordSample(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "trace.json")
-	rec, err := trace.Create(path, trace.Header{Meta: map[string]any{"epochs": 4}})
+	file, err := trace.CreateWriter(path, trace.Header{Meta: map[string]any{"epochs": 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rec := trace.NewRecorder(file)
 	recordSteps(rec, 4)
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)

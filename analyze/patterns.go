@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"slices"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -27,7 +28,7 @@ func (a *analysis) patterns() []KernelPattern {
 		return []KernelPattern{}
 	}
 	inScope := func(k int32) bool {
-		return t.Kind[k] == trace.KindSpan && t.Role[k] != trace.RoleMemset &&
+		return t.Kind[k] == trace.KindSpan && t.Role[k] != role.Memset &&
 			(a.gpuScope != ScopeSteps || a.stepOf[k] >= 0)
 	}
 	groups := map[string]*KernelPattern{}

@@ -3,6 +3,7 @@ package analyze
 import (
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gnnprof/gnnprof/internal/shareddata"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -63,12 +65,12 @@ func (s *scenario) withMemoryLimit(bytes int64) *scenario {
 func (s *scenario) step(n int, body func()) {
 	start := s.cur
 	body()
-	s.main.Complete(trace.StepName(n), trace.RoleStep, start, s.cur)
+	s.main.Complete(stepName(n), role.Step, start, s.cur)
 }
 
 // span records a span of dur on the main lane at the cursor, with inner spans recorded by body
 // inside it (body must not advance past dur), and advances the cursor.
-func (s *scenario) span(name string, role trace.Role, dur int64, body func(start int64)) {
+func (s *scenario) span(name string, role role.Role, dur int64, body func(start int64)) {
 	start := s.cur
 	if body != nil {
 		body(start)
@@ -78,13 +80,13 @@ func (s *scenario) span(name string, role trace.Role, dur int64, body func(start
 }
 
 // child records a span nested on the main lane at an explicit time.
-func (s *scenario) child(name string, role trace.Role, start, dur int64) {
+func (s *scenario) child(name string, role role.Role, start, dur int64) {
 	s.main.Complete(name, role, start, start+dur)
 }
 
 // work records a span on the main lane with FLOPs and bytes of work. Lane.Complete takes no work
 // amounts (EndWork does, at the current time), so these are appended to the table after reading.
-func (s *scenario) work(name string, role trace.Role, start, dur, flops, bytes int64) {
+func (s *scenario) work(name string, role role.Role, start, dur, flops, bytes int64) {
 	s.extra = append(s.extra, trace.Event{Kind: trace.KindSpan, Role: role, Device: trace.NoDevice, Step: -1,
 		Name: name, Start: start, Dur: dur, FLOPs: flops, Bytes: bytes})
 }
@@ -97,7 +99,7 @@ func (s *scenario) copyAt(dir trace.Dir, flags trace.Flags, bytes, start, dur in
 // memory records device 0's allocated total at a time (Lane.Memory stamps the current time, so
 // these too are appended after reading).
 func (s *scenario) memory(at, total int64) {
-	s.extra = append(s.extra, trace.Event{Kind: trace.KindMemory, Device: 0, Step: -1, Name: trace.MemoryName, Start: at, Total: total})
+	s.extra = append(s.extra, trace.Event{Kind: trace.KindMemory, Device: 0, Step: -1, Name: "[memory]", Start: at, Total: total})
 }
 
 // table closes the recorder and reads the trace back.
@@ -139,19 +141,19 @@ const (
 // memory during compute, kernels keep the device busy, and the loss is read back once.
 func healthyStep(s *scenario, n int) {
 	s.step(n, func() {
-		s.span("forward", trace.RoleForward, 4*ms, func(start int64) {
-			s.bg.Complete("sample_subgraph", trace.RoleSample, start, start+2*ms)
-			s.bg.Complete("gather_features", trace.RoleGather, start+2*ms, start+3*ms)
+		s.span("forward", role.Forward, 4*ms, func(start int64) {
+			s.bg.Complete("sample_subgraph", role.Sample, start, start+2*ms)
+			s.bg.Complete("gather_features", role.Gather, start+2*ms, start+3*ms)
 			s.copyAt(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 8<<20, start+3*ms, 500*us)
-			s.stream.Complete("spmm_kernel", trace.RoleKernel, start, start+4*ms)
+			s.stream.Complete("spmm_kernel", role.Kernel, start, start+4*ms)
 		})
-		s.span("backward", trace.RoleBackward, 4*ms, func(start int64) {
-			s.stream.Complete("spmm_backward_kernel", trace.RoleKernel, start, start+4*ms)
+		s.span("backward", role.Backward, 4*ms, func(start int64) {
+			s.stream.Complete("spmm_backward_kernel", role.Kernel, start, start+4*ms)
 		})
-		s.span("optimizer", trace.RoleOptimizer, 1*ms, func(start int64) {
-			s.stream.Complete("adam_kernel", trace.RoleKernel, start, start+900*us)
+		s.span("optimizer", role.Optimizer, 1*ms, func(start int64) {
+			s.stream.Complete("adam_kernel", role.Kernel, start, start+900*us)
 		})
-		s.span("loss.item", trace.RoleSync, 20*us, func(start int64) {
+		s.span("loss.item", role.Sync, 20*us, func(start int64) {
 			s.copyAt(trace.DirD2H, trace.FlagPinned, 4, start, 10*us)
 		})
 	})
@@ -252,8 +254,8 @@ func decodeRawBytes(t *testing.T, path string) []byte {
 	return b
 }
 
-func roleOf(name string) trace.Role {
-	r, ok := trace.ParseRole(name)
+func roleOf(name string) role.Role {
+	r, ok := role.Parse(name)
 	if !ok {
 		panic("no role " + name)
 	}
@@ -286,3 +288,16 @@ var (
 
 // legacyTorchTrace is a CPU-only trace of torch 1.13 without Kineto (testdata/make_legacy_trace.py).
 const legacyTorchTrace = "testdata/legacy_torch.trace.json.gz"
+
+// stepName is torch.profiler's name for step n's span.
+func stepName(n int) string { return fmt.Sprintf("ProfilerStep#%d", n) }
+
+// readDoc reads a trace document through a file, as gnnprof report does.
+func readDoc(t testing.TB, name string, doc []byte) (*trace.Table, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return trace.ReadFile(path, trace.ReadOptions{})
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -34,7 +35,7 @@ func (a *analysis) findSteps() {
 	t := a.t
 	perLane := map[int32]int{}
 	for _, i := range a.order {
-		if t.Role[i] == trace.RoleStep && a.lane[t.Lane[i]] != laneDevice {
+		if t.Role[i] == role.Step && a.lane[t.Lane[i]] != laneDevice {
 			if _, ok := trace.ParseStepName(t.NameOf(int(i))); ok {
 				perLane[t.Lane[i]]++
 			}
@@ -55,7 +56,7 @@ func (a *analysis) findSteps() {
 		}
 		var steps []step
 		for _, i := range a.order {
-			if t.Lane[i] == best && t.Role[i] == trace.RoleStep {
+			if t.Lane[i] == best && t.Role[i] == role.Step {
 				if n, ok := trace.ParseStepName(t.NameOf(int(i))); ok {
 					steps = append(steps, step{n, t.Start[i], t.Start[i] + t.Dur[i]})
 				}
@@ -123,7 +124,7 @@ func (a *analysis) findRepeating() bool {
 		s, e := t.Start[i], t.Start[i]+t.Dur[i]
 		laneEnd[l] = max(laneEnd[l], e)
 		switch t.Role[i] {
-		case trace.RoleCPU, trace.RoleRuntime, trace.RoleKernel, trace.RoleMemset, trace.RoleStep, trace.RoleSync:
+		case role.CPU, role.Runtime, role.Kernel, role.Memset, role.Step, role.Sync:
 			return true
 		}
 		if !a.ours && t.Cat[i] != 0 && t.Cat[i] != a.userAnnot {

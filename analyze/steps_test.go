@@ -5,16 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // A step is extended to the end of the device work it launched, and the next step starts there.
 func TestDeviceExtendedSteps(t *testing.T) {
 	s := newScenario(t)
-	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 10*ms)
-	s.stream.Complete("long kernel", trace.RoleKernel, 8*ms, 14*ms)
-	s.main.Complete(trace.StepName(1), trace.RoleStep, 11*ms, 20*ms)
-	s.stream.Complete("k", trace.RoleKernel, 15*ms, 19*ms)
+	s.main.Complete(stepName(0), role.Step, 0, 10*ms)
+	s.stream.Complete("long kernel", role.Kernel, 8*ms, 14*ms)
+	s.main.Complete(stepName(1), role.Step, 11*ms, 20*ms)
+	s.stream.Complete("k", role.Kernel, 15*ms, 19*ms)
 	p := s.profile()
 	checkPartsSum(t, p)
 	st := p.Steps.Steps
@@ -103,8 +103,8 @@ func TestStepNames(t *testing.T) {
 	s := newScenario(t)
 	for k, name := range []string{"ProfilerStep#7", "ProfilerStep #8", "ProfilerStep# 9", "step ten"} {
 		start := int64(k) * 10 * ms
-		s.main.Complete(name, trace.RoleStep, start, start+10*ms)
-		s.main.Complete("forward", trace.RoleForward, start, start+5*ms)
+		s.main.Complete(name, role.Step, start, start+10*ms)
+		s.main.Complete("forward", role.Forward, start, start+5*ms)
 	}
 	p := s.profile()
 	var nums []int

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -27,30 +28,30 @@ import (
 //     the step's thread is idle, so a prefetching sampler that overlaps compute costs nothing
 //  10. other             spans without a role; then time nothing covers
 var sweepClasses = []sweepClass{
-	{"kernel", trace.RoleKernel},
-	{"h2d", trace.RoleH2D}, {"d2h", trace.RoleD2H}, {"d2d", trace.RoleD2D},
-	{"memset", trace.RoleMemset},
-	{"comm", trace.RoleComm},
-	{"sync", trace.RoleSync},
-	{"sample", trace.RoleSample}, {"augment", trace.RoleAugment}, {"history", trace.RoleHistory},
-	{"gather", trace.RoleGather}, {"dataload", trace.RoleDataload}, {"eval", trace.RoleEval},
-	{"optimizer", trace.RoleOptimizer}, {"backward", trace.RoleBackward}, {"forward", trace.RoleForward},
-	{"h2d (async)", trace.RoleH2D}, {"d2h (async)", trace.RoleD2H}, {"d2d (async)", trace.RoleD2D},
-	{"runtime", trace.RoleRuntime}, {"cpu", trace.RoleCPU},
-	{"sync (background)", trace.RoleSync},
-	{"sample (background)", trace.RoleSample}, {"augment (background)", trace.RoleAugment},
-	{"history (background)", trace.RoleHistory}, {"gather (background)", trace.RoleGather},
-	{"dataload (background)", trace.RoleDataload}, {"eval (background)", trace.RoleEval},
-	{"optimizer (background)", trace.RoleOptimizer}, {"backward (background)", trace.RoleBackward},
-	{"forward (background)", trace.RoleForward}, {"runtime (background)", trace.RoleRuntime},
-	{"cpu (background)", trace.RoleCPU},
-	{"other", trace.RoleOther},
+	{"kernel", role.Kernel},
+	{"h2d", role.H2D}, {"d2h", role.D2H}, {"d2d", role.D2D},
+	{"memset", role.Memset},
+	{"comm", role.Comm},
+	{"sync", role.Sync},
+	{"sample", role.Sample}, {"augment", role.Augment}, {"history", role.History},
+	{"gather", role.Gather}, {"dataload", role.Dataload}, {"eval", role.Eval},
+	{"optimizer", role.Optimizer}, {"backward", role.Backward}, {"forward", role.Forward},
+	{"h2d (async)", role.H2D}, {"d2h (async)", role.D2H}, {"d2d (async)", role.D2D},
+	{"runtime", role.Runtime}, {"cpu", role.CPU},
+	{"sync (background)", role.Sync},
+	{"sample (background)", role.Sample}, {"augment (background)", role.Augment},
+	{"history (background)", role.History}, {"gather (background)", role.Gather},
+	{"dataload (background)", role.Dataload}, {"eval (background)", role.Eval},
+	{"optimizer (background)", role.Optimizer}, {"backward (background)", role.Backward},
+	{"forward (background)", role.Forward}, {"runtime (background)", role.Runtime},
+	{"cpu (background)", role.CPU},
+	{"other", role.Other},
 }
 
 // sweepClass is a class of the priority list: a role, on the lanes and in the mode its name says.
 type sweepClass struct {
 	name string
-	role trace.Role
+	role role.Role
 }
 
 // Class indexes into sweepClasses.
@@ -77,14 +78,14 @@ func classIndex(name string) int {
 }
 
 // stepRoleOffset is a GNN role's offset from classStepRoles (and from classBackground+1).
-var stepRoleOffset = map[trace.Role]int{
-	trace.RoleSample: 0, trace.RoleAugment: 1, trace.RoleHistory: 2, trace.RoleGather: 3,
-	trace.RoleDataload: 4, trace.RoleEval: 5, trace.RoleOptimizer: 6, trace.RoleBackward: 7, trace.RoleForward: 8,
+var stepRoleOffset = map[role.Role]int{
+	role.Sample: 0, role.Augment: 1, role.History: 2, role.Gather: 3,
+	role.Dataload: 4, role.Eval: 5, role.Optimizer: 6, role.Backward: 7, role.Forward: 8,
 }
 
 // roleOrder is the roles of Breakdown.Parts: each role where it first appears in the priority list.
-var roleOrder, classRoleIndex = func() ([]trace.Role, []int) {
-	var roles []trace.Role
+var roleOrder, classRoleIndex = func() ([]role.Role, []int) {
+	var roles []role.Role
 	idx := make([]int, len(sweepClasses))
 	for c, cl := range sweepClasses {
 		k := slices.Index(roles, cl.role)
@@ -98,12 +99,12 @@ var roleOrder, classRoleIndex = func() ([]trace.Role, []int) {
 }()
 
 // otherRole is the index of "other" in roleOrder.
-var otherRole = slices.Index(roleOrder, trace.RoleOther)
+var otherRole = slices.Index(roleOrder, role.Other)
 
 // classOf returns event i's sweep class, or -1 when it takes no part in the breakdown.
 func (a *analysis) classOf(i int) int {
 	t := a.t
-	kind, role := t.Kind[i], t.Role[i]
+	kind, r := t.Kind[i], t.Role[i]
 	if kind == trace.KindCopy {
 		d := t.Dir[i]
 		if d < trace.DirH2D || d > trace.DirD2D {
@@ -114,62 +115,62 @@ func (a *analysis) classOf(i int) int {
 		}
 		return classBlockingCopy + int(d-trace.DirH2D)
 	}
-	if kind != trace.KindSpan || role == trace.RoleStep || t.Dur[i] <= 0 {
+	if kind != trace.KindSpan || r == role.Step || t.Dur[i] <= 0 {
 		return -1
 	}
 	switch a.lane[t.Lane[i]] {
 	case laneDevice:
 		switch {
-		case role == trace.RoleMemset:
+		case r == role.Memset:
 			return classMemset
-		case role == trace.RoleSync:
+		case r == role.Sync:
 			return classSync
-		case role == trace.RoleKernel:
+		case r == role.Kernel:
 			return classKernel
-		case role == trace.RoleComm:
+		case r == role.Comm:
 			return classComm
 		case !a.ours:
 			return -1 // torch's GPU projections of annotations are not work
 		}
-		if off, ok := stepRoleOffset[role]; ok {
+		if off, ok := stepRoleOffset[r]; ok {
 			return classStepRoles + off
 		}
 		return classKernel
 	case laneStep:
-		switch role {
-		case trace.RoleSync:
+		switch r {
+		case role.Sync:
 			return classSync
-		case trace.RoleRuntime:
+		case role.Runtime:
 			return classRuntime
-		case trace.RoleCPU:
+		case role.CPU:
 			return classCPU
-		case trace.RoleKernel:
+		case role.Kernel:
 			return classKernel
-		case trace.RoleMemset:
+		case role.Memset:
 			return classMemset
-		case trace.RoleH2D, trace.RoleD2H, trace.RoleD2D:
-			return classBlockingCopy + int(role-trace.RoleH2D)
+		case role.H2D, role.D2H, role.D2D:
+			return classBlockingCopy + int(r-role.H2D)
 		}
-		if off, ok := stepRoleOffset[role]; ok {
+		if off, ok := stepRoleOffset[r]; ok {
 			return classStepRoles + off
 		}
 		return classOther
 	default:
-		switch role {
-		case trace.RoleSync:
+		switch r {
+		case role.Sync:
 			return classBackground
-		case trace.RoleRuntime:
+		case role.Runtime:
 			return classBackground + 10
-		case trace.RoleCPU:
+		case role.CPU:
 			return classBackground + 11
-		case trace.RoleKernel:
+		case role.Kernel:
 			return classKernel
-		case trace.RoleMemset:
+		case role.Memset:
 			return classMemset
-		case trace.RoleH2D, trace.RoleD2H, trace.RoleD2D:
-			return classBlockingCopy + int(role-trace.RoleH2D)
+		case role.H2D, role.D2H, role.D2D:
+			return classBlockingCopy + int(r-role.H2D)
 		}
-		if off, ok := stepRoleOffset[role]; ok {
+		if off, ok := stepRoleOffset[r]; ok {
 			return classBackground + 1 + off
 		}
 		return classOther
@@ -360,7 +361,7 @@ func (a *analysis) gapNeighbours(s, e int64) (after, before string) {
 	var afterEnd int64
 	afterIdx, beforeIdx := -1, -1
 	for _, i := range a.order {
-		if t.Lane[i] != a.stepLane || t.Role[i] == trace.RoleStep {
+		if t.Lane[i] != a.stepLane || t.Role[i] == role.Step {
 			continue
 		}
 		end := t.Start[i] + t.Dur[i]

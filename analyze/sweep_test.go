@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -12,10 +13,10 @@ import (
 // [1,3] in a step [0,8] give kernel 5, memcpy 0 (hidden under the kernel), cpu 1 and other 2.
 func TestSweepWorkedExample(t *testing.T) {
 	s := newScenario(t)
-	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 8*ms)
-	s.stream.Complete("gemm", trace.RoleKernel, 2*ms, 7*ms)
+	s.main.Complete(stepName(0), role.Step, 0, 8*ms)
+	s.stream.Complete("gemm", role.Kernel, 2*ms, 7*ms)
 	s.copyAt(trace.DirH2D, trace.FlagPinned, 1<<20, 3*ms, 1*ms)
-	s.main.Complete("aten::mm", trace.RoleCPU, 1*ms, 3*ms)
+	s.main.Complete("aten::mm", role.CPU, 1*ms, 3*ms)
 	p := s.profile()
 	checkPartsSum(t, p)
 	want := map[string]int64{"kernel": 5 * ms, "h2d": 0, "cpu": 1 * ms, "other": 2 * ms}
@@ -34,11 +35,11 @@ func TestSweepWorkedExample(t *testing.T) {
 // Nested roles on one lane: a gather inside forward counts as gather, forward inside eval as eval.
 func TestSweepNestedRoles(t *testing.T) {
 	s := newScenario(t)
-	s.main.Complete(trace.StepName(0), trace.RoleStep, 0, 10*ms)
-	s.main.Complete("forward", trace.RoleForward, 0, 6*ms)
-	s.main.Complete("gather", trace.RoleGather, 1*ms, 3*ms)
-	s.main.Complete("eval", trace.RoleEval, 6*ms, 10*ms)
-	s.main.Complete("forward", trace.RoleForward, 6*ms, 9*ms)
+	s.main.Complete(stepName(0), role.Step, 0, 10*ms)
+	s.main.Complete("forward", role.Forward, 0, 6*ms)
+	s.main.Complete("gather", role.Gather, 1*ms, 3*ms)
+	s.main.Complete("eval", role.Eval, 6*ms, 10*ms)
+	s.main.Complete("forward", role.Forward, 6*ms, 9*ms)
 	p := s.profile()
 	want := map[string]int64{"forward": 4 * ms, "gather": 2 * ms, "eval": 4 * ms}
 	for _, part := range p.Breakdown.Parts {

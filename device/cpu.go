@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -286,7 +287,7 @@ func (d *CPU) Synchronize(lane *trace.Lane) error {
 			errs = append(errs, err)
 		}
 	}
-	lane.Complete("Device Synchronize", trace.RoleSync, start, d.now())
+	lane.Complete("Device Synchronize", role.Sync, start, d.now())
 	return errors.Join(errs...)
 }
 

@@ -14,25 +14,26 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
 // recorded is a CPU device recording into memory, for tests that inspect the trace.
 type recorded struct {
-	dev  *CPU
-	rec  *trace.Recorder
-	sink *trace.MemorySink
+	dev   *CPU
+	rec   *trace.Recorder
+	table *trace.Table
 }
 
 func newRecorded(t *testing.T, cfg CPUConfig) *recorded {
 	t.Helper()
-	sink := trace.NewMemorySink()
+	sink, sinkTable := trace.NewMemorySink()
 	cfg.Recorder = trace.NewRecorder(sink)
 	dev, err := NewCPU(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recorded{dev: dev, rec: cfg.Recorder, sink: sink}
+	r := &recorded{dev: dev, rec: cfg.Recorder, table: sinkTable}
 	t.Cleanup(func() {
 		if err := dev.Close(); err != nil {
 			t.Errorf("closing device: %v", err)
@@ -50,7 +51,7 @@ func (r *recorded) events(t *testing.T, kind trace.Kind) []trace.Event {
 	if err := r.rec.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	tab := r.sink.Table
+	tab := r.table
 	var out []trace.Event
 	for i := range tab.Len() {
 		if tab.Kind[i] == kind {
@@ -60,7 +61,7 @@ func (r *recorded) events(t *testing.T, kind trace.Kind) []trace.Event {
 	return out
 }
 
-func (r *recorded) lane(e trace.Event) trace.LaneInfo { return r.sink.Table.Lanes[e.Lane] }
+func (r *recorded) lane(e trace.Event) trace.LaneInfo { return r.table.Lanes[e.Lane] }
 
 func newCPU(t testing.TB, cfg CPUConfig) *CPU {
 	t.Helper()
@@ -174,13 +175,13 @@ func TestAsyncCopiesOverlap(t *testing.T) {
 				t.Errorf("copy event named %q", c.Name)
 			}
 		}
-		if r.lane(a).Stream == r.lane(b).Stream || !r.lane(a).IsDevice() || !r.lane(b).IsDevice() {
+		if r.lane(a).Stream == r.lane(b).Stream || r.lane(a).Device == trace.NoDevice || r.lane(b).Device == trace.NoDevice {
 			t.Fatalf("copies on lanes %+v and %+v, want two different stream lanes", r.lane(a), r.lane(b))
 		}
-		wall := max(a.End(), b.End()) - min(a.Start, b.Start)
-		overlap := a.Start < b.End() && b.Start < a.End() && wall < a.Dur+b.Dur
+		wall := max((a.Start+a.Dur), (b.Start+b.Dur)) - min(a.Start, b.Start)
+		overlap := a.Start < (b.Start+b.Dur) && b.Start < (a.Start+a.Dur) && wall < a.Dur+b.Dur
 		t.Logf("attempt %d: two %s copies: [%.2f, %.2f] and [%.2f, %.2f] ms, %.2f ms of wall time for %.2f ms of copying",
-			attempt, formatBytes(size), float64(a.Start)/1e6, float64(a.End())/1e6, float64(b.Start)/1e6, float64(b.End())/1e6,
+			attempt, formatBytes(size), float64(a.Start)/1e6, float64((a.Start+a.Dur))/1e6, float64(b.Start)/1e6, float64((b.Start+b.Dur))/1e6,
 			float64(wall)/1e6, float64(a.Dur+b.Dur)/1e6)
 		if overlap {
 			return
@@ -267,7 +268,7 @@ func TestSynchronizeWaits(t *testing.T) {
 		t.Fatalf("host waits recorded: %+v", waits)
 	}
 	for _, w := range waits {
-		if w.Role != trace.RoleSync || w.Dur < int64(5*time.Millisecond) {
+		if w.Role != role.Sync || w.Dur < int64(5*time.Millisecond) {
 			t.Errorf("wait %q: role %v, %d ns; want sync, ≥ 5 ms", w.Name, w.Role, w.Dur)
 		}
 	}
@@ -653,7 +654,7 @@ func TestCopiesRecorded(t *testing.T) {
 		if s.sync {
 			w := hostSpans[nSync]
 			nSync++
-			if w.Name != "Copy "+s.dir.String() || w.Role != s.dir.Role() || w.Start > c.Start || w.End() < c.End() {
+			if w.Name != "Copy "+s.dir.String() || w.Role != s.dir.Role() || w.Start > c.Start || (w.Start+w.Dur) < (c.Start+c.Dur) {
 				t.Errorf("copy %d: host span %+v does not cover the copy %+v", i, w, c)
 			}
 		}
@@ -833,10 +834,11 @@ func TestConcurrentUse(t *testing.T) {
 // direction, flags, bytes and stream, memory events their running totals.
 func TestTraceFile(t *testing.T) {
 	path := t.TempDir() + "/trace.json.gz"
-	rec, err := trace.Create(path, trace.Header{})
+	file, err := trace.CreateWriter(path, trace.Header{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rec := trace.NewRecorder(file)
 	dev := newCPU(t, CPUConfig{Recorder: rec})
 	host := rec.Lane("main")
 	side := newStream(t, dev, "side")

@@ -13,7 +13,8 @@ import (
 // buffers, a side stream copies each to the device, and the compute stream waits for the copy's
 // event before it aggregates the rows.
 func Example_asyncPull() {
-	rec := trace.NewRecorder(trace.NewMemorySink())
+	sink, _ := trace.NewMemorySink()
+	rec := trace.NewRecorder(sink)
 	defer rec.Close()
 	dev, err := device.NewCPU(device.CPUConfig{MemoryLimit: 1 << 30, Recorder: rec})
 	check(err)

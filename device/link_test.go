@@ -76,8 +76,8 @@ func TestLinkModelEngines(t *testing.T) {
 		first, second = second, first
 	}
 	// Both were issued at once: the second waits for the engine, exactly.
-	if second.Start != first.End() {
-		t.Errorf("second H2D starts at %d, the engine frees at %d", second.Start, first.End())
+	if second.Start != (first.Start + first.Dur) {
+		t.Errorf("second H2D starts at %d, the engine frees at %d", second.Start, (first.Start + first.Dur))
 	}
 	// Stream a's D2H follows its H2D; being on the other engine it may overlap stream b's H2D.
 	var aH2D trace.Event
@@ -86,11 +86,11 @@ func TestLinkModelEngines(t *testing.T) {
 			aH2D = c
 		}
 	}
-	if d2h.Start < aH2D.End() {
-		t.Errorf("stream a's D2H starts at %d before its H2D ends at %d", d2h.Start, aH2D.End())
+	if d2h.Start < (aH2D.Start + aH2D.Dur) {
+		t.Errorf("stream a's D2H starts at %d before its H2D ends at %d", d2h.Start, (aH2D.Start + aH2D.Dur))
 	}
-	if aH2D == first && d2h.Start >= second.End() {
-		t.Errorf("the D2H [%d, %d] waited for the H2D engine [%d, %d]", d2h.Start, d2h.End(), second.Start, second.End())
+	if aH2D == first && d2h.Start >= (second.Start+second.Dur) {
+		t.Errorf("the D2H [%d, %d] waited for the H2D engine [%d, %d]", d2h.Start, (d2h.Start + d2h.Dur), second.Start, (second.Start + second.Dur))
 	}
 }
 
@@ -129,7 +129,7 @@ func TestLinkModelHostWaits(t *testing.T) {
 		t.Error("the event is not done after Wait")
 	}
 	copies := r.events(t, trace.KindCopy)
-	if len(copies) != 1 || copies[0].End() < modelledEnd {
+	if len(copies) != 1 || (copies[0].Start+copies[0].Dur) < modelledEnd {
 		t.Fatalf("copies %+v: want one ending at or after %d", copies, modelledEnd)
 	}
 
@@ -153,11 +153,11 @@ func TestLinkModelHostWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := r.events(t, trace.KindCopy)
-	if len(all) != 3 || all[2].Dir != trace.DirD2H || all[2].Start < all[1].End() {
+	if len(all) != 3 || all[2].Dir != trace.DirD2H || all[2].Start < (all[1].Start+all[1].Dur) {
 		t.Errorf("copy after WaitEvent: %+v", all)
 	}
-	if now := r.dev.clock(); now < all[2].End() {
-		t.Errorf("stream Synchronize returned at %d, before its copy's modelled end %d", now, all[2].End())
+	if now := r.dev.clock(); now < (all[2].Start + all[2].Dur) {
+		t.Errorf("stream Synchronize returned at %d, before its copy's modelled end %d", now, (all[2].Start + all[2].Dur))
 	}
 
 	// A synchronous copy holds the host until its modelled end.
@@ -264,7 +264,7 @@ func TestLinkModelKernelFollowsCopy(t *testing.T) {
 			kernel = k
 		}
 	}
-	if len(copies) != 1 || kernel.Name == "" || kernel.Start < copies[0].End() {
+	if len(copies) != 1 || kernel.Name == "" || kernel.Start < (copies[0].Start+copies[0].Dur) {
 		t.Errorf("copy %+v, kernel %+v: the kernel must start after the copy's modelled end", copies, kernel)
 	}
 }

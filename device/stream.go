@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -207,7 +208,7 @@ func (s *cpuStream) exec(o *op) (int64, error) {
 		start := s.dev.clock()
 		err := runGuarded(o.fn)
 		end := s.dev.clock()
-		s.lane.Complete(o.name, trace.RoleKernel, start, end)
+		s.lane.Complete(o.name, role.Kernel, start, end)
 		s.advance(end)
 		if err != nil {
 			return end, s.errorf(fmt.Sprintf("launched function %q", o.name), err)
@@ -341,7 +342,7 @@ func (s *cpuStream) WaitEvent(e Event) error {
 func (s *cpuStream) Synchronize(lane *trace.Lane) error {
 	start := s.dev.now()
 	err := s.wait()
-	lane.Complete("Stream Synchronize", trace.RoleSync, start, s.dev.now())
+	lane.Complete("Stream Synchronize", role.Sync, start, s.dev.now())
 	return err
 }
 
@@ -386,6 +387,6 @@ func (e *cpuEvent) Wait(lane *trace.Lane) error {
 	start := e.s.dev.now()
 	<-e.done
 	sleepUntil(e.s.dev.clock, e.at)
-	lane.Complete("Event Synchronize", trace.RoleSync, start, e.s.dev.now())
+	lane.Complete("Event Synchronize", role.Sync, start, e.s.dev.now())
 	return e.s.Err()
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/device"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
 )
@@ -43,7 +44,7 @@ type hostData struct {
 // fill builds the batch of parts into the staging buffers, recording on lane: the subgraph
 // (sample), then, as asked, its nodes' features and its training targets (gather).
 func (in *batchInput) fill(d *train.Device, lane *trace.Lane, sg *subgraphs, data *hostData, parts []int32, features, targets bool) error {
-	sp := lane.Begin("sample", trace.RoleSample)
+	sp := lane.Begin("sample", role.Sample)
 	nnz := sg.shape(parts, &in.Batch)
 	if err := in.adj.grow(d, in.Size, nnz, data.weighted, "batch adjacency"); err != nil {
 		sg.reset(&in.Batch)
@@ -59,7 +60,7 @@ func (in *batchInput) fill(d *train.Device, lane *trace.Lane, sg *subgraphs, dat
 	if !features && !targets {
 		return nil
 	}
-	sp = lane.Begin("gather", trace.RoleGather)
+	sp = lane.Begin("gather", role.Gather)
 	defer sp.End()
 	if features {
 		if err := in.gatherFeatures(d, data.x); err != nil {

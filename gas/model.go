@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -67,11 +68,11 @@ func newModel(cfg *Config, in, out int, c *nn.Ctx) (Model, error) {
 }
 
 // span opens a span on the context's lane, evaluation passes recording forward work as eval.
-func span(c *nn.Ctx, name string, role trace.Role) trace.Span {
-	if role == trace.RoleForward && c.ForwardRole != trace.RoleOther {
-		role = c.ForwardRole
+func span(c *nn.Ctx, name string, r role.Role) trace.Span {
+	if r == role.Forward && c.ForwardRole != role.Other {
+		r = c.ForwardRole
 	}
-	return c.Lane.Begin(name, role)
+	return c.Lane.Begin(name, r)
 }
 
 // layerNames are the names of the per-layer spans, made once so recording allocates nothing.
@@ -85,9 +86,9 @@ var layerNames = func() (names [2][]string) {
 
 func layerSpan(c *nn.Ctx, l int, backward bool) trace.Span {
 	if backward {
-		return span(c, layerNames[1][min(l, 255)], trace.RoleBackward)
+		return span(c, layerNames[1][min(l, 255)], role.Backward)
 	}
-	return span(c, layerNames[0][min(l, 255)], trace.RoleForward)
+	return span(c, layerNames[0][min(l, 255)], role.Forward)
 }
 
 // dropInput applies dropout to a dense or sparse input.
@@ -113,7 +114,7 @@ var (
 
 // apply computes act(x) into y (y must hold x's shape).
 func (a activation) apply(c *nn.Ctx, x, y *nn.Mat) *nn.Mat {
-	sp := span(c, a.name, trace.RoleForward)
+	sp := span(c, a.name, role.Forward)
 	y = a.forward(x, y)
 	sp.EndWork(int64(x.Len()), 2*x.Bytes())
 	return y
@@ -121,7 +122,7 @@ func (a activation) apply(c *nn.Ctx, x, y *nn.Mat) *nn.Mat {
 
 // grad turns dy into the gradient of act's input in place, from act's output y.
 func (a activation) grad(c *nn.Ctx, y, dy *nn.Mat) *nn.Mat {
-	sp := span(c, a.name, trace.RoleBackward)
+	sp := span(c, a.name, role.Backward)
 	dy = a.backward(y, dy, dy)
 	sp.EndWork(int64(dy.Len()), 3*dy.Bytes())
 	return dy

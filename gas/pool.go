@@ -6,6 +6,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/device"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
 )
@@ -145,7 +146,7 @@ func (p *Pool) fill(r *pull, lane *trace.Lane) (device.Event, error) {
 		}
 	}
 	if len(r.ids) > 0 {
-		sp := lane.Begin("history.gather", trace.RoleGather)
+		sp := lane.Begin("history.gather", role.Gather)
 		nn.GatherRows(r.h.Mat(), r.ids, nn.MatFrom(len(r.ids), w, s.host.Data))
 		sp.EndWork(0, 2*int64(len(r.ids)*w)*4)
 		if err := cp(s.dev.Range(r.count*w, len(r.ids)*w), s.host.Range(0, len(r.ids)*w)); err != nil {

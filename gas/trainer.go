@@ -11,6 +11,7 @@ import (
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
 )
@@ -179,14 +180,14 @@ func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, er
 		pf = train.NewPrefetch(len(groups), len(t.inputs), func(i, set int) (*batchInput, error) {
 			in := t.inputs[set]
 			var err error
-			(*trace.Lane)(nil).Do(context.Background(), trace.RoleSample, func(context.Context) { err = in.fill(d, t.loader, t.trainSG, &t.host, groups[i], true, true) })
+			(*trace.Lane)(nil).Do(context.Background(), role.Sample, func(context.Context) { err = in.fill(d, t.loader, t.trainSG, &t.host, groups[i], true, true) })
 			return in, err
 		})
 		defer pf.Close()
 	}
 	// next brings the loader's next batch towards the device: its upload queued.
 	next := func() (*batchInput, error) {
-		sp := lane.Begin("batch.next", trace.RoleDataload)
+		sp := lane.Begin("batch.next", role.Dataload)
 		defer sp.End()
 		in, ok, err := pf.Take()
 		if err == nil && !ok {
@@ -254,7 +255,7 @@ func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, er
 // runs once the forward pass is done.
 func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func() error) (float64, error) {
 	c := &t.ctx
-	c.Lane, c.Train, c.ForwardRole = lane, true, trace.RoleOther
+	c.Lane, c.Train, c.ForwardRole = lane, true, role.Other
 	if halo := in.Halo(); !t.Config.SyncTransfers && len(halo) > 0 {
 		// Every layer's halo rows are on their way before the forward pass needs them.
 		for _, h := range t.Histories {
@@ -268,7 +269,7 @@ func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func(
 	var logits *nn.Mat
 	var loss float64
 	var err error
-	lane.Do(context.Background(), trace.RoleForward, func(context.Context) {
+	lane.Do(context.Background(), role.Forward, func(context.Context) {
 		if logits, err = t.Model.Forward(c, in.Adj, in.X, &t.ex); err == nil {
 			loss = t.ce.Forward(c, logits, in.Targets)
 		}
@@ -279,10 +280,10 @@ func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func(
 	if err != nil {
 		return 0, err
 	}
-	lane.Do(context.Background(), trace.RoleBackward, func(context.Context) { t.Model.Backward(c, t.ce.Backward(c)) })
-	sp := lane.Begin("optimizer.adam", trace.RoleOptimizer)
+	lane.Do(context.Background(), role.Backward, func(context.Context) { t.Model.Backward(c, t.ce.Backward(c)) })
+	sp := lane.Begin("optimizer.adam", role.Optimizer)
 	var flops, bytes int64
-	lane.Do(context.Background(), trace.RoleOptimizer, func(context.Context) {
+	lane.Do(context.Background(), role.Optimizer, func(context.Context) {
 		if t.Config.GradNorm > 0 {
 			clipGradNorm(t.params, t.Config.GradNorm)
 		}
@@ -354,14 +355,14 @@ func (e *exchange) Exchange(c *nn.Ctx, l int) error {
 		return e.err
 	}
 	p, h, in, lane := e.t.pool, e.t.Histories[l], e.in, e.lane
-	sp := lane.Begin("history.push", trace.RoleHistory)
+	sp := lane.Begin("history.push", role.History)
 	err := p.Push(lane, h, &e.cat[l], in.Offsets, in.Counts)
 	sp.End()
 	halo := in.Halo()
 	if err != nil || len(halo) == 0 {
 		return err
 	}
-	sp = lane.Begin("history.pull", trace.RoleHistory)
+	sp = lane.Begin("history.pull", role.History)
 	if e.t.Config.SyncTransfers {
 		err = p.Pull(lane, h, 0, 0, halo)
 	}
@@ -374,7 +375,7 @@ func (e *exchange) Exchange(c *nn.Ctx, l int) error {
 		return err
 	}
 	// The concatenation of the batch's rows and the pulled ones is device work (torch.cat).
-	sp = span(c, "gas.concat", trace.RoleForward)
+	sp = span(c, "gas.concat", role.Forward)
 	n := len(halo) * h.Width
 	copy(e.cat[l].Data[in.Size*h.Width:], m.Data[:n])
 	sp.EndWork(0, 8*int64(n))
@@ -388,7 +389,7 @@ func (e *exchange) Exchange(c *nn.Ctx, l int) error {
 // memory, valid until the next call.
 func (t *Trainer) Inference(lane *trace.Lane) (*nn.Mat, error) {
 	c := &t.ctx
-	c.Lane, c.Train, c.ForwardRole = lane, false, trace.RoleEval
+	c.Lane, c.Train, c.ForwardRole = lane, false, role.Eval
 	L, p := t.Model.Layers(), t.pool
 	for l := range L {
 		dst := t.out
@@ -414,7 +415,7 @@ func (t *Trainer) Inference(lane *trace.Lane) (*nn.Mat, error) {
 				return nil, fmt.Errorf("inference layer %d batch %d: %w", l, bi, err)
 			}
 			first, count := int(b.Offsets[0]), b.Size
-			sp := lane.Begin("history.push", trace.RoleHistory)
+			sp := lane.Begin("history.push", role.History)
 			err = p.PushOut(lane, dst, out.out, first, count)
 			if err == nil && out.state != nil {
 				err = p.PushOut(lane, t.state, out.state, first, count)
@@ -453,7 +454,7 @@ func (t *Trainer) inferBatch(lane *trace.Lane, l int, parts []int32) (layerOut, 
 	x := in.X
 	var state *nn.Mat
 	if l > 0 {
-		sp := lane.Begin("history.pull", trace.RoleHistory)
+		sp := lane.Begin("history.pull", role.History)
 		m, err := p.Wait(lane)
 		if err == nil && t.state != nil {
 			state, err = t.pullState(lane, int(in.Offsets[0]), in.Size)
@@ -497,7 +498,7 @@ func (t *Trainer) Evaluate(lane *trace.Lane) (train.Scores, error) {
 // Run fills the histories with a first inference, then trains for the configured epochs,
 // recording on lane and printing a line per epoch to progress (nil: quiet).
 func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*train.Result, error) {
-	sp := lane.Begin("history.fill", trace.RoleEval)
+	sp := lane.Begin("history.fill", role.Eval)
 	_, err := t.Inference(lane)
 	sp.End()
 	if err != nil {

@@ -3,7 +3,7 @@ package nn
 import (
 	"fmt"
 
-	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // APPNPProp is APPNP's personalized-PageRank propagation: x⁰ = z, x^(k+1) = (1−α)·Â·x^k + α·z,
@@ -25,7 +25,7 @@ func (p *APPNPProp) Forward(c *Ctx, adj *Sparse, z *Mat) *Mat {
 	if p.K > 1 && adj.Rows != adj.Cols {
 		panic(fmt.Sprintf("nn: APPNP with K=%d needs a square adjacency, got %d×%d", p.K, adj.Rows, adj.Cols))
 	}
-	sp := c.begin("appnp.spmm", trace.RoleForward)
+	sp := c.begin("appnp.spmm", role.Forward)
 	p.adj = adj
 	cur := z
 	f := z.Cols
@@ -51,7 +51,7 @@ func (p *APPNPProp) Forward(c *Ctx, adj *Sparse, z *Mat) *Mat {
 
 // Backward returns dz: Σ_k α·((1−α)Âᵀ)^k·dy plus ((1−α)Âᵀ)^K·dy.
 func (p *APPNPProp) Backward(c *Ctx, dy *Mat) *Mat {
-	sp := c.begin("appnp.spmm", trace.RoleBackward)
+	sp := c.begin("appnp.spmm", role.Backward)
 	adj := p.adj
 	f := dy.Cols
 	p.dz = c.ResizeZero(p.dz, adj.Cols, f)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"unsafe"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -15,8 +16,8 @@ type Ctx struct {
 	Train bool
 	RNG   *rand.Rand // the run's single seeded generator (dropout seeds are drawn from it)
 	// ForwardRole, when set, replaces the forward role of layer spans: evaluation passes use
-	// trace.RoleEval so their time is not counted as training forward time.
-	ForwardRole trace.Role
+	// role.Eval so their time is not counted as training forward time.
+	ForwardRole role.Role
 	// Alloc, when set, provides the memory of the buffers layers keep between calls (outputs,
 	// saved activations, gradients), so that a trainer can place them in accounted device
 	// memory. Nil: the Go heap.
@@ -84,14 +85,14 @@ func ints[T int32 | int64](c *Ctx, b []T, n int) []T {
 func NewRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
 
 // begin opens a span on the context's lane (nothing when recording is off).
-func (c *Ctx) begin(name string, role trace.Role) trace.Span {
+func (c *Ctx) begin(name string, r role.Role) trace.Span {
 	if c == nil {
 		return trace.Span{}
 	}
-	if role == trace.RoleForward && c.ForwardRole != trace.RoleOther {
-		role = c.ForwardRole
+	if r == role.Forward && c.ForwardRole != role.Other {
+		r = c.ForwardRole
 	}
-	return c.Lane.Begin(name, role)
+	return c.Lane.Begin(name, r)
 }
 
 func (c *Ctx) train() bool { return c != nil && c.Train }

@@ -1,6 +1,9 @@
 package nn
 
-import "github.com/gnnprof/gnnprof/trace"
+import (
+	"github.com/gnnprof/gnnprof/role"
+	"github.com/gnnprof/gnnprof/trace"
+)
 
 // Dropout zeroes each element with probability P during training and scales the rest by
 // 1/(1−P). Masks come from a counter-based hash of a per-call seed, so they take no memory.
@@ -31,7 +34,7 @@ func (d *Dropout) begin(c *Ctx) (trace.Span, bool) {
 	if !d.active {
 		return trace.Span{}, false
 	}
-	sp := c.begin(d.name, trace.RoleForward)
+	sp := c.begin(d.name, role.Forward)
 	d.seed = c.seed()
 	return sp, true
 }
@@ -114,7 +117,7 @@ func (d *Dropout) Backward(c *Ctx, dy *Mat) *Mat {
 	if !d.active {
 		return dy
 	}
-	sp := c.begin(d.name, trace.RoleBackward)
+	sp := c.begin(d.name, role.Backward)
 	d.dx = c.Resize(d.dx, dy.Rows, dy.Cols)
 	dropMask(d.seed, d.P, dy.Data[:dy.Len()], d.dx.Data)
 	sp.EndWork(int64(dy.Len()), 2*dy.Bytes())

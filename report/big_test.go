@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -20,11 +21,11 @@ func bigStep(events []trace.Event, n int) []trace.Event {
 	events = synthStep(events, n, "spmm", 0)
 	base := int64(n) * synthStepNs
 	for k := range int64(80) {
-		events = append(events, trace.Event{Kind: trace.KindSpan, Role: trace.RoleCPU, Device: trace.NoDevice, Step: int32(n),
+		events = append(events, trace.Event{Kind: trace.KindSpan, Role: role.CPU, Device: trace.NoDevice, Step: int32(n),
 			Lane: 0, Name: fmt.Sprintf("aten::index_select_%d", k%20), Start: base + 3_200_000 + k*10_000, Dur: 5_000})
 	}
 	for k := range int64(100) {
-		events = append(events, trace.Event{Kind: trace.KindSpan, Role: trace.RoleKernel, Device: trace.NoDevice, Step: int32(n),
+		events = append(events, trace.Event{Kind: trace.KindSpan, Role: role.Kernel, Device: trace.NoDevice, Step: int32(n),
 			Lane: 2, Name: fmt.Sprintf("elementwise_kernel_%d", k%10), Start: base + 5_200_000 + k*19_000, Dur: 10_000})
 	}
 	return events

@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/gnnprof/gnnprof/internal/chromejson"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -136,7 +137,7 @@ func (e *chromeExporter) layout() {
 			name = "thread " + info.Tid
 		}
 		proc := "process " + info.Pid
-		if info.IsDevice() {
+		if info.Device != trace.NoDevice {
 			proc = "device " + strconv.Itoa(int(info.Device))
 		} else if named {
 			proc = info.Pid
@@ -252,7 +253,7 @@ func (e *chromeExporter) cuts(order []int32) []int {
 	for k, i := range order {
 		buf = e.appendEvent(buf[:0], i)
 		n := int64(len(buf)) + 2 // ",\n"
-		atStep := e.t.Kind[i] == trace.KindSpan && e.t.Role[i] == trace.RoleStep
+		atStep := e.t.Kind[i] == trace.KindSpan && e.t.Role[i] == role.Step
 		if k > cuts[len(cuts)-1] && (size+n > limit || (atStep && size > limit/10*8)) {
 			cuts = append(cuts, k)
 			size = 0
@@ -379,7 +380,7 @@ func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 	tr := &e.tracks[e.trackOf[i]]
 	lane := &t.Lanes[tr.lane]
 	ev := chromejson.Event{Kind: chromejson.Kind(t.Kind[i]), Cat: t.Strings[t.Cat[i]], Name: t.NameOf(int(i)),
-		Role: t.Role[i].String(), Pid: tr.pidJSON, Tid: tr.tidJSON, OnDevice: lane.IsDevice(),
+		Role: t.Role[i].String(), Pid: tr.pidJSON, Tid: tr.tidJSON, OnDevice: lane.Device != trace.NoDevice,
 		Start: t.Start[i] - e.origin, Dur: e.dur(i), Step: t.Step[i], Bytes: t.Bytes[i], FLOPs: t.FLOPs[i],
 		Total: t.Total[i], Value: t.Value[i], Device: t.Device[i], Stream: lane.Stream,
 		Async: t.Flags[i]&trace.FlagAsync != 0, ExtID: t.ExtID[i], Corr: t.Corr[i], Shape: t.Strings[t.Shape[i]]}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -145,7 +146,7 @@ func TestExportChromeRoundTrip(t *testing.T) {
 }
 
 func TestExportChromeRepairsNesting(t *testing.T) {
-	tb := trace.NewTable()
+	tb := &trace.Table{}
 	tb.Lanes = []trace.LaneInfo{{Name: "main", Pid: "Spans", Tid: "worker", Device: trace.NoDevice}}
 	span := func(name string, start, end int64) {
 		tb.Append(trace.Event{Kind: trace.KindSpan, Step: -1, Name: name, Start: start, Dur: end - start}, "", "")
@@ -260,13 +261,13 @@ func TestExportEncodesLikeWriter(t *testing.T) {
 	lanes := []trace.LaneInfo{{Name: "main", Pid: "4242", Tid: "1", Device: trace.NoDevice},
 		{Name: "stream 7", Pid: "0", Tid: "7", Device: 0, Stream: 7}}
 	events := []trace.Event{
-		{Kind: trace.KindSpan, Role: trace.RoleStep, Device: trace.NoDevice, Step: 0, Lane: 0, Name: trace.StepName(0), Start: 0, Dur: 90_000},
-		{Kind: trace.KindCopy, Role: trace.RoleH2D, Dir: trace.DirH2D, Flags: trace.FlagPinned | trace.FlagAsync, Device: 0, Step: 0, Lane: 1,
-			Name: trace.CopyName(trace.DirH2D, trace.FlagPinned), Start: 1_000, Dur: 2_500, Bytes: 1 << 20},
-		{Kind: trace.KindCopy, Role: trace.RoleD2H, Dir: trace.DirD2H, Device: 0, Step: 0, Lane: 1,
-			Name: trace.CopyName(trace.DirD2H, 0), Start: 5_000, Dur: 700, Bytes: 4},
-		{Kind: trace.KindMemory, Device: 0, Step: 0, Lane: 0, Name: trace.MemoryName, Start: 6_000, Bytes: 4096, Total: 1 << 30},
-		{Kind: trace.KindMemory, Device: trace.NoDevice, Step: -1, Lane: 0, Name: trace.MemoryName, Start: 95_000, Bytes: -64, Total: 128},
+		{Kind: trace.KindSpan, Role: role.Step, Device: trace.NoDevice, Step: 0, Lane: 0, Name: stepName(0), Start: 0, Dur: 90_000},
+		{Kind: trace.KindCopy, Role: role.H2D, Dir: trace.DirH2D, Flags: trace.FlagPinned | trace.FlagAsync, Device: 0, Step: 0, Lane: 1,
+			Name: "Memcpy HtoD (Pinned -> Device)", Start: 1_000, Dur: 2_500, Bytes: 1 << 20},
+		{Kind: trace.KindCopy, Role: role.D2H, Dir: trace.DirD2H, Device: 0, Step: 0, Lane: 1,
+			Name: "Memcpy DtoH (Device -> Pageable)", Start: 5_000, Dur: 700, Bytes: 4},
+		{Kind: trace.KindMemory, Device: 0, Step: 0, Lane: 0, Name: "[memory]", Start: 6_000, Bytes: 4096, Total: 1 << 30},
+		{Kind: trace.KindMemory, Device: trace.NoDevice, Step: -1, Lane: 0, Name: "[memory]", Start: 95_000, Bytes: -64, Total: 128},
 	}
 	path := filepath.Join(t.TempDir(), "trace.json")
 	w, err := trace.CreateWriter(path, trace.Header{})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -36,11 +37,12 @@ func TestCPUProfileLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := trace.NewRecorder(trace.NewMemorySink())
+	mem, _ := trace.NewMemorySink()
+	rec := trace.NewRecorder(mem)
 	lane := rec.Lane("main")
 	step := lane.BeginStep(3)
-	lane.Do(context.Background(), trace.RoleSample, func(context.Context) { sink += spin(300 * time.Millisecond) })
-	lane.Do(context.Background(), trace.RoleForward, func(ctx context.Context) {
+	lane.Do(context.Background(), role.Sample, func(context.Context) { sink += spin(300 * time.Millisecond) })
+	lane.Do(context.Background(), role.Forward, func(ctx context.Context) {
 		done := make(chan int)
 		go func() { done <- spin(300 * time.Millisecond) }() // inherits the labels
 		sink += spin(300*time.Millisecond) + <-done

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/internal/shareddata"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -52,7 +53,7 @@ func TestKinetoTraceReports(t *testing.T) {
 		}
 	}
 	for i := range tb.Len() {
-		if tb.Kind[i] == trace.KindSpan && tb.Role[i] == trace.RoleKernel {
+		if tb.Kind[i] == trace.KindSpan && tb.Role[i] == role.Kernel {
 			wantNs += tb.Dur[i]
 		}
 	}

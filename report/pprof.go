@@ -8,6 +8,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -75,7 +76,7 @@ func WritePprof(w io.Writer, t *trace.Table) error {
 // stackNode is a call path: a name (with its role) under a parent path.
 type stackNode struct {
 	parent, name int32
-	role         trace.Role
+	role         role.Role
 }
 
 // pprofSample accumulates the spans of one call path, step and lane.
@@ -109,7 +110,7 @@ func newPprofBuilder(t *trace.Table) *pprofBuilder {
 	}
 }
 
-func (b *pprofBuilder) node(parent, name int32, role trace.Role) (int32, error) {
+func (b *pprofBuilder) node(parent, name int32, role role.Role) (int32, error) {
 	k := uint64(parent)<<37 | uint64(uint32(name))<<5 | uint64(role&31)
 	if id, ok := b.nodeOf[k]; ok {
 		return id, nil
@@ -207,7 +208,7 @@ func (b *pprofBuilder) profile() *profile.Profile {
 	// Samples share their label maps (the encoder only reads them): one per role and lane, one
 	// per step.
 	type labelKey struct {
-		role trace.Role
+		role role.Role
 		lane int32
 	}
 	labels := map[labelKey]map[string][]string{}

@@ -4,17 +4,18 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
 // deepTable is one step holding n spans, each nested in the one before.
 func deepTable(n int) *trace.Table {
-	t := trace.NewTable()
+	t := &trace.Table{}
 	t.Lanes = []trace.LaneInfo{{Name: "main", Pid: "1", Tid: "1", Device: trace.NoDevice}}
-	t.Append(trace.Event{Kind: trace.KindSpan, Role: trace.RoleStep, Device: trace.NoDevice, Step: 0,
-		Name: trace.StepName(0), Start: 0, Dur: int64(4*n + 10)}, "", "")
+	t.Append(trace.Event{Kind: trace.KindSpan, Role: role.Step, Device: trace.NoDevice, Step: 0,
+		Name: stepName(0), Start: 0, Dur: int64(4*n + 10)}, "", "")
 	for k := range n {
-		t.Append(trace.Event{Kind: trace.KindSpan, Role: trace.RoleCPU, Device: trace.NoDevice, Step: 0,
+		t.Append(trace.Event{Kind: trace.KindSpan, Role: role.CPU, Device: trace.NoDevice, Step: 0,
 			Name: fmt.Sprintf("op%d", k%5), Start: int64(k + 1), Dur: int64(4*n - 2*k)}, "", "")
 	}
 	return t
@@ -34,7 +35,7 @@ func TestPprofDeepStacks(t *testing.T) {
 		for i, l := range s.Location {
 			names[i] = l.Line[0].Function.Name
 		}
-		if len(names) > maxPprofFrames || names[len(names)-1] != trace.StepName(0) {
+		if len(names) > maxPprofFrames || names[len(names)-1] != stepName(0) {
 			t.Fatalf("a stack of %d frames, %q … %q", len(names), names[:1], names[len(names)-1:])
 		}
 		if len(names) < maxPprofFrames || names[maxPprofFrames-rootFrames-1] != elidedFrames {

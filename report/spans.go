@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -66,7 +67,7 @@ func newStepIndex(t *trace.Table) *stepIndex {
 	}
 	var spans []span
 	for i := range t.Len() {
-		if t.Kind[i] != trace.KindSpan || t.Role[i] != trace.RoleStep {
+		if t.Kind[i] != trace.KindSpan || t.Role[i] != role.Step {
 			continue
 		}
 		n := t.Step[i]

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"fmt"
+
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -30,35 +33,35 @@ func synthStep(events []trace.Event, n int, opName string, extraUs int64) []trac
 		}
 		return base + x*1000
 	}
-	span := func(lane int32, name string, role trace.Role, from, to int64) {
+	span := func(lane int32, name string, role role.Role, from, to int64) {
 		events = append(events, trace.Event{Kind: trace.KindSpan, Role: role, Device: trace.NoDevice,
 			Step: int32(n), Lane: lane, Name: name, Start: us(from), Dur: us(to) - us(from)})
 	}
 	cp := func(lane int32, dir trace.Dir, flags trace.Flags, bytes, from, to int64) {
 		events = append(events, trace.Event{Kind: trace.KindCopy, Role: dir.Role(), Dir: dir, Flags: flags,
-			Device: 0, Step: int32(n), Lane: lane, Name: trace.CopyName(dir, flags), Start: us(from),
+			Device: 0, Step: int32(n), Lane: lane, Name: copyName(dir, flags), Start: us(from),
 			Dur: us(to) - us(from), Bytes: bytes})
 	}
 	mem := func(at, delta, total int64) {
 		events = append(events, trace.Event{Kind: trace.KindMemory, Device: 0, Step: int32(n), Lane: 0,
-			Name: trace.MemoryName, Start: us(at), Bytes: delta, Total: total})
+			Name: "[memory]", Start: us(at), Bytes: delta, Total: total})
 	}
-	span(0, trace.StepName(n), trace.RoleStep, 0, 9500)
-	span(0, "sample_subgraph", trace.RoleSample, 100, 2000)
-	span(0, "gather_features", trace.RoleGather, 2000, 3000)
+	span(0, stepName(n), role.Step, 0, 9500)
+	span(0, "sample_subgraph", role.Sample, 100, 2000)
+	span(0, "gather_features", role.Gather, 2000, 3000)
 	cp(0, trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 4<<20, 2500, 2900)
-	span(0, "forward", trace.RoleForward, 3100, 5000)
-	span(0, opName, trace.RoleForward, 3200, 4000)
-	span(0, "gemm", trace.RoleForward, 4000, 4800)
-	span(0, "backward", trace.RoleBackward, 5000, 8000)
-	span(0, "spmm_backward", trace.RoleBackward, 5100, 7000)
-	span(0, "gemm", trace.RoleBackward, 7000, 7600)
-	span(0, "adam", trace.RoleOptimizer, 8000, 8500)
-	span(0, "synchronize", trace.RoleSync, 8500, 9000)
+	span(0, "forward", role.Forward, 3100, 5000)
+	span(0, opName, role.Forward, 3200, 4000)
+	span(0, "gemm", role.Forward, 4000, 4800)
+	span(0, "backward", role.Backward, 5000, 8000)
+	span(0, "spmm_backward", role.Backward, 5100, 7000)
+	span(0, "gemm", role.Backward, 7000, 7600)
+	span(0, "adam", role.Optimizer, 8000, 8500)
+	span(0, "synchronize", role.Sync, 8500, 9000)
 	cp(0, trace.DirD2H, 0, 4, 9000, 9100)
-	span(1, "spmm_kernel", trace.RoleKernel, 3300, 4100)
-	span(1, "gemm_kernel", trace.RoleKernel, 4100, 4900)
-	span(1, "spmm_bwd_kernel", trace.RoleKernel, 5200, 7100)
+	span(1, "spmm_kernel", role.Kernel, 3300, 4100)
+	span(1, "gemm_kernel", role.Kernel, 4100, 4900)
+	span(1, "spmm_bwd_kernel", role.Kernel, 5200, 7100)
 	cp(1, trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 1<<20, 2600, 2700)
 	mem(50, 64<<20, 64<<20+int64(n%3)<<20)
 	mem(9400, -(64 << 20), int64(n%3)<<20)
@@ -70,7 +73,7 @@ func synthTable(steps int, opName string) *trace.Table { return synthTableSlow(s
 
 // synthTableSlow is synthTable with sampling extraUs microseconds slower in every step.
 func synthTableSlow(steps int, opName string, extraUs int64) *trace.Table {
-	t := trace.NewTable()
+	t := &trace.Table{}
 	t.Lanes = synthLanes()
 	t.Source = trace.SourceGnnprof
 	var events []trace.Event
@@ -81,4 +84,22 @@ func synthTableSlow(steps int, opName string, extraUs int64) *trace.Table {
 		}
 	}
 	return t
+}
+
+// stepName is torch.profiler's name for step n's span.
+func stepName(n int) string { return fmt.Sprintf("ProfilerStep#%d", n) }
+
+// copyName is Kineto's name for a copy, as the recorder writes it.
+func copyName(dir trace.Dir, flags trace.Flags) string {
+	host := "Pageable"
+	if flags&trace.FlagPinned != 0 {
+		host = "Pinned"
+	}
+	switch dir {
+	case trace.DirH2D:
+		return "Memcpy HtoD (" + host + " -> Device)"
+	case trace.DirD2H:
+		return "Memcpy DtoH (Device -> " + host + ")"
+	}
+	return "Memcpy DtoD (Device -> Device)"
 }

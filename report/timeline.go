@@ -232,7 +232,7 @@ func fitLabel(name string, width float64) string {
 }
 
 func laneIsDevice(t *trace.Table, l int32) bool {
-	return int(l) < len(t.Lanes) && t.Lanes[l].IsDevice()
+	return int(l) < len(t.Lanes) && t.Lanes[l].Device != trace.NoDevice
 }
 
 func laneLabel(t *trace.Table, l int32) string {
@@ -244,7 +244,7 @@ func laneLabel(t *trace.Table, l int32) string {
 	if name == "" {
 		name = "thread " + info.Tid
 	}
-	if info.IsDevice() && name == "" {
+	if info.Device != trace.NoDevice && name == "" {
 		name = fmt.Sprintf("device %d stream %d", info.Device, info.Stream)
 	}
 	return fitLabel(name, tlGutter-8)

@@ -49,11 +49,7 @@ func CreateStreaming(path string, meta map[string]any, start time.Time, live ...
 	if err != nil {
 		return nil, err
 	}
-	var sink trace.Sink = w
-	if len(live) > 0 {
-		sink = append(trace.Tee{w}, live...)
-	}
-	return &Dir{Path: path, Rec: trace.NewRecorder(sink)}, nil
+	return &Dir{Path: path, Rec: trace.NewRecorder(append([]trace.Sink{w}, live...)...)}, nil
 }
 
 // Close closes the trace and the live sinks beside it; later calls return the same error.

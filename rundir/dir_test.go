@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -15,7 +16,7 @@ import (
 func recordStep(d *Dir) {
 	lane := d.Rec.Lane("main")
 	step := lane.BeginStep(0)
-	lane.Begin("forward", trace.RoleForward).End()
+	lane.Begin("forward", role.Forward).End()
 	step.End()
 }
 
@@ -57,7 +58,7 @@ func TestAbortKeepsTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Rec.Lane("main").Begin("sample", trace.RoleSample).End()
+	d.Rec.Lane("main").Begin("sample", role.Sample).End()
 	d.Abort()
 	tbl, err := trace.ReadFile(filepath.Join(path, TraceFile), trace.ReadOptions{})
 	if err != nil || tbl.Len() == 0 {
@@ -83,7 +84,7 @@ func TestCreateFailsOnAFile(t *testing.T) {
 func TestCreateStreaming(t *testing.T) {
 	path := t.TempDir()
 	start := time.Unix(1_700_000_000, 123456789)
-	live := trace.NewMemorySink()
+	live, liveTable := trace.NewMemorySink()
 	d, err := CreateStreaming(path, nil, start, live)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func TestCreateStreaming(t *testing.T) {
 	if tbl.BaseTimeNs != start.UnixNano() {
 		t.Errorf("trace base time %d, want %d", tbl.BaseTimeNs, start.UnixNano())
 	}
-	got := live.Table
+	got := liveTable
 	if got.Len() != tbl.Len() || got.Len() != 2 {
 		t.Fatalf("live sink got %d events, the file %d; want 2", got.Len(), tbl.Len())
 	}

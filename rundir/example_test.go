@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
-	"github.com/gnnprof/gnnprof/trace"
 )
 
 // A trainer's run: create the directory, record each epoch as a step, finish with run.json.
@@ -24,7 +24,7 @@ func ExampleCreate() {
 	var epochs []rundir.Epoch
 	for e := range 2 {
 		step := lane.BeginStep(e)
-		lane.Begin("forward", trace.RoleForward).End()
+		lane.Begin("forward", role.Forward).End()
 		step.End()
 		epochs = append(epochs, rundir.Epoch{Epoch: e, Loss: 1.0 / float64(e+1)})
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -25,7 +26,7 @@ func TestTraceEpochs(t *testing.T) {
 	}
 	for _, e := range want {
 		step := lane.BeginStep(e.Epoch)
-		lane.Begin("forward", trace.RoleForward).End()
+		lane.Begin("forward", role.Forward).End()
 		other.Counter("loss", 99) // another lane's counter of the same name is not the epoch's
 		RecordEpoch(lane, e)
 		step.End()

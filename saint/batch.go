@@ -6,6 +6,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/device"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/saint/mhaug"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
@@ -79,14 +80,14 @@ func newLoader(dev *train.Device, lane *trace.Lane, pipe *Pipeline, norm *Norm, 
 
 // load builds batch i in buffer set set (train.Prefetch's producer).
 func (l *loader) load(i, set int) (b *batch, err error) {
-	sp := l.lane.Begin("sample", trace.RoleSample) // waiting for the sampling pipeline, if behind
+	sp := l.lane.Begin("sample", role.Sample) // waiting for the sampling pipeline, if behind
 	sg := l.pipe.Next()
 	sp.End()
 	if sg == nil {
 		return nil, errors.New("the sampling pipeline is closed")
 	}
 	defer l.pipe.Recycle(sg)
-	phase(l.lane, "gather", trace.RoleGather, func() { b, err = l.build(sg, &l.bufs[set]) })
+	phase(l.lane, "gather", role.Gather, func() { b, err = l.build(sg, &l.bufs[set]) })
 	if err != nil {
 		return nil, fmt.Errorf("batch %d (subgraph %d): %w", i, sg.Index, err)
 	}

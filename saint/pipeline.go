@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -99,7 +100,7 @@ func (p *Pipeline) work(lane *trace.Lane) {
 			return
 		}
 		i := p.next.Add(1) - 1
-		sp := lane.Begin("sample", trace.RoleSample)
+		sp := lane.Begin("sample", role.Sample)
 		var sg *Subgraph
 		select {
 		case sg = <-p.free:

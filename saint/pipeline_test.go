@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -59,7 +60,7 @@ func TestPipelineDeterministic(t *testing.T) {
 func TestPipelineRecordsSampleSpans(t *testing.T) {
 	g := testGraph(t)
 	s := newSampler(t, g, SamplerConfig{Kind: "node", Budget: 5})
-	sink := trace.NewMemorySink()
+	sink, sinkTable := trace.NewMemorySink()
 	rec := trace.NewRecorder(sink)
 	const workers, taken = 3, 50
 	p := NewPipeline(s, PipelineConfig{Seed: 1, Workers: workers, Ahead: 4, Rec: rec})
@@ -70,13 +71,13 @@ func TestPipelineRecordsSampleSpans(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	tb := sink.Table
+	tb := sinkTable
 	perLane := map[string]int{}
 	for i := range tb.Len() {
 		if tb.Kind[i] != trace.KindSpan {
 			continue
 		}
-		if tb.NameOf(i) != "sample" || tb.Role[i] != trace.RoleSample {
+		if tb.NameOf(i) != "sample" || tb.Role[i] != role.Sample {
 			t.Fatalf("span %q with role %v", tb.NameOf(i), tb.Role[i])
 		}
 		perLane[tb.Lanes[tb.Lane[i]].Name]++

@@ -10,6 +10,7 @@ import (
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/saint/mhaug"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
@@ -142,7 +143,7 @@ func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*
 	}
 	rec := t.dev.Rec
 	cfg := &t.Config
-	sp := lane.Begin("normalize", trace.RoleSample)
+	sp := lane.Begin("normalize", role.Sample)
 	pre := NewPipeline(t.sampler, PipelineConfig{Seed: cfg.Seed, Workers: cfg.SamplerWorkers})
 	norm, err := Normalize(pre, cfg.Coverage, t.Data.Split.Train)
 	pre.Close()
@@ -210,14 +211,14 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 	if first && t.chain != nil {
 		var tr mhaug.Transition
 		var err error
-		lane.Do(context.Background(), trace.RoleAugment, func(context.Context) { tr, err = t.chain.Advance(t.chainRNG, t.hn, lane) })
+		lane.Do(context.Background(), role.Augment, func(context.Context) { tr, err = t.chain.Advance(t.chainRNG, t.hn, lane) })
 		if err != nil {
 			return 0, fmt.Errorf("MH-Aug step: %w", err)
 		}
 		t.Transitions = append(t.Transitions, tr)
 		lane.Counter("mhaug proposals", float64(len(tr.Proposals)))
 	}
-	sp := lane.Begin("loader.next", trace.RoleDataload)
+	sp := lane.Begin("loader.next", role.Dataload)
 	b, ok, err := pf.Next()
 	sp.End()
 	switch {
@@ -230,8 +231,8 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 		return 0, fmt.Errorf("uploading the batch: %w", err)
 	}
 	c := &t.ctx
-	c.Lane, c.Train, c.ForwardRole = lane, true, trace.RoleOther
-	phase(lane, "gather", trace.RoleGather, func() { err = t.x.gather(c, t.dev, t.full.In.X, b.nodes) })
+	c.Lane, c.Train, c.ForwardRole = lane, true, role.Other
+	phase(lane, "gather", role.Gather, func() { err = t.x.gather(c, t.dev, t.full.In.X, b.nodes) })
 	if err != nil {
 		return 0, err
 	}
@@ -242,9 +243,9 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 	} else if loss, err = t.forwardBackwardAugmented(lane, b); err != nil {
 		return 0, err
 	}
-	sp = lane.Begin("optimizer.adam", trace.RoleOptimizer)
+	sp = lane.Begin("optimizer.adam", role.Optimizer)
 	var flops, bytes int64
-	lane.Do(context.Background(), trace.RoleOptimizer, func(context.Context) {
+	lane.Do(context.Background(), role.Optimizer, func(context.Context) {
 		if t.Config.ClipNorm > 0 {
 			clipGradNorm(t.full.Opt.Params(), t.Config.ClipNorm)
 		}
@@ -258,10 +259,10 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 func (t *Trainer) forwardBackward(lane *trace.Lane, b *batch) float64 {
 	c, m := &t.ctx, t.models[0]
 	var loss float64
-	phase(lane, "forward", trace.RoleForward, func() {
+	phase(lane, "forward", role.Forward, func() {
 		loss = t.ce.Forward(c, m.Forward(c, b.adj.Sparse(), t.x.input()), b.targets)
 	})
-	phase(lane, "backward", trace.RoleBackward, func() { m.Backward(c, t.ce.Backward(c)) })
+	phase(lane, "backward", role.Backward, func() { m.Backward(c, t.ce.Backward(c)) })
 	return loss
 }
 
@@ -272,7 +273,7 @@ func (t *Trainer) forwardBackwardAugmented(lane *trace.Lane, b *batch) (float64,
 	var adj1, adj2 *nn.Sparse
 	var x1, x2 nn.Input
 	var err1, err2 error
-	phase(lane, "augment.views", trace.RoleAugment, func() {
+	phase(lane, "augment.views", role.Augment, func() {
 		adj1, x1, err1 = t.views[0].set(c, t.dev, t.chain.Prev, &b.adj, &t.x, b.nodes)
 		adj2, x2, err2 = t.views[1].set(c, t.dev, t.chain.Cur, &b.adj, &t.x, b.nodes)
 	})
@@ -280,13 +281,13 @@ func (t *Trainer) forwardBackwardAugmented(lane *trace.Lane, b *batch) (float64,
 		return 0, err
 	}
 	var parts mhaug.LossParts
-	phase(lane, "forward", trace.RoleForward, func() {
+	phase(lane, "forward", role.Forward, func() {
 		z0 := t.models[0].Forward(c, b.adj.Sparse(), t.x.input())
 		z1 := t.models[1].Forward(c, adj1, x1)
 		z2 := t.models[2].Forward(c, adj2, x2)
 		parts = t.loss.Forward(c, z0, z1, z2, b.targets)
 	})
-	phase(lane, "backward", trace.RoleBackward, func() {
+	phase(lane, "backward", role.Backward, func() {
 		d0, d1, d2 := t.loss.Backward(c)
 		t.models[0].Backward(c, d0)
 		t.models[1].Backward(c, d1)
@@ -296,7 +297,7 @@ func (t *Trainer) forwardBackwardAugmented(lane *trace.Lane, b *batch) (float64,
 }
 
 // phase runs fn in a span on lane, its CPU time labelled with the span's role (Lane.Do).
-func phase(lane *trace.Lane, name string, role trace.Role, fn func()) {
+func phase(lane *trace.Lane, name string, role role.Role, fn func()) {
 	sp := lane.Begin(name, role)
 	lane.Do(context.Background(), role, func(context.Context) { fn() })
 	sp.End()
@@ -326,7 +327,7 @@ func (t *Trainer) evaluate(lane *trace.Lane) (train.Scores, error) {
 	if err != nil || t.chain == nil {
 		return sc, err
 	}
-	phase(lane, "mhaug.entropy", trace.RoleAugment, func() { mhaug.NormalizedEntropy(t.full.Logits, t.hn) })
+	phase(lane, "mhaug.entropy", role.Augment, func() { mhaug.NormalizedEntropy(t.full.Logits, t.hn) })
 	return sc, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/klauspost/compress/gzip"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -28,7 +29,7 @@ func BenchmarkSpan(b *testing.B) {
 	lane := rec.Lane("main")
 	b.ReportAllocs()
 	for b.Loop() {
-		lane.Begin("gcn.spmm", RoleForward).End()
+		lane.Begin("gcn.spmm", role.Forward).End()
 	}
 }
 
@@ -37,10 +38,10 @@ func BenchmarkSpanNested(b *testing.B) {
 	rec := NewRecorder(&discardSink{})
 	defer rec.Close()
 	lane := rec.Lane("main")
-	parent := lane.Begin("forward", RoleForward)
+	parent := lane.Begin("forward", role.Forward)
 	b.ReportAllocs()
 	for b.Loop() {
-		lane.Begin("gcn.spmm", RoleForward).EndWork(1000, 4000)
+		lane.Begin("gcn.spmm", role.Forward).EndWork(1000, 4000)
 	}
 	parent.End()
 }
@@ -59,7 +60,7 @@ func BenchmarkSpanConcurrent(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for range b.N {
-				lane.Begin("sample", RoleSample).End()
+				lane.Begin("sample", role.Sample).End()
 			}
 		}()
 	}
@@ -71,7 +72,7 @@ func BenchmarkSpanOff(b *testing.B) {
 	var lane *Lane
 	b.ReportAllocs()
 	for b.Loop() {
-		lane.Begin("gcn.spmm", RoleForward).End()
+		lane.Begin("gcn.spmm", role.Forward).End()
 	}
 }
 
@@ -105,11 +106,11 @@ func benchEvents(n int) ([]LaneInfo, []Event) {
 		t := int64(i) * 1733
 		switch i % 10 {
 		case 0:
-			ev[i] = Event{Kind: KindCopy, Role: RoleH2D, Dir: DirH2D, Flags: FlagPinned | FlagAsync, Lane: 1, Name: CopyName(DirH2D, FlagPinned), Start: t, Dur: 950, Bytes: 1 << 20, Step: int32(i / 1000)}
+			ev[i] = Event{Kind: KindCopy, Role: role.H2D, Dir: DirH2D, Flags: FlagPinned | FlagAsync, Lane: 1, Name: copyName(DirH2D, FlagPinned), Start: t, Dur: 950, Bytes: 1 << 20, Step: int32(i / 1000)}
 		case 1:
-			ev[i] = Event{Kind: KindMemory, Device: 0, Name: MemoryName, Start: t, Bytes: 4096, Total: 1 << 30, Step: int32(i / 1000)}
+			ev[i] = Event{Kind: KindMemory, Device: 0, Name: memoryName, Start: t, Bytes: 4096, Total: 1 << 30, Step: int32(i / 1000)}
 		default:
-			ev[i] = Event{Kind: KindSpan, Role: RoleForward, Device: NoDevice, Name: "gat.edge_softmax", Start: t, Dur: 1200, FLOPs: 123456, Bytes: 98765, Step: int32(i / 1000)}
+			ev[i] = Event{Kind: KindSpan, Role: role.Forward, Device: NoDevice, Name: "gat.edge_softmax", Start: t, Dur: 1200, FLOPs: 123456, Bytes: 98765, Step: int32(i / 1000)}
 		}
 	}
 	return lanes, ev
@@ -159,7 +160,7 @@ func BenchmarkRead(b *testing.B) {
 	b.SetBytes(int64(buf.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
-		t, err := Read(bytes.NewReader(buf.Bytes()), "bench", ReadOptions{})
+		t, err := readStream(bytes.NewReader(buf.Bytes()), "bench", ReadOptions{})
 		if err != nil || t.Len() != len(ev) {
 			b.Fatalf("read %d events: %v", t.Len(), err)
 		}
@@ -220,7 +221,7 @@ func BenchmarkReadSmall(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Read(bytes.NewReader(data), "small", ReadOptions{}); err != nil {
+		if _, err := readStream(bytes.NewReader(data), "small", ReadOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,16 +8,19 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // TestKilledRunLeavesReadableTrace records steps in a child process that is then killed with
 // SIGKILL, never closing its recorder: the file reads back with every step the child finished.
 func TestKilledRunLeavesReadableTrace(t *testing.T) {
 	if path := os.Getenv("GNNPROF_TRACE_CHILD"); path != "" {
-		rec, err := Create(path, Header{})
+		file, err := CreateWriter(path, Header{})
 		if err != nil {
 			os.Exit(3)
 		}
+		rec := NewRecorder(file)
 		recordTraining(rec, 5)
 		time.Sleep(300 * time.Millisecond) // the step-end flush runs on the writer goroutine
 		os.Stdout.WriteString("recorded\n")
@@ -47,7 +50,7 @@ func TestKilledRunLeavesReadableTrace(t *testing.T) {
 	}
 	steps := 0
 	for i := range tab.Len() {
-		if tab.Role[i] == RoleStep {
+		if tab.Role[i] == role.Step {
 			steps++
 		}
 	}

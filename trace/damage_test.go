@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -18,13 +19,13 @@ func recordedJSON(t *testing.T, steps int) ([]byte, *Table) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := NewMemorySink()
-	rec := NewRecorder(Tee{w, mem})
+	mem, memTable := NewMemorySink()
+	rec := NewRecorder(w, mem)
 	recordRandom(t, rec, 2, steps, 5)
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes(), mem.Table
+	return buf.Bytes(), memTable
 }
 
 func gzipped(t *testing.T, data []byte) []byte {
@@ -59,12 +60,12 @@ func TestCorruptGzipMember(t *testing.T) {
 	second := gzipped(t, data[half:])
 	second[10] = 0xff // the first deflate block's type: 11, reserved
 	in := append(gzipped(t, data[:half]), second...)
-	got, err := Read(bytes.NewReader(in), "bad.json.gz", ReadOptions{})
+	got, err := readStream(bytes.NewReader(in), "bad.json.gz", ReadOptions{})
 	if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "flate: corrupt input") ||
 		!strings.Contains(err.Error(), "bad.json.gz") {
 		t.Fatalf("error %v, want a truncation that names the file and the corrupt input", err)
 	}
-	before, _ := Read(bytes.NewReader(data[:half]), "first half", ReadOptions{})
+	before, _ := readStream(bytes.NewReader(data[:half]), "first half", ReadOptions{})
 	checkPrefix(t, got, want, before.Len())
 	if got.Len() != before.Len() {
 		t.Fatalf("%d events read, want exactly the %d of the good member", got.Len(), before.Len())
@@ -80,7 +81,7 @@ func TestCorruptGzipBlock(t *testing.T) {
 	for k := range 4 {
 		bad[len(bad)/2+k] ^= 0x55
 	}
-	got, err := Read(bytes.NewReader(bad), "bad.json.gz", ReadOptions{})
+	got, err := readStream(bytes.NewReader(bad), "bad.json.gz", ReadOptions{})
 	if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "bad.json.gz") ||
 		!strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("error %v, want a truncation that names the file and says the data is corrupt", err)
@@ -92,7 +93,7 @@ func TestCorruptGzipBlock(t *testing.T) {
 	for d < len(out) && d < len(data) && out[d] == data[d] {
 		d++
 	}
-	before, _ := Read(bytes.NewReader(data[:d]), "before the damage", ReadOptions{})
+	before, _ := readStream(bytes.NewReader(data[:d]), "before the damage", ReadOptions{})
 	if before.Len() < 100 {
 		t.Fatalf("only %d events before the damage: move it", before.Len())
 	}
@@ -103,7 +104,7 @@ func TestCorruptGzipBlock(t *testing.T) {
 func TestTruncatedGzip(t *testing.T) {
 	data, want := recordedJSON(t, 10)
 	good := gzipped(t, data)
-	got, err := Read(bytes.NewReader(good[:len(good)*2/3]), "cut.json.gz", ReadOptions{})
+	got, err := readStream(bytes.NewReader(good[:len(good)*2/3]), "cut.json.gz", ReadOptions{})
 	if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "the file ends inside event") {
 		t.Fatalf("error %v, want a truncation", err)
 	}
@@ -125,7 +126,7 @@ func TestTruncationSaysHowMuchWasRead(t *testing.T) {
 	lane := rec.Lane("main")
 	for n := range 10 {
 		step := lane.BeginStep(n)
-		lane.Begin("forward", RoleForward).End()
+		lane.Begin("forward", role.Forward).End()
 		step.End()
 	}
 	if err := rec.Close(); err != nil {
@@ -133,7 +134,7 @@ func TestTruncationSaysHowMuchWasRead(t *testing.T) {
 	}
 	data := buf.Bytes()
 	cut := bytes.Index(data, []byte(`"name":"ProfilerStep#6"`)) + 10
-	_, err = Read(bytes.NewReader(data[:cut]), "run/trace.json", ReadOptions{})
+	_, err = readStream(bytes.NewReader(data[:cut]), "run/trace.json", ReadOptions{})
 	if !errors.Is(err, ErrTruncated) {
 		t.Fatalf("error %v, want a truncation", err)
 	}

@@ -1,15 +1,16 @@
 // Package trace owns recording GNN training traces and reading them back: the Recorder, the event
-// model, the columnar Table and Read.
+// model, the columnar Table and ReadFile.
 //
 // A Recorder collects spans, steps, copies, memory events, counters and instants on lanes (a
-// goroutine's logical thread, or a device stream) and streams them to a Sink — Create's file
-// writer, or a MemorySink — without allocating on the hot path. The file is Chrome trace event
-// JSON in the form torch.profiler (Kineto) writes, so tools that know torch traces read ours; Read
-// loads such files — ours, Kineto's, and torch's legacy array form — into a Table, and
+// goroutine's logical thread, or a device stream) and streams them to Sinks — CreateWriter's
+// file writer, NewMemorySink's table, a live exporter — without allocating on the hot path. Each
+// span, copy and kernel carries a role (package role), the axis of the step breakdown. The file
+// is Chrome trace event JSON in the form torch.profiler (Kineto) writes, so tools that know torch
+// traces read ours; ReadFile loads such files — ours, Kineto's, and torch's legacy array form — into a Table, and
 // Table.Nest walks a lane's nested spans. Lane.Do labels the Go CPU profile with the role (and
 // step) of the work it runs, so CPU time splits the way the trace's wall time does.
 //
-// Read cuts its input into blocks that goroutines parse at once (each starts at the first event
+// ReadFile cuts its input into blocks that goroutines parse at once (each starts at the first event
 // in its block, found by jsonscan.NextElement); a merger takes each block's events where its reader
 // started exactly where the block before stopped, and parses the bytes itself where not, so the
 // table is the one a sequential read gives. Lanes get their kind from their events (device work
@@ -17,8 +18,8 @@
 // matter. Damage never misleads: a corrupt event is skipped and reading resumes at the next
 // ("corrupt at byte X, N events skipped"), an input that ends early or fails (a cut file, corrupt
 // gzip) keeps every event before and returns ErrTruncated saying how much of the run was read, and
-// a trace without a usable event is ErrNoEvents.
+// a trace without a usable event is an error.
 //
-// The package imports nothing else of gnnprof but its internal encoders, so any Go program can
+// The package imports nothing else of gnnprof but role and its internal encoders, so any Go program can
 // use it to instrument training.
 package trace

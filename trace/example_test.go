@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -19,14 +20,15 @@ func Example() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "trace.json.gz")
 
-	rec, err := trace.Create(path, trace.Header{Meta: map[string]any{"model": "gcn"}})
+	file, err := trace.CreateWriter(path, trace.Header{Meta: map[string]any{"model": "gcn"}})
 	if err != nil {
 		log.Fatal(err)
 	}
+	rec := trace.NewRecorder(file)
 	main := rec.Lane("main")
 	copies := rec.StreamLane(0, 7, "h2d stream")
 	step := main.BeginStep(0)
-	forward := main.Begin("forward", trace.RoleForward)
+	forward := main.Begin("forward", role.Forward)
 	start := rec.Now()
 	// … copy 1 MiB of features from pinned memory to device 0, asynchronously …
 	copies.Copy(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 0, 1<<20, start, rec.Now())

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // kinetoIteration is one iteration of torch.profiler output in Kineto's form: an operator, its
@@ -32,7 +34,7 @@ func kinetoTrace(n int) []byte {
 
 // Kineto events read into the right kinds, roles, directions and join keys.
 func TestReadKineto(t *testing.T) {
-	tab, err := Read(bytes.NewReader(kinetoTrace(2)), "k.json", ReadOptions{})
+	tab, err := readStream(bytes.NewReader(kinetoTrace(2)), "k.json", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,7 @@ func TestReadKineto(t *testing.T) {
 		t.Fatalf("source %q, %d events, warnings %v", tab.Source, tab.Len(), tab.Warnings)
 	}
 	wantKinds := []Kind{KindSpan, KindSpan, KindSpan, KindCopy, KindMemory}
-	wantRoles := []Role{RoleCPU, RoleRuntime, RoleKernel, RoleH2D, RoleOther}
+	wantRoles := []role.Role{role.CPU, role.Runtime, role.Kernel, role.H2D, role.Other}
 	for i := range 5 {
 		if tab.Kind[i] != wantKinds[i] || tab.Role[i] != wantRoles[i] || tab.ExtID[i] != 800 && i != 4 {
 			t.Fatalf("event %d: %+v ext %d", i, tab.Event(i), tab.ExtID[i])
@@ -50,10 +52,10 @@ func TestReadKineto(t *testing.T) {
 		tab.Bytes[3] != 8388608 || tab.Total[4] != 1048576000 || tab.Device[4] != 0 || tab.Start[0] != 1700000000000456 {
 		t.Fatalf("fields: %+v %+v %+v", tab.Event(1), tab.Event(3), tab.Event(4))
 	}
-	if tab.Strings[tab.Shape[0]] != "[[169343,128],[],[1024]]" || !tab.Lanes[tab.Lane[2]].IsDevice() {
+	if tab.Strings[tab.Shape[0]] != "[[169343,128],[],[1024]]" || tab.Lanes[tab.Lane[2]].Device == NoDevice {
 		t.Fatalf("shape %q lanes %+v", tab.Strings[tab.Shape[0]], tab.Lanes)
 	}
-	withFlows, err := Read(bytes.NewReader(kinetoTrace(2)), "k.json", ReadOptions{KeepFlows: true})
+	withFlows, err := readStream(bytes.NewReader(kinetoTrace(2)), "k.json", ReadOptions{KeepFlows: true})
 	if err != nil || withFlows.Len() != 14 {
 		t.Fatalf("with flows: %d events, %v", withFlows.Len(), err)
 	}
@@ -67,7 +69,7 @@ func BenchmarkReadKineto(b *testing.B) {
 	b.ReportAllocs()
 	var n int
 	for b.Loop() {
-		t, err := Read(bytes.NewReader(data), "bench", ReadOptions{})
+		t, err := readStream(bytes.NewReader(data), "bench", ReadOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/gnnprof/gnnprof/internal/jsonscan"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // The merger reads the input in order. It parses the top level itself and, in the events array,
@@ -57,7 +58,7 @@ type merger struct {
 }
 
 func newMerger(name string, opt ReadOptions, size int64, pl *pipeline, compressed bool) *merger {
-	m := &merger{name: name, size: size, compressed: compressed, pl: pl, t: NewTable(),
+	m := &merger{name: name, size: size, compressed: compressed, pl: pl, t: &Table{},
 		held: map[int]*chunk{}, early: map[int]*chunk{}, laneIndex: map[laneKey]int32{},
 		open: map[int32][]int32{}, seen: map[string]bool{}}
 	m.own = newReader(len(pl.readers), opt)
@@ -216,7 +217,7 @@ func (m *merger) run() error {
 	}
 	m.finish()
 	if err == nil && m.t.Len() == 0 {
-		err = fmt.Errorf("%w: %d elements in traceEvents, none of them an event the analyzer uses", ErrNoEvents, m.elements)
+		err = fmt.Errorf("%w: %d elements in traceEvents, none of them an event the analyzer uses", errNoEvents, m.elements)
 	}
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", m.name, err)
@@ -557,7 +558,7 @@ func (m *merger) progress() string {
 	t := m.t
 	last, n := -1, 0
 	for i := range t.Len() {
-		if t.Role[i] == RoleStep && t.Kind[i] == KindSpan && t.Dur[i] >= 0 {
+		if t.Role[i] == role.Step && t.Kind[i] == KindSpan && t.Dur[i] >= 0 {
 			if s, ok := ParseStepName(t.NameOf(i)); ok {
 				n++
 				last = max(last, s)

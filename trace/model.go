@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // Kind is what an event is.
@@ -26,56 +28,6 @@ func (k Kind) String() string {
 		return kindNames[k]
 	}
 	return fmt.Sprintf("kind(%d)", k)
-}
-
-// Role classifies time for the step breakdown. The GNN roles come first; the device-side roles
-// (kernel, memset, runtime) and host op execution (cpu) let foreign torch traces use the same scheme.
-type Role uint8
-
-const (
-	RoleOther     Role = iota // nothing more specific is known
-	RoleStep                  // a training step (ProfilerStep#N)
-	RoleSample                // subgraph sampling and construction
-	RoleGather                // feature / history gathering on the host
-	RoleH2D                   // host-to-device copy
-	RoleD2H                   // device-to-host copy
-	RoleD2D                   // device-to-device copy
-	RoleSync                  // waiting on the device
-	RoleForward               // forward computation
-	RoleBackward              // backward computation
-	RoleOptimizer             // optimizer update
-	RoleHistory               // GNNAutoScale history push/pull
-	RoleAugment               // MH-Aug augmentation
-	RoleEval                  // evaluation
-	RoleDataload              // data loading
-	RoleKernel                // device kernel execution
-	RoleMemset                // device memset
-	RoleRuntime               // device runtime / driver API calls on the host
-	RoleCPU                   // host operator execution not otherwise classified
-	RoleComm                  // collective communication on a device (NCCL kernels)
-	NumRoles
-)
-
-var roleNames = [NumRoles]string{
-	"other", "step", "sample", "gather", "h2d", "d2h", "d2d", "sync", "forward", "backward",
-	"optimizer", "history", "augment", "eval", "dataload", "kernel", "memset", "runtime", "cpu", "comm",
-}
-
-func (r Role) String() string {
-	if r < NumRoles {
-		return roleNames[r]
-	}
-	return fmt.Sprintf("role(%d)", r)
-}
-
-// ParseRole returns the role with the given name.
-func ParseRole(s string) (Role, bool) {
-	for i, n := range roleNames {
-		if n == s {
-			return Role(i), true
-		}
-	}
-	return RoleOther, false
 }
 
 // Dir is a copy's direction.
@@ -100,16 +52,16 @@ func (d Dir) String() string {
 }
 
 // Role returns the breakdown role of a copy in direction d.
-func (d Dir) Role() Role {
+func (d Dir) Role() role.Role {
 	switch d {
 	case DirH2D:
-		return RoleH2D
+		return role.H2D
 	case DirD2H:
-		return RoleD2H
+		return role.D2H
 	case DirD2D:
-		return RoleD2D
+		return role.D2D
 	}
-	return RoleOther
+	return role.Other
 }
 
 // Flags are boolean attributes of an event.
@@ -127,7 +79,7 @@ const NoDevice = -1
 // Times are nanoseconds since the trace's origin.
 type Event struct {
 	Kind   Kind
-	Role   Role
+	Role   role.Role
 	Dir    Dir   // copies
 	Flags  Flags // copies
 	Device int16 // copies and memory: the device index, or NoDevice for host memory
@@ -142,9 +94,6 @@ type Event struct {
 	Value  float64 // counters
 }
 
-// End returns the event's end time.
-func (e *Event) End() int64 { return e.Start + e.Dur }
-
 // LaneInfo describes a lane: a host thread or a device stream. Pid and Tid are the Chrome trace
 // process and thread ids it is written under (strings, since foreign traces use names too).
 type LaneInfo struct {
@@ -155,14 +104,11 @@ type LaneInfo struct {
 	Stream int32 // the stream id of a stream lane
 }
 
-// IsDevice reports whether the lane is a device stream.
-func (l LaneInfo) IsDevice() bool { return l.Device != NoDevice }
-
 // stepPrefix starts a step span's name.
 const stepPrefix = "ProfilerStep#"
 
-// StepName is the name of step n's span, as torch.profiler writes it.
-func StepName(n int) string { return stepPrefix + strconv.Itoa(n) }
+// stepName is the name of step n's span, as torch.profiler writes it.
+func stepName(n int) string { return stepPrefix + strconv.Itoa(n) }
 
 // ParseStepName returns the n of a step span's name, "ProfilerStep#n". torch writes no spaces;
 // "ProfilerStep #n" and "ProfilerStep# n" are accepted too, as Holistic Trace Analysis does.

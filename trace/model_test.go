@@ -33,8 +33,8 @@ func TestParseStepName(t *testing.T) {
 		}
 	}
 	for _, n := range []int{0, 1, 41, 1 << 20} {
-		if got, ok := ParseStepName(StepName(n)); !ok || got != n {
-			t.Errorf("ParseStepName(StepName(%d)) = %d, %v", n, got, ok)
+		if got, ok := ParseStepName(stepName(n)); !ok || got != n {
+			t.Errorf("ParseStepName(stepName(%d)) = %d, %v", n, got, ok)
 		}
 	}
 }
@@ -53,8 +53,8 @@ func FuzzParseStepName(f *testing.F) {
 		if n < 0 || n > math.MaxInt32 {
 			t.Fatalf("ParseStepName(%q) = %d", name, n)
 		}
-		if back, ok := ParseStepName(StepName(n)); !ok || back != n {
-			t.Fatalf("StepName(%d) parses as %d, %v", n, back, ok)
+		if back, ok := ParseStepName(stepName(n)); !ok || back != n {
+			t.Fatalf("stepName(%d) parses as %d, %v", n, back, ok)
 		}
 	})
 }

@@ -9,7 +9,7 @@ import (
 
 // nestTable appends spans given as name [start, end) on lane, in the order given.
 func nestTable(spans ...any) (*Table, []int32) {
-	t := NewTable()
+	t := &Table{}
 	t.Lanes = []LaneInfo{{Name: "a", Device: NoDevice}, {Name: "b", Device: NoDevice}}
 	var idx []int32
 	for k := 0; k < len(spans); k += 4 {
@@ -62,7 +62,7 @@ func TestNest(t *testing.T) {
 
 // deepTable is one lane of n spans, each nested in the one before: [k, 2n-k).
 func deepTable(n int) (*Table, []int32) {
-	t := NewTable()
+	t := &Table{}
 	t.Lanes = []LaneInfo{{Name: "deep", Device: NoDevice}}
 	idx := make([]int32, n)
 	for k := range n {
@@ -96,7 +96,7 @@ func TestNestDeep(t *testing.T) {
 func BenchmarkNest(b *testing.B) {
 	const n = 50_000
 	deep, deepIdx := deepTable(n)
-	flat := NewTable()
+	flat := &Table{}
 	flat.Lanes = deep.Lanes
 	for k := range n {
 		flat.Append(Event{Kind: KindSpan, Name: "f", Start: int64(2 * k), Dur: 1}, "", "")

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"sync"
 	"testing"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // recordTraining records a trainer-like workload: steps with nested phases on the main lane,
@@ -25,19 +27,19 @@ func recordTraining(rec *Recorder, steps int) {
 			wg.Add(1)
 			go func(lane *Lane) {
 				defer wg.Done()
-				sp := lane.Begin("sample", RoleSample)
-				lane.Begin("sample.neighbors", RoleSample).End()
+				sp := lane.Begin("sample", role.Sample)
+				lane.Begin("sample.neighbors", role.Sample).End()
 				sp.End()
 			}(rec.Lane(fmt.Sprintf("sampler %d.%d", s, w)))
 		}
 		wg.Wait()
-		fwd := main.Begin("forward", RoleForward)
+		fwd := main.Begin("forward", role.Forward)
 		for range 3 {
 			// A stream runs its copies in order: each starts after the previous one ended.
 			start := max(rec.Now(), h2dFree)
 			h2dFree = start + 1000
 			h2d.Copy(DirH2D, FlagPinned|FlagAsync, 0, 1<<20, start, h2dFree)
-			main.Begin("gcn.spmm", RoleForward).EndWork(1e6, 4e6)
+			main.Begin("gcn.spmm", role.Forward).EndWork(1e6, 4e6)
 		}
 		fwd.End()
 		start := rec.Now()
@@ -53,10 +55,11 @@ func recordTraining(rec *Recorder, steps int) {
 // durations are not negative, and metadata events name every track.
 func TestPerfettoJSONRules(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.json.gz")
-	rec, err := Create(path, Header{})
+	file, err := CreateWriter(path, Header{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rec := NewRecorder(file)
 	recordTraining(rec, 5)
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
@@ -130,24 +133,24 @@ func TestPerfettoJSONRules(t *testing.T) {
 // TestMisuseKeepsTraceNested ends spans out of order and twice: the recorder reports the misuse
 // once and the trace still nests.
 func TestMisuseKeepsTraceNested(t *testing.T) {
-	mem := NewMemorySink()
+	mem, memTable := NewMemorySink()
 	rec := NewRecorder(mem)
 	lane := rec.Lane("main")
-	outer := lane.Begin("outer", RoleForward)
-	inner := lane.Begin("inner", RoleForward)
+	outer := lane.Begin("outer", role.Forward)
+	inner := lane.Begin("inner", role.Forward)
 	outer.End() // closes inner too
 	inner.End() // already closed: ignored
-	lane.Begin("left open", RoleOther)
+	lane.Begin("left open", role.Other)
 	err := rec.Close()
 	if err == nil {
 		t.Fatal("misuse not reported")
 	}
-	tab := mem.Table
+	tab := memTable
 	if tab.Len() != 3 {
 		t.Fatalf("%d events, want 3 (inner, outer, left open)", tab.Len())
 	}
 	in, out := tab.Event(0), tab.Event(1)
-	if in.Name != "inner" || out.Name != "outer" || in.Start < out.Start || in.End() > out.End() {
+	if in.Name != "inner" || out.Name != "outer" || in.Start < out.Start || (in.Start+in.Dur) > (out.Start+out.Dur) {
 		t.Fatalf("not nested: %+v in %+v", in, out)
 	}
 }

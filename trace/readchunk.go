@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/gnnprof/gnnprof/internal/jsonscan"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // This file is the reading of events: a reader parses the elements of the traceEvents array that
@@ -669,7 +670,7 @@ func (rd *reader) store() error {
 		}
 	case e.ph == 'i' || e.ph == 'I':
 		ev.Kind, ev.Dur = KindInstant, 0
-		if string(e.name) == MemoryName {
+		if string(e.name) == memoryName {
 			ev.Kind = KindMemory
 			ev.Bytes, ev.Total = e.memBytes, e.total
 			if e.devType == 1 {
@@ -703,14 +704,14 @@ func (rd *reader) store() error {
 // roleMemo is a foreign event name's role in its category (role decides it from the two).
 type roleMemo struct {
 	cat  int32
-	role Role
+	role role.Role
 	set  bool
 }
 
 // roleOf classifies the parsed event (string ids of its category and name given): a recorded role
 // is parsed; a foreign event's role, which its name and category decide, is worked out once per
 // name, as the same names recur throughout a trace.
-func (rd *reader) roleOf(cat string, catID, nameID int32) Role {
+func (rd *reader) roleOf(cat string, catID, nameID int32) role.Role {
 	e := &rd.ev
 	if len(e.role) > 0 {
 		return rd.role(cat, e.name, e.role, catID == 0)

@@ -27,8 +27,8 @@ type ReadOptions struct {
 // disk). The table returned with it holds every complete event before the cut.
 var ErrTruncated = errors.New("trace is truncated")
 
-// ErrNoEvents is wrapped by the error Read returns for a trace without a single usable event.
-var ErrNoEvents = errors.New("trace has no usable events")
+// errNoEvents is wrapped by the error Read returns for a trace without a single usable event.
+var errNoEvents = errors.New("trace has no usable events")
 
 // maxDur bounds a credible event duration: about 11.6 days.
 const maxDur = 1_000_000_000_000_000
@@ -46,11 +46,6 @@ func ReadFile(path string, opt ReadOptions) (*Table, error) {
 	}
 	defer f.Close()
 	return read(f, path, opt, uncompressedSize(f))
-}
-
-// Read reads a trace from r; name labels errors.
-func Read(r io.Reader, name string, opt ReadOptions) (*Table, error) {
-	return read(r, name, opt, 0)
 }
 
 // uncompressedSize returns the size of f's JSON: its size, or for gzip the size its trailer

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gnnprof/gnnprof/internal/jsonscan"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // readerSeeds are small traces of every kind the reader takes, and damaged ones.
@@ -57,7 +58,7 @@ func FuzzRead(f *testing.F) {
 				zw.Close()
 				in = buf.Bytes()
 			}
-			tab, err := Read(bytes.NewReader(in), "fuzz", ReadOptions{KeepFlows: compressed, KeepPython: compressed})
+			tab, err := readStream(bytes.NewReader(in), "fuzz", ReadOptions{KeepFlows: compressed, KeepPython: compressed})
 			if err != nil && !strings.Contains(err.Error(), "fuzz") {
 				t.Fatalf("error does not name the input: %v", err)
 			}
@@ -93,7 +94,7 @@ func checkTable(t *testing.T, tab *Table) {
 				t.Fatalf("event %d: string id %d of %d", i, id, len(tab.Strings))
 			}
 		}
-		if tab.Kind[i] >= numKinds || tab.Role[i] >= NumRoles {
+		if tab.Kind[i] >= numKinds || tab.Role[i] >= role.Count {
 			t.Fatalf("event %d: kind %d role %d", i, tab.Kind[i], tab.Role[i])
 		}
 		if (tab.Kind[i] == KindSpan || tab.Kind[i] == KindCopy) && (tab.Dur[i] < -1 || tab.Dur[i] > maxDur) {
@@ -137,14 +138,14 @@ func TestReadBadInput(t *testing.T) {
 		{"cut in the header", `{"schemaVersion":1,"traceEv`, ErrTruncated, "header", "", 0},
 		{"not a trace", `hello`, jsonscan.ErrSyntax, "byte 0", "", 0},
 		{"empty file", ``, nil, "empty file", "", 0},
-		{"no events", `{"traceEvents":[]}`, ErrNoEvents, "0 elements", "", 0},
-		{"only metadata", `{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"x"}}]}`, ErrNoEvents, "1 elements", "", 0},
-		{"only bad events", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":5}]}`, ErrNoEvents, "", `no "ts"`, 0},
-		{"not an object", `{"traceEvents":[1,2,3]}`, ErrNoEvents, "", "corrupt at byte 16", 0},
+		{"no events", `{"traceEvents":[]}`, errNoEvents, "0 elements", "", 0},
+		{"only metadata", `{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"x"}}]}`, errNoEvents, "1 elements", "", 0},
+		{"only bad events", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":5}]}`, errNoEvents, "", `no "ts"`, 0},
+		{"not an object", `{"traceEvents":[1,2,3]}`, errNoEvents, "", "corrupt at byte 16", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tab, err := Read(strings.NewReader(c.in), "bad.json", ReadOptions{})
+			tab, err := readStream(strings.NewReader(c.in), "bad.json", ReadOptions{})
 			switch {
 			case c.err == nil && c.errText == "" && err != nil:
 				t.Fatalf("error %v", err)
@@ -208,17 +209,17 @@ func FuzzReadDamage(f *testing.F) {
 		doc := func(els []string) []byte {
 			return []byte(`{"traceEvents":[` + strings.Join(els, ",\n") + "]}\n")
 		}
-		before, err := Read(bytes.NewReader(doc(events[:k])), "before", ReadOptions{})
+		before, err := readStream(bytes.NewReader(doc(events[:k])), "before", ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		after, err := Read(bytes.NewReader(doc(events[k+1:])), "after", ReadOptions{})
+		after, err := readStream(bytes.NewReader(doc(events[k+1:])), "after", ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		damaged := doc(slices.Concat(events[:k], []string{string(garbage)}, events[k+1:]))
 		withBlocks(t, 16+int(block), 48+3*int(block), 8+int(block)/3)
-		got, err := Read(bytes.NewReader(damaged), "damaged", ReadOptions{Workers: 1 + int(block)%3})
+		got, err := readStream(bytes.NewReader(damaged), "damaged", ReadOptions{Workers: 1 + int(block)%3})
 		if err != nil {
 			t.Fatalf("error %v (damage %q)", err, garbage)
 		}
@@ -253,7 +254,7 @@ func TestReadAcrossBlockBoundaries(t *testing.T) {
 	b := []string{"[" + strings.Join(damageEvents(200), ",") + "]"}
 	inputs["legacy array, one line"] = []byte(b[0])
 	for name, data := range inputs {
-		want, err := Read(bytes.NewReader(data), name, ReadOptions{KeepFlows: true})
+		want, err := readStream(bytes.NewReader(data), name, ReadOptions{KeepFlows: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +262,7 @@ func TestReadAcrossBlockBoundaries(t *testing.T) {
 			for workers := 1; workers <= 3; workers++ {
 				t.Run(fmt.Sprintf("%s/%v/%d", name, sizes, workers), func(t *testing.T) {
 					withBlocks(t, sizes[0], sizes[1], sizes[2])
-					got, err := Read(bytes.NewReader(data), name, ReadOptions{KeepFlows: true, Workers: workers})
+					got, err := readStream(bytes.NewReader(data), name, ReadOptions{KeepFlows: true, Workers: workers})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -278,4 +279,9 @@ func TestReadAcrossBlockBoundaries(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readStream reads a trace from r, of a size not known in advance.
+func readStream(r io.Reader, name string, opt ReadOptions) (*Table, error) {
+	return read(r, name, opt, 0)
 }

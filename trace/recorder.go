@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gnnprof/gnnprof/internal/chromejson"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // A Sink receives the Recorder's events in batches, from one goroutine at a time. lanes describes
@@ -52,9 +53,14 @@ type batch struct {
 	async  bool       // a flush nobody waits for
 }
 
-// NewRecorder starts a recorder writing to sink.
-func NewRecorder(sink Sink) *Recorder {
+// NewRecorder starts a recorder writing to sinks: usually the trace file, and live exporters
+// beside it.
+func NewRecorder(sinks ...Sink) *Recorder {
 	initClock()
+	var sink Sink = tee(sinks)
+	if len(sinks) == 1 {
+		sink = sinks[0]
+	}
 	r := &Recorder{
 		origin: monotonic(),
 		sink:   sink,
@@ -96,7 +102,7 @@ func (r *Recorder) StreamLane(device, stream int, name string) *Lane {
 func (r *Recorder) addLane(info LaneInfo) *Lane {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if info.IsDevice() { // a racing StreamLane may have added it
+	if info.Device != NoDevice { // a racing StreamLane may have added it
 		for i, have := range r.infos {
 			if have.Device == info.Device && have.Stream == info.Stream {
 				return r.lanes[i]
@@ -287,7 +293,7 @@ type Lane struct {
 
 type openSpan struct {
 	name  string
-	role  Role
+	role  role.Role
 	seq   uint32
 	step  int32
 	start int64
@@ -301,7 +307,7 @@ type Span struct {
 }
 
 // Begin opens a span named name with the given role. It allocates nothing.
-func (l *Lane) Begin(name string, role Role) Span {
+func (l *Lane) Begin(name string, role role.Role) Span {
 	if l == nil {
 		return Span{}
 	}
@@ -318,7 +324,7 @@ func (l *Lane) BeginStep(n int) Span {
 		return Span{}
 	}
 	l.rec.step.Store(int32(n))
-	return l.Begin(StepName(n), RoleStep)
+	return l.Begin(stepName(n), role.Step)
 }
 
 // End closes the span.
@@ -345,7 +351,7 @@ func (s Span) EndWork(flops, bytes int64) {
 	}
 	top := l.stack[d]
 	l.stack = l.stack[:d]
-	isStep := top.role == RoleStep
+	isStep := top.role == role.Step
 	full := l.appendLocked(Event{Kind: KindSpan, Role: top.role, Device: NoDevice, Step: top.step, Lane: l.id,
 		Name: top.name, Start: top.start, Dur: now - top.start, Bytes: bytes, FLOPs: flops})
 	l.mu.Unlock()
@@ -409,7 +415,7 @@ func (l *Lane) record(e Event) {
 
 // Complete records a span with explicit start and end times (from Recorder.Now), such as a kernel
 // timed on a stream. The caller keeps it nested with the lane's other spans.
-func (l *Lane) Complete(name string, role Role, start, end int64) {
+func (l *Lane) Complete(name string, role role.Role, start, end int64) {
 	if l == nil {
 		return
 	}
@@ -417,7 +423,7 @@ func (l *Lane) Complete(name string, role Role, start, end int64) {
 }
 
 // Instant records a point event now.
-func (l *Lane) Instant(name string, role Role) {
+func (l *Lane) Instant(name string, role role.Role) {
 	if l == nil {
 		return
 	}
@@ -426,7 +432,7 @@ func (l *Lane) Instant(name string, role Role) {
 
 // Copy records a memory copy of bytes in direction dir on device, from start to end (Recorder.Now
 // times). flags says whether the host side was pinned and whether the copy was asynchronous.
-// The event's name is Kineto's for such a copy (CopyName).
+// The event's name is Kineto's for such a copy (copyName).
 func (l *Lane) Copy(dir Dir, flags Flags, device int, bytes, start, end int64) {
 	if l == nil {
 		return
@@ -435,7 +441,7 @@ func (l *Lane) Copy(dir Dir, flags Flags, device int, bytes, start, end int64) {
 		flags &^= FlagPinned // no host side
 	}
 	l.record(Event{Kind: KindCopy, Role: dir.Role(), Dir: dir, Flags: flags, Device: int16(device),
-		Name: CopyName(dir, flags), Start: start, Dur: end - start, Bytes: bytes})
+		Name: copyName(dir, flags), Start: start, Dur: end - start, Bytes: bytes})
 }
 
 // Memory records an allocation (delta > 0) or free (delta < 0) on device (NoDevice for host
@@ -444,7 +450,7 @@ func (l *Lane) Memory(device int, delta, total int64) {
 	if l == nil {
 		return
 	}
-	l.record(Event{Kind: KindMemory, Device: int16(device), Name: MemoryName, Start: l.rec.Now(), Bytes: delta, Total: total})
+	l.record(Event{Kind: KindMemory, Device: int16(device), Name: memoryName, Start: l.rec.Now(), Bytes: delta, Total: total})
 }
 
 // Counter records a sampled value now.
@@ -455,8 +461,8 @@ func (l *Lane) Counter(name string, value float64) {
 	l.record(Event{Kind: KindCounter, Device: NoDevice, Name: name, Start: l.rec.Now(), Value: value})
 }
 
-// MemoryName is the name of memory events, as torch.profiler writes them.
-const MemoryName = chromejson.MemoryName
+// memoryName is the name of memory events, as torch.profiler writes them.
+const memoryName = chromejson.MemoryName
 
 var copyNames = func() (names [numDirs][2]string) {
 	host := [2]string{"Pageable", "Pinned"}
@@ -469,8 +475,8 @@ var copyNames = func() (names [numDirs][2]string) {
 	return names
 }()
 
-// CopyName is a copy's event name in the form Kineto writes, e.g. "Memcpy HtoD (Pinned -> Device)".
-func CopyName(dir Dir, flags Flags) string {
+// copyName is a copy's event name in the form Kineto writes, e.g. "Memcpy HtoD (Pinned -> Device)".
+func copyName(dir Dir, flags Flags) string {
 	if dir == DirNone || dir >= numDirs {
 		return "Memcpy"
 	}

@@ -3,6 +3,8 @@ package trace
 import (
 	"bytes"
 	"strings"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // How foreign events get roles. Our own events carry args.role. For torch.profiler traces the
@@ -45,36 +47,36 @@ import (
 // (dgl.dataloading.DataLoader) contain "loader": dataload.
 var nameRoles = []struct {
 	keys []string
-	role Role
+	role role.Role
 }{
-	{[]string{"dataloader", "dataload", "datapipe", "loader"}, RoleDataload},
-	{[]string{"optimizer", "optim"}, RoleOptimizer},
-	{[]string{"backward", "autograd"}, RoleBackward},
-	{[]string{"forward"}, RoleForward},
-	{[]string{"sampl"}, RoleSample},
-	{[]string{"gather"}, RoleGather},
-	{[]string{"histor", "push", "pull"}, RoleHistory},
-	{[]string{"augment", "mhaug"}, RoleAugment},
-	{[]string{"eval", "valid", "test"}, RoleEval},
-	{[]string{"h2d", "to_device"}, RoleH2D},
-	{[]string{"d2h", "to_host", ".item"}, RoleD2H},
-	{[]string{"sync"}, RoleSync},
+	{[]string{"dataloader", "dataload", "datapipe", "loader"}, role.Dataload},
+	{[]string{"optimizer", "optim"}, role.Optimizer},
+	{[]string{"backward", "autograd"}, role.Backward},
+	{[]string{"forward"}, role.Forward},
+	{[]string{"sampl"}, role.Sample},
+	{[]string{"gather"}, role.Gather},
+	{[]string{"histor", "push", "pull"}, role.History},
+	{[]string{"augment", "mhaug"}, role.Augment},
+	{[]string{"eval", "valid", "test"}, role.Eval},
+	{[]string{"h2d", "to_device"}, role.H2D},
+	{[]string{"d2h", "to_host", ".item"}, role.D2H},
+	{[]string{"sync"}, role.Sync},
 }
 
-var knownCategories = map[string]Role{
-	"kernel": RoleKernel, "collective_comm": RoleComm, "gpu_memset": RoleMemset,
-	"cuda_runtime": RoleRuntime, "cuda_driver": RoleRuntime, "cuda_event": RoleRuntime,
-	"cuda_sync": RoleSync, "cpu_op": RoleCPU,
-	"user_annotation": RoleOther, "gpu_user_annotation": RoleOther,
-	"python_function": RoleOther, "cpu_instant_event": RoleOther, "overhead": RoleOther,
-	"external_correlation": RoleOther, "ac2g": RoleOther, "async_cpu_to_gpu": RoleOther,
-	"fwdbwd": RoleOther, "gnnprof": RoleOther, "counter": RoleOther, "gpu_memcpy": RoleOther,
+var knownCategories = map[string]role.Role{
+	"kernel": role.Kernel, "collective_comm": role.Comm, "gpu_memset": role.Memset,
+	"cuda_runtime": role.Runtime, "cuda_driver": role.Runtime, "cuda_event": role.Runtime,
+	"cuda_sync": role.Sync, "cpu_op": role.CPU,
+	"user_annotation": role.Other, "gpu_user_annotation": role.Other,
+	"python_function": role.Other, "cpu_instant_event": role.Other, "overhead": role.Other,
+	"external_correlation": role.Other, "ac2g": role.Other, "async_cpu_to_gpu": role.Other,
+	"fwdbwd": role.Other, "gnnprof": role.Other, "counter": role.Other, "gpu_memcpy": role.Other,
 }
 
 // roleForName classifies a span by its name alone (the table above).
-func roleForName(name string) Role {
+func roleForName(name string) role.Role {
 	if strings.HasPrefix(name, stepPrefix) {
-		return RoleStep
+		return role.Step
 	}
 	lower := strings.ToLower(name)
 	for _, nr := range nameRoles {
@@ -84,20 +86,20 @@ func roleForName(name string) Role {
 			}
 		}
 	}
-	return RoleOther
+	return role.Other
 }
 
 // role classifies a parsed event: ours by its recorded role, foreign ones by category and name.
-func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role {
+func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) role.Role {
 	if len(recorded) > 0 {
-		if r, ok := ParseRole(string(recorded)); ok {
+		if r, ok := role.Parse(string(recorded)); ok {
 			return r
 		}
 		rd.warnf("unknown role %q; using other", recorded)
 	}
 	if noCategory {
 		if bytes.HasPrefix(name, []byte(stepPrefix)) {
-			return RoleStep
+			return role.Step
 		}
 		if bytes.Contains(name, []byte("::")) {
 			return opRole(name)
@@ -114,24 +116,24 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) Role 
 		return roleForName(string(name))
 	case "kernel":
 		if isNCCL(name) {
-			return RoleComm
+			return role.Comm
 		}
 	case "cpu_op":
 		return opRole(name)
 	case "cuda_runtime", "cuda_driver":
 		if bytes.Contains(name, []byte("Synchronize")) || bytes.Contains(name, []byte("StreamWaitEvent")) {
-			return RoleSync
+			return role.Sync
 		}
 	}
 	return r
 }
 
 // opRole classifies a host operator: a graph sampler's operator samples; any other is cpu.
-func opRole(name []byte) Role {
+func opRole(name []byte) role.Role {
 	if containsFold(name, "sampl") || containsFold(name, "random_walk") {
-		return RoleSample
+		return role.Sample
 	}
-	return RoleCPU
+	return role.CPU
 }
 
 // isNCCL reports whether a kernel's name says it is an NCCL collective.

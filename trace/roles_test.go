@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // Foreign events get the roles roles.go's table documents: NCCL kernels and collective_comm are
@@ -11,26 +13,26 @@ import (
 func TestForeignRoles(t *testing.T) {
 	cases := []struct {
 		cat, name string
-		want      Role
+		want      role.Role
 	}{
-		{"kernel", "ncclKernel_AllToAll_RING_LL_Sum_float(ncclWorkElem)", RoleComm},
-		{"kernel", "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", RoleComm},
-		{"kernel", "void at::native::vectorized_elementwise_kernel<4>(int)", RoleKernel},
-		{"collective_comm", "nccl:all_to_all", RoleComm},
-		{"cpu_op", "pyg::neighbor_sample", RoleSample},
-		{"cpu_op", "torch_cluster::random_walk", RoleSample},
-		{"cpu_op", "aten::index_select", RoleCPU},
-		{"user_annotation", "NeighborLoader.__next__", RoleDataload},
-		{"user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", RoleDataload},
-		{"", "torch_sparse::sample_adj", RoleSample},
-		{"", "aten::bernoulli_", RoleCPU},
+		{"kernel", "ncclKernel_AllToAll_RING_LL_Sum_float(ncclWorkElem)", role.Comm},
+		{"kernel", "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", role.Comm},
+		{"kernel", "void at::native::vectorized_elementwise_kernel<4>(int)", role.Kernel},
+		{"collective_comm", "nccl:all_to_all", role.Comm},
+		{"cpu_op", "pyg::neighbor_sample", role.Sample},
+		{"cpu_op", "torch_cluster::random_walk", role.Sample},
+		{"cpu_op", "aten::index_select", role.CPU},
+		{"user_annotation", "NeighborLoader.__next__", role.Dataload},
+		{"user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", role.Dataload},
+		{"", "torch_sparse::sample_adj", role.Sample},
+		{"", "aten::bernoulli_", role.CPU},
 	}
 	for _, c := range cases {
 		ev := fmt.Sprintf(`{"ph":"X","name":%q,"pid":1,"tid":1,"ts":1,"dur":1`, c.name)
 		if c.cat != "" {
 			ev += fmt.Sprintf(`,"cat":%q`, c.cat)
 		}
-		tab, err := Read(bytes.NewReader([]byte(`{"schemaVersion":1,"traceEvents":[`+ev+`}]}`)), "roles", ReadOptions{})
+		tab, err := readStream(bytes.NewReader([]byte(`{"schemaVersion":1,"traceEvents":[`+ev+`}]}`)), "roles", ReadOptions{})
 		if err != nil || tab.Len() != 1 {
 			t.Fatalf("%s %q: %v", c.cat, c.name, err)
 		}

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // recordRandom records a random workload from several goroutines: nested spans, steps, copies on
@@ -28,7 +30,7 @@ func recordRandom(t testing.TB, rec *Recorder, goroutines, steps int, seed uint6
 				var nest func(depth int)
 				nest = func(depth int) {
 					for range rng.IntN(4) {
-						sp := lane.Begin(fmt.Sprintf("op%d<é>", rng.IntN(5)), Role(rng.IntN(int(NumRoles))))
+						sp := lane.Begin(fmt.Sprintf("op%d<é>", rng.IntN(5)), role.Role(rng.IntN(int(role.Count))))
 						if depth < 3 {
 							nest(depth + 1)
 						}
@@ -41,7 +43,7 @@ func recordRandom(t testing.TB, rec *Recorder, goroutines, steps int, seed uint6
 						case 2:
 							lane.Counter("queue depth", rng.Float64()*100)
 						case 3:
-							lane.Instant("mark", RoleEval)
+							lane.Instant("mark", role.Eval)
 						}
 						sp.EndWork(rng.Int64N(1e9), rng.Int64N(1e9))
 					}
@@ -71,14 +73,14 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mem := NewMemorySink()
-			rec := NewRecorder(Tee{w, mem})
+			mem, memTable := NewMemorySink()
+			rec := NewRecorder(w, mem)
 			recordRandom(t, rec, 4, 6, 1)
 			if err := rec.Close(); err != nil {
 				t.Fatal(err)
 			}
 			got := readAll(t, path)
-			want := mem.Table
+			want := memTable
 			if got.Len() != want.Len() || got.Len() < 100 {
 				t.Fatalf("read %d events, recorded %d", got.Len(), want.Len())
 			}
@@ -110,8 +112,8 @@ func TestTruncatedReadsBackPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem := NewMemorySink()
-		rec := NewRecorder(Tee{w, mem})
+		mem, memTable := NewMemorySink()
+		rec := NewRecorder(w, mem)
 		recordRandom(t, rec, 2, 5, 2)
 		if err := rec.Close(); err != nil {
 			t.Fatal(err)
@@ -138,7 +140,7 @@ func TestTruncatedReadsBackPrefix(t *testing.T) {
 				t.Fatalf("%s cut at %d: error %v does not say truncated", name, cut, err)
 			}
 			for i := range got.Len() {
-				if g, w := got.Event(i), mem.Table.Event(i); g != w {
+				if g, w := got.Event(i), memTable.Event(i); g != w {
 					t.Fatalf("%s cut at %d: event %d:\n got %+v\nwant %+v", name, cut, i, g, w)
 				}
 			}

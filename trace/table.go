@@ -1,12 +1,15 @@
 package trace
 
-import "github.com/gnnprof/gnnprof/internal/chromejson"
+import (
+	"github.com/gnnprof/gnnprof/internal/chromejson"
+	"github.com/gnnprof/gnnprof/role"
+)
 
 // Table is a trace in columnar form: one slice per attribute, indexed by event, with names interned.
 // It is what Read returns and what the analyzer works on; it holds tens of bytes per event.
 type Table struct {
 	Kind   []Kind
-	Role   []Role
+	Role   []role.Role
 	Dir    []Dir
 	Flags  []Flags
 	Device []int16
@@ -46,11 +49,6 @@ const (
 	SourceChrome  Source = "chrome"       // any other Chrome trace event file
 )
 
-// NewTable returns an empty table.
-func NewTable() *Table {
-	return &Table{Strings: []string{""}, index: map[string]int32{"": 0}}
-}
-
 // Len returns the number of events.
 func (t *Table) Len() int { return len(t.Kind) }
 
@@ -64,6 +62,9 @@ func (t *Table) intern(s string) int32 {
 
 func (t *Table) internNew(s string) int32 {
 	if t.index == nil {
+		if len(t.Strings) == 0 {
+			t.Strings = []string{""} // name 0 is the empty name, in every table
+		}
 		t.index = make(map[string]int32, len(t.Strings))
 		for i, str := range t.Strings {
 			t.index[str] = int32(i)
@@ -118,30 +119,31 @@ func (t *Table) Event(i int) Event {
 	}
 }
 
-// MemorySink is a Sink that keeps events in a Table (for in-process analysis and tests).
-type MemorySink struct {
-	Table *Table
+// NewMemorySink returns a Sink that keeps events in a table, and the table (for in-process
+// analysis and tests).
+func NewMemorySink() (Sink, *Table) {
+	m := &memorySink{table: &Table{}}
+	return m, m.table
 }
 
-// NewMemorySink returns a sink that appends to a new table.
-func NewMemorySink() *MemorySink { return &MemorySink{Table: NewTable()} }
+type memorySink struct{ table *Table }
 
-func (m *MemorySink) Write(lanes []LaneInfo, events []Event) error {
-	m.Table.Lanes = append(m.Table.Lanes[:0], lanes...)
+func (m *memorySink) Write(lanes []LaneInfo, events []Event) error {
+	m.table.Lanes = append(m.table.Lanes[:0], lanes...)
 	for i := range events {
 		e := &events[i]
-		m.Table.Append(*e, chromejson.Category(chromejson.Kind(e.Kind), e.Role.String(), lanes[e.Lane].IsDevice()), "")
+		m.table.Append(*e, chromejson.Category(chromejson.Kind(e.Kind), e.Role.String(), lanes[e.Lane].Device != NoDevice), "")
 	}
 	return nil
 }
 
-func (m *MemorySink) Flush() error { return nil }
-func (m *MemorySink) Close() error { return nil }
+func (m *memorySink) Flush() error { return nil }
+func (m *memorySink) Close() error { return nil }
 
-// Tee is a Sink that writes to several sinks: the trace file and a live exporter beside it.
-type Tee []Sink
+// tee is a Sink that writes to several sinks: the trace file and a live exporter beside it.
+type tee []Sink
 
-func (t Tee) Write(lanes []LaneInfo, events []Event) error {
+func (t tee) Write(lanes []LaneInfo, events []Event) error {
 	for _, s := range t {
 		if err := s.Write(lanes, events); err != nil {
 			return err
@@ -150,7 +152,7 @@ func (t Tee) Write(lanes []LaneInfo, events []Event) error {
 	return nil
 }
 
-func (t Tee) Flush() error {
+func (t tee) Flush() error {
 	for _, s := range t {
 		if err := s.Flush(); err != nil {
 			return err
@@ -159,7 +161,7 @@ func (t Tee) Flush() error {
 	return nil
 }
 
-func (t Tee) Close() error {
+func (t tee) Close() error {
 	var first error
 	for _, s := range t {
 		if err := s.Close(); err != nil && first == nil {

@@ -42,15 +42,6 @@ type writer struct {
 	err       error
 }
 
-// Create creates a trace file at path and returns a Recorder writing to it.
-func Create(path string, h Header) (*Recorder, error) {
-	w, err := CreateWriter(path, h)
-	if err != nil {
-		return nil, err
-	}
-	return NewRecorder(w), nil
-}
-
 // CreateWriter creates a trace file at path, writes its header and returns the Sink that writes
 // its events: for a recorder that also writes elsewhere, or for events made without a recorder.
 func CreateWriter(path string, h Header) (Sink, error) {
@@ -153,7 +144,7 @@ func (w *writer) appendLaneMeta(b []byte, id int32, l LaneInfo) []byte {
 		}
 		w.pidsSeen[l.Pid] = true
 		procName := "host"
-		if l.IsDevice() {
+		if l.Device != NoDevice {
 			procName = "device " + l.Pid
 		}
 		b = w.sep(b)
@@ -167,7 +158,7 @@ func (w *writer) appendLaneMeta(b []byte, id int32, l LaneInfo) []byte {
 func (w *writer) appendEvent(b []byte, e *Event, l *LaneInfo) []byte {
 	ids := &w.ids[e.Lane]
 	return chromejson.AppendEvent(b, &chromejson.Event{Kind: chromejson.Kind(e.Kind), Name: e.Name, Role: e.Role.String(),
-		Pid: ids[0], Tid: ids[1], OnDevice: l.IsDevice(), Start: e.Start, Dur: e.Dur, Step: e.Step,
+		Pid: ids[0], Tid: ids[1], OnDevice: l.Device != NoDevice, Start: e.Start, Dur: e.Dur, Step: e.Step,
 		Bytes: e.Bytes, FLOPs: e.FLOPs, Total: e.Total, Value: e.Value, Device: e.Device, Stream: l.Stream,
 		Async: e.Flags&FlagAsync != 0})
 }

@@ -30,7 +30,7 @@ func TestFullBatchOnDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sink := trace.NewMemorySink()
+	sink, sinkTable := trace.NewMemorySink()
 	rec := trace.NewRecorder(sink)
 	dev, err := NewDevice(DeviceConfig{Link: device.PCIe4x16()}, rec)
 	if err != nil {
@@ -66,7 +66,7 @@ func TestFullBatchOnDevice(t *testing.T) {
 
 	// Features (dense 500×32), adjacency, labels, splits and parameters go up once, before the
 	// first step; afterwards each epoch reads back its loss (8 bytes) and its scores (32 bytes).
-	tab := sink.Table
+	tab := sinkTable
 	var setupH2D, stepH2D int
 	readBacks := map[int32][]int64{}
 	for i := range tab.Len() {

@@ -8,6 +8,7 @@ import (
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -228,21 +229,21 @@ func (f *FullBatch) readBack(lane *trace.Lane, vals ...float64) ([]float64, erro
 // reads the loss back.
 func (f *FullBatch) TrainEpoch(lane *trace.Lane) (float64, error) {
 	c := &f.ctx
-	c.Lane, c.Train, c.ForwardRole = lane, true, trace.RoleOther
+	c.Lane, c.Train, c.ForwardRole = lane, true, role.Other
 	f.Opt.ZeroGrad()
 	var loss float64
-	sp := lane.Begin("forward", trace.RoleForward)
-	lane.Do(context.Background(), trace.RoleForward, func(context.Context) {
+	sp := lane.Begin("forward", role.Forward)
+	lane.Do(context.Background(), role.Forward, func(context.Context) {
 		logits := f.Model.Forward(c, f.In.Adj, f.In.X)
 		loss = f.ce.Forward(c, logits, nn.Targets{Rows: f.split.Train, Labels: f.labels})
 	})
 	sp.End()
-	sp = lane.Begin("backward", trace.RoleBackward)
-	lane.Do(context.Background(), trace.RoleBackward, func(context.Context) { f.Model.Backward(c, f.ce.Backward(c)) })
+	sp = lane.Begin("backward", role.Backward)
+	lane.Do(context.Background(), role.Backward, func(context.Context) { f.Model.Backward(c, f.ce.Backward(c)) })
 	sp.End()
-	sp = lane.Begin("optimizer.adam", trace.RoleOptimizer)
+	sp = lane.Begin("optimizer.adam", role.Optimizer)
 	var flops, bytes int64
-	lane.Do(context.Background(), trace.RoleOptimizer, func(context.Context) { flops, bytes = f.Opt.Step() })
+	lane.Do(context.Background(), role.Optimizer, func(context.Context) { flops, bytes = f.Opt.Step() })
 	sp.EndWork(flops, bytes)
 	got, err := f.readBack(lane, loss)
 	if err != nil {
@@ -262,7 +263,7 @@ func (f *FullBatch) deviceErr() error {
 // Evaluate scores the model without dropout; its layer spans carry the eval role.
 func (f *FullBatch) Evaluate(lane *trace.Lane) (Scores, error) {
 	c := &f.ctx
-	c.Lane, c.Train, c.ForwardRole = lane, false, trace.RoleEval
+	c.Lane, c.Train, c.ForwardRole = lane, false, role.Eval
 	logits := f.Model.Forward(c, f.In.Adj, f.In.X)
 	f.Logits = logits
 	s := f.split

@@ -11,6 +11,7 @@ import (
 	"github.com/gnnprof/gnnprof/device"
 	"github.com/gnnprof/gnnprof/internal/procmem"
 	"github.com/gnnprof/gnnprof/internal/progress"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -142,9 +143,9 @@ func (l *Loop) Run(ctx context.Context) (*Result, error) {
 			step.End()
 			return nil, fmt.Errorf("epoch %d: loss is %v (diverged; try a lower learning rate)", epoch, loss)
 		}
-		sp := l.Lane.Begin("eval", trace.RoleEval)
+		sp := l.Lane.Begin("eval", role.Eval)
 		var sc Scores
-		l.Lane.Do(ctx, trace.RoleEval, func(ctx context.Context) { sc, err = l.Eval(ctx, epoch) })
+		l.Lane.Do(ctx, role.Eval, func(ctx context.Context) { sc, err = l.Eval(ctx, epoch) })
 		sp.End()
 		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		if err == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gnnprof/gnnprof/internal/progress"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -16,7 +17,7 @@ func TestLoopInterrupted(t *testing.T) {
 	for _, abandon := range []bool{false, true} {
 		ctx, cancel := context.WithCancel(context.Background())
 		var updates []progress.Update
-		sink := trace.NewMemorySink()
+		sink, sinkTable := trace.NewMemorySink()
 		rec := trace.NewRecorder(sink)
 		loop := Loop{Epochs: 10, Lane: rec.Lane("main"),
 			Progress: func(u progress.Update) { updates = append(updates, u) },
@@ -50,8 +51,8 @@ func TestLoopInterrupted(t *testing.T) {
 			t.Fatal(err)
 		}
 		steps := 0
-		for i := range sink.Table.Len() {
-			if sink.Table.Event(i).Role == trace.RoleStep {
+		for i := range sinkTable.Len() {
+			if sinkTable.Event(i).Role == role.Step {
 				steps++
 			}
 		}

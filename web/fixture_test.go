@@ -13,6 +13,7 @@ import (
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
@@ -170,8 +171,8 @@ func recordSteps(lane *trace.Lane, from, to int) {
 		step := lane.BeginStep(n)
 		for _, phase := range []struct {
 			name string
-			role trace.Role
-		}{{"sample", trace.RoleSample}, {"forward", trace.RoleForward}, {"backward", trace.RoleBackward}} {
+			role role.Role
+		}{{"sample", role.Sample}, {"forward", role.Forward}, {"backward", role.Backward}} {
 			sp := lane.Begin(phase.name, phase.role)
 			busy(200 * time.Microsecond)
 			sp.End()

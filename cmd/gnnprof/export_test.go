@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -13,20 +14,21 @@ import (
 func recordTestRun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	rec, err := trace.Create(filepath.Join(dir, "trace.json.gz"), trace.Header{})
+	file, err := trace.CreateWriter(filepath.Join(dir, "trace.json.gz"), trace.Header{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rec := trace.NewRecorder(file)
 	lane := rec.Lane("main")
 	for n := range 3 {
 		step := lane.BeginStep(n)
 		// Spans last long enough that no profile view drops one as too small to show.
-		s := lane.Begin("sample_subgraph", trace.RoleSample)
+		s := lane.Begin("sample_subgraph", role.Sample)
 		time.Sleep(time.Millisecond)
 		s.End()
 		start := rec.Now()
 		lane.Copy(trace.DirH2D, trace.FlagPinned, 0, 1<<20, start, start+1000)
-		f := lane.Begin("forward", trace.RoleForward)
+		f := lane.Begin("forward", role.Forward)
 		time.Sleep(time.Millisecond)
 		f.End()
 		step.End()

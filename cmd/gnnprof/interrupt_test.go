@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -145,7 +146,7 @@ func TestInterruptRun(t *testing.T) {
 	}
 	steps := 0
 	for i := range tbl.Len() {
-		if tbl.Event(i).Role == trace.RoleStep {
+		if tbl.Event(i).Role == role.Step {
 			steps++
 		}
 	}

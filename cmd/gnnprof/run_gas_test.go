@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -71,7 +72,7 @@ func TestRunGASWritesRunDirectory(t *testing.T) {
 	for i := range tab.Len() {
 		ev := tab.Event(i)
 		switch {
-		case ev.Kind == trace.KindSpan && ev.Role == trace.RoleStep:
+		case ev.Kind == trace.KindSpan && ev.Role == role.Step:
 			steps++
 		case ev.Kind == trace.KindSpan:
 			spans[ev.Name+"/"+ev.Role.String()] = true

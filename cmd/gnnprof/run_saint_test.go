@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -66,7 +67,7 @@ func TestRunSaintWritesRunDirectory(t *testing.T) {
 	for i := range tbl.Len() {
 		ev := tbl.Event(i)
 		switch {
-		case ev.Role == trace.RoleStep:
+		case ev.Role == role.Step:
 			steps++
 		case ev.Kind == trace.KindCopy && ev.Dir == trace.DirH2D && ev.Flags&trace.FlagPinned != 0:
 			pinnedH2D++

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -75,7 +76,7 @@ func TestRunFullWritesRunDirectory(t *testing.T) {
 	steps, spans := 0, map[string]bool{}
 	for i := 0; i < tbl.Len(); i++ {
 		ev := tbl.Event(i)
-		if ev.Role == trace.RoleStep {
+		if ev.Role == role.Step {
 			steps++
 		}
 		spans[ev.Name+"/"+ev.Role.String()] = true

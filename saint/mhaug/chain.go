@@ -21,6 +21,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -304,7 +305,7 @@ func (c *Chain) Advance(rng *rand.Rand, hn []float64, lane *trace.Lane) (Transit
 	if len(hn) != c.g.N {
 		return Transition{}, fmt.Errorf("mhaug: %d entropies for %d nodes", len(hn), c.g.N)
 	}
-	sp := lane.Begin("augment", trace.RoleAugment)
+	sp := lane.Begin("augment", role.Augment)
 	defer sp.End()
 	st := &step{hn: hn, cur: c.Cur, lane: lane}
 	var tr Transition
@@ -352,7 +353,7 @@ func (c *Chain) propose(rng *rand.Rand, st *step, cand *State) (Proposal, error)
 	m, n := int(c.g.NumEdges()), c.g.N
 	var p Proposal
 
-	sp := st.lane.Begin("propose", trace.RoleAugment)
+	sp := st.lane.Begin("propose", role.Augment)
 	curE, curV, err := c.shares(st.cur)
 	if err == nil {
 		p.DeltaE = TruncNormal{curE, cfg.SigmaE}.Sample(rng)
@@ -363,25 +364,25 @@ func (c *Chain) propose(rng *rand.Rand, st *step, cand *State) (Proposal, error)
 		return p, err
 	}
 
-	sp = st.lane.Begin("modify", trace.RoleAugment)
+	sp = st.lane.Begin("modify", role.Augment)
 	err = c.modify(rng, cand, &p)
 	sp.End()
 	if err != nil {
 		return p, err
 	}
 
-	sp = st.lane.Begin("aggregate", trace.RoleAugment)
+	sp = st.lane.Begin("aggregate", role.Augment)
 	candE, candV := c.aggregate(st.cur, cand)
 	sp.End()
 
-	sp = st.lane.Begin("target", trace.RoleAugment)
+	sp = st.lane.Begin("target", role.Augment)
 	err = c.target(st, candE, candV, &p)
 	sp.End()
 	if err != nil {
 		return p, err
 	}
 
-	sp = st.lane.Begin("accept", trace.RoleAugment)
+	sp = st.lane.Begin("accept", role.Augment)
 	p.LogQ = cfg.logProposal(curE, curV, p.DeltaE, p.DeltaV, m, n)
 	p.LogQRev = cfg.logProposal(p.DeltaE, p.DeltaV, curE, curV, m, n)
 	p.LogA = (p.LogP - p.LogPCur) - (p.LogQ - p.LogQRev)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/shareddata"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -261,7 +262,7 @@ func TestChainAcceptanceFallsWithProposalWidth(t *testing.T) {
 
 func TestChainRecordsAugmentSpans(t *testing.T) {
 	g := sbm(t, "sbm:nodes=100,degree=6,features=1")
-	sink := trace.NewMemorySink()
+	sink, sinkTable := trace.NewMemorySink()
 	rec := trace.NewRecorder(sink)
 	lane := rec.Lane("main")
 	c, err := NewChain(g, DefaultConfig(), nil)
@@ -275,11 +276,11 @@ func TestChainRecordsAugmentSpans(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	tb := sink.Table
+	tb := sinkTable
 	count := map[string]int{}
 	for i := range tb.Len() {
 		if tb.Kind[i] == trace.KindSpan {
-			if tb.Role[i] != trace.RoleAugment {
+			if tb.Role[i] != role.Augment {
 				t.Errorf("span %q has role %v", tb.NameOf(i), tb.Role[i])
 			}
 			count[tb.NameOf(i)]++

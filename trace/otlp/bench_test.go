@@ -10,26 +10,27 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
 // benchTable is a trace as a trainer records it: steps of nested spans with FLOPs and bytes,
 // each with copies on a stream.
 func benchTable(steps, perStep int) *trace.Table {
-	t := trace.NewTable()
+	t := &trace.Table{}
 	t.Lanes = []trace.LaneInfo{{Name: "main", Device: trace.NoDevice}, {Name: "stream 7", Device: 0, Stream: 7}}
 	at := int64(0)
 	for n := range steps {
 		stepStart := at
 		for k := range perStep / 4 {
-			t.Append(trace.Event{Kind: trace.KindSpan, Role: trace.RoleForward, Step: int32(n), Name: "spmm", Start: at + 10, Dur: 800, FLOPs: 1e6, Bytes: 4096}, "", "")
-			t.Append(trace.Event{Kind: trace.KindSpan, Role: trace.RoleForward, Step: int32(n), Name: "forward", Start: at, Dur: 1000}, "", "")
-			t.Append(trace.Event{Kind: trace.KindCopy, Role: trace.RoleH2D, Dir: trace.DirH2D, Flags: trace.FlagPinned, Step: int32(n), Lane: 1,
-				Name: trace.CopyName(trace.DirH2D, trace.FlagPinned), Start: at + 100, Dur: 500, Bytes: 1 << 20}, "", "")
-			t.Append(trace.Event{Kind: trace.KindSpan, Role: trace.RoleBackward, Step: int32(n), Name: "backward", Start: at + 1000, Dur: 900}, "", "")
+			t.Append(trace.Event{Kind: trace.KindSpan, Role: role.Forward, Step: int32(n), Name: "spmm", Start: at + 10, Dur: 800, FLOPs: 1e6, Bytes: 4096}, "", "")
+			t.Append(trace.Event{Kind: trace.KindSpan, Role: role.Forward, Step: int32(n), Name: "forward", Start: at, Dur: 1000}, "", "")
+			t.Append(trace.Event{Kind: trace.KindCopy, Role: role.H2D, Dir: trace.DirH2D, Flags: trace.FlagPinned, Step: int32(n), Lane: 1,
+				Name: "Memcpy HtoD (Pinned -> Device)", Start: at + 100, Dur: 500, Bytes: 1 << 20}, "", "")
+			t.Append(trace.Event{Kind: trace.KindSpan, Role: role.Backward, Step: int32(n), Name: "backward", Start: at + 1000, Dur: 900}, "", "")
 			at += 2000 + int64(k%3)
 		}
-		t.Append(trace.Event{Kind: trace.KindSpan, Role: trace.RoleStep, Step: int32(n), Name: trace.StepName(n), Start: stepStart, Dur: at - stepStart}, "", "")
+		t.Append(trace.Event{Kind: trace.KindSpan, Role: role.Step, Step: int32(n), Name: stepName(n), Start: stepStart, Dur: at - stepStart}, "", "")
 		at += 100
 	}
 	return t
@@ -87,21 +88,22 @@ func BenchmarkSinkRecording(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			url := discardingCollector(b)
 			for b.Loop() {
-				var sink trace.Sink = trace.NewMemorySink()
+				mem, _ := trace.NewMemorySink()
+				sinks := []trace.Sink{mem}
 				var live *Sink
 				if name == "streaming" {
 					var err error
 					if live, err = NewSink(context.Background(), time.Now(), Config{Endpoint: url, QueueSpans: steps * perStep}); err != nil {
 						b.Fatal(err)
 					}
-					sink = trace.Tee{sink, live}
+					sinks = append(sinks, live)
 				}
-				rec := trace.NewRecorder(sink)
+				rec := trace.NewRecorder(sinks...)
 				lane := rec.Lane("main")
 				for n := range steps {
 					s := lane.BeginStep(n)
 					for range perStep - 1 {
-						lane.Begin("op", trace.RoleForward).End()
+						lane.Begin("op", role.Forward).End()
 					}
 					s.End()
 				}

@@ -14,6 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -73,7 +74,7 @@ func newConverter(origin time.Time, res *resource.Resource, foreign bool) *conve
 
 // isStep reports whether event i is a step span.
 func isStep(t *trace.Table, i int32) bool {
-	return t.Kind[i] == trace.KindSpan && t.Role[i] == trace.RoleStep
+	return t.Kind[i] == trace.KindSpan && t.Role[i] == role.Step
 }
 
 // exported reports whether event i becomes a span: spans, copies and instants do; memory

@@ -20,7 +20,7 @@
 // Span attributes (absent when empty or zero):
 //
 //	gnnprof.lane            string  the lane (thread or device stream) the event is on
-//	gnnprof.role            string  the breakdown role: sample, gather, h2d, forward, … (trace.Role)
+//	gnnprof.role            string  the breakdown role: sample, gather, h2d, forward, … (role.Role)
 //	gnnprof.step            int     the step the event was recorded in (gnnprof traces)
 //	gnnprof.kind            string  "copy" or "instant"; absent for spans
 //	gnnprof.bytes           int     copies: bytes moved; spans: bytes touched

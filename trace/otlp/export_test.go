@@ -17,6 +17,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/gnnprof/gnnprof/internal/shareddata"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/trace/otlp/otlptest"
 )
@@ -37,11 +38,11 @@ func recordRun(t *testing.T, path string, live trace.Sink, afterStep func(n int)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sink trace.Sink = w
+	sinks := []trace.Sink{w}
 	if live != nil {
-		sink = trace.Tee{w, live}
+		sinks = append(sinks, live)
 	}
-	rec := trace.NewRecorder(sink)
+	rec := trace.NewRecorder(sinks...)
 	main, loader := rec.Lane("main"), rec.Lane("loader")
 	stream := rec.StreamLane(0, 7, "stream 7 h2d")
 	alloc := rec.Lane("device 0 allocator")
@@ -52,31 +53,31 @@ func recordRun(t *testing.T, path string, live trace.Sink, afterStep func(n int)
 		}
 		_ = x
 	}
-	setup := main.Begin("setup", trace.RoleOther)
-	load := main.Begin("load", trace.RoleDataload)
+	setup := main.Begin("setup", role.Other)
+	load := main.Begin("load", role.Dataload)
 	busy()
 	load.End()
 	setup.End()
 	used := int64(0)
 	for n := range testSteps {
 		step := main.BeginStep(n)
-		s := main.Begin("sample_subgraph", trace.RoleSample)
+		s := main.Begin("sample_subgraph", role.Sample)
 		busy()
 		s.End()
-		p := loader.Begin("prefetch", trace.RoleGather)
+		p := loader.Begin("prefetch", role.Gather)
 		busy()
 		p.EndWork(0, 4096)
 		start := rec.Now()
 		stream.Copy(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 0, 1<<20, start, start+2000)
 		used += 1 << 20
 		alloc.Memory(0, 1<<20, used)
-		f := main.Begin("forward", trace.RoleForward)
-		k := main.Begin("spmm", trace.RoleForward)
+		f := main.Begin("forward", role.Forward)
+		k := main.Begin("spmm", role.Forward)
 		busy()
 		k.EndWork(3_000_000, 65536)
-		main.Instant("checkpoint", trace.RoleOther)
+		main.Instant("checkpoint", role.Other)
 		f.End()
-		b := main.Begin("backward", trace.RoleBackward)
+		b := main.Begin("backward", role.Backward)
 		busy()
 		b.End()
 		main.Counter("loss", 1.5/float64(n+1))
@@ -90,7 +91,7 @@ func recordRun(t *testing.T, path string, live trace.Sink, afterStep func(n int)
 			afterStep(n)
 		}
 	}
-	e := main.Begin("final_eval", trace.RoleEval)
+	e := main.Begin("final_eval", role.Eval)
 	busy()
 	e.End()
 	if err := rec.Close(); err != nil {
@@ -271,7 +272,7 @@ func checkSpans(t *testing.T, tbl *trace.Table, origin time.Time, spans []*trace
 				hex.EncodeToString(s.ParentSpanId), hex.EncodeToString(s.TraceId), got[p].Name, p,
 				hex.EncodeToString(got[p].SpanId), hex.EncodeToString(got[p].TraceId))
 		}
-		if tbl.Kind[i] == trace.KindSpan && tbl.Role[i] == trace.RoleStep {
+		if tbl.Kind[i] == trace.KindSpan && tbl.Role[i] == role.Step {
 			if stepTraces[string(s.TraceId)] {
 				t.Errorf("step %q shares its trace with another step", s.Name)
 			}
@@ -344,7 +345,7 @@ func TestExportDeliversEveryEvent(t *testing.T) {
 		case name == "checkpoint":
 			want = "forward"
 		case name == "forward", name == "prefetch", name == "sample_subgraph", tbl.Kind[i] == trace.KindCopy:
-			want = trace.StepName(int(step)) // another lane's span and the late copy join their step
+			want = stepName(int(step)) // another lane's span and the late copy join their step
 		default:
 			continue
 		}
@@ -388,7 +389,7 @@ func checkMetrics(t *testing.T, tbl *trace.Table, origin time.Time, metrics []*m
 	var losses []float64
 	for i := range tbl.Len() {
 		switch {
-		case tbl.Kind[i] == trace.KindSpan && tbl.Role[i] == trace.RoleStep:
+		case tbl.Kind[i] == trace.KindSpan && tbl.Role[i] == role.Step:
 			wantDur = append(wantDur, float64(tbl.Dur[i])/1e9)
 		case tbl.Kind[i] == trace.KindCopy:
 			bytes[tbl.Dir[i].String()] += tbl.Bytes[i]
@@ -481,7 +482,7 @@ func TestExportTorchTrace(t *testing.T) {
 // as trace.Table.Nest does, so the span after the parent is not taken for the overrunning
 // span's child; and the reference rule the other tests use agrees.
 func TestConvertNestsLikeTheTable(t *testing.T) {
-	tbl := trace.NewTable()
+	tbl := &trace.Table{}
 	tbl.Lanes = []trace.LaneInfo{{Name: "main", Device: trace.NoDevice}}
 	for _, e := range []struct {
 		name       string
@@ -512,3 +513,6 @@ func TestConvertNestsLikeTheTable(t *testing.T) {
 		}
 	}
 }
+
+// stepName is torch.profiler's name for step n's span.
+func stepName(n int) string { return fmt.Sprintf("ProfilerStep#%d", n) }

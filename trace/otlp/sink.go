@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -24,9 +25,9 @@ const (
 // that waits holds the queue up.
 var liveRetry = retry{initial: 100 * time.Millisecond, max: 500 * time.Millisecond, total: time.Second}
 
-// A Sink streams a Recorder's events to an OpenTelemetry collector while the run goes on: tee
-// it beside the trace file (trace.Tee). Events are converted when the Recorder flushes (after
-// every step) and queued; one goroutine sends the queue. The Recorder never waits for the
+// A Sink streams a Recorder's events to an OpenTelemetry collector while the run goes on, beside
+// the trace file (trace.NewRecorder(file, sink)). Events are converted when the Recorder flushes
+// (after every step) and queued; one goroutine sends the queue. The Recorder never waits for the
 // network: when the queue is full the newest spans are dropped and counted, and Close waits at
 // most Config.DrainTimeout for the rest. Export failures are counted too, never returned, so
 // the trace file is never affected.
@@ -66,7 +67,7 @@ func NewSink(ctx context.Context, origin time.Time, cfg Config) (*Sink, error) {
 	s := &Sink{
 		conv:    newConverter(origin, exp.res, false),
 		meter:   newMeter(origin, exp.res),
-		pending: trace.NewTable(),
+		pending: &trace.Table{},
 		stepEnd: math.MinInt64,
 		exp:     exp,
 		done:    make(chan struct{}),
@@ -89,8 +90,8 @@ func (s *Sink) Write(lanes []trace.LaneInfo, events []trace.Event) error {
 	for i := range events {
 		e := &events[i]
 		s.pending.Append(*e, "", "")
-		if e.Kind == trace.KindSpan && e.Role == trace.RoleStep {
-			s.stepEnd = max(s.stepEnd, e.End())
+		if e.Kind == trace.KindSpan && e.Role == role.Step {
+			s.stepEnd = max(s.stepEnd, e.Start+e.Dur)
 		}
 	}
 	return nil
@@ -126,7 +127,7 @@ func (s *Sink) convert(cut int64) {
 	s.conv.convert(t, spans, func(sp sdktrace.ReadOnlySpan) { out = append(out, sp) })
 	s.q.push(out, s.meter.collect(t, ready))
 
-	rest := trace.NewTable()
+	rest := &trace.Table{}
 	rest.Lanes = t.Lanes
 	if len(ready) < t.Len() {
 		isReady := make([]bool, t.Len())

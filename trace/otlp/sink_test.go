@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/trace/otlp/otlptest"
 )
@@ -54,14 +55,15 @@ func TestSinkNeverStalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := trace.NewRecorder(trace.Tee{trace.NewMemorySink(), sink})
+			mem, _ := trace.NewMemorySink()
+			rec := trace.NewRecorder(mem, sink)
 			lane := rec.Lane("main")
 			const steps, perStep = 50, 20
 			recording := time.Now()
 			for n := range steps {
 				s := lane.BeginStep(n)
 				for range perStep - 1 {
-					lane.Begin("op", trace.RoleForward).End()
+					lane.Begin("op", role.Forward).End()
 				}
 				s.End()
 				if err := rec.Flush(); err != nil { // as the step's end does, but waited for
