@@ -19,6 +19,8 @@ type Options struct {
 	TopOps int
 	// Read is passed to the trace reader.
 	Read trace.ReadOptions
+
+	sweepWindowEvents int // events the breakdown sweeps at a time (default sweepWindowEvents; tests set it)
 }
 
 func (o Options) topOps() int {

@@ -203,12 +203,88 @@ func packBoundary(t int64, class int, open bool) uint64 {
 	return b
 }
 
+// sweepWindowEvents is about how many events the sweep sorts at a time: its boundaries are
+// sorted window by window (runs of whole steps), so that they take a few MB, not 16 bytes per
+// event of a big trace.
+const sweepWindowEvents = 1 << 17
+
+// sweepWindows calls sweep with the sorted boundaries (packBoundary, times quantized from lo by
+// shift) of the events in the breakdown between lo and hi, a window of steps at a time, in time
+// order. An event that crosses a window's end is cut there and opened again in the next window,
+// so the classes open at each instant, and so the breakdown, are those of one sort of the whole.
+func (a *analysis) sweepWindows(lo, hi int64, shift uint, sweep func(bounds []uint64)) {
+	t, nSteps := a.t, len(a.wallIv)
+	// Window ends: quantized times, at the starts of steps, about sweepWindowEvents apart.
+	per := a.opt.sweepWindowEvents
+	if per <= 0 {
+		per = sweepWindowEvents
+	}
+	windows := max(1, min(nSteps, len(a.order)/per))
+	ends := make([]int64, 0, windows)
+	for w := 1; w < windows; w++ {
+		ends = append(ends, (a.wallIv[w*nSteps/windows].s-lo)>>shift)
+	}
+	ends = append(ends, (hi-lo)>>shift)
+	// The nesting order holds each lane's events by start: a cursor per lane takes them in
+	// time order.
+	type cursor struct{ next, end int }
+	var lanes []cursor
+	for i := 0; i < len(a.order); {
+		j := i + 1
+		for j < len(a.order) && t.Lane[a.order[j]] == t.Lane[a.order[i]] {
+			j++
+		}
+		lanes = append(lanes, cursor{i, j})
+		i = j
+	}
+	type open struct {
+		end   int64 // quantized
+		class int
+	}
+	var carried, still []open // events open at the window's start, and at its end
+	bounds := make([]uint64, 0, 2*min(len(a.order), 2*per))
+	from := int64(0)
+	for _, to := range ends {
+		bounds, still = bounds[:0], still[:0]
+		add := func(qs int64, o open) {
+			if o.end > to {
+				still = append(still, o)
+			}
+			if qe := min(o.end, to); qe > qs { // an empty interval would close before it opens
+				bounds = append(bounds, packBoundary(qs, o.class, true), packBoundary(qe, o.class, false))
+			}
+		}
+		for _, o := range carried {
+			add(from, o)
+		}
+		for l := range lanes {
+			c := &lanes[l]
+			for ; c.next < c.end; c.next++ {
+				i := a.order[c.next]
+				s, e := t.Start[i], t.Start[i]+t.Dur[i]
+				if s >= hi || (max(s, lo)-lo)>>shift >= to {
+					break
+				}
+				if e <= lo || e <= s {
+					continue
+				}
+				if class := a.classOf(int(i)); class >= 0 {
+					add((max(s, lo)-lo)>>shift, open{(min(e, hi) - lo) >> shift, class})
+				}
+			}
+		}
+		slices.Sort(bounds)
+		sweep(bounds)
+		carried, still = still, carried
+		from = to
+	}
+}
+
 // maxGaps is how many of the largest uncovered stretches the breakdown keeps.
 const maxGaps = 10
 
 // sweep computes the breakdown of every step and the averages over measured steps.
 func (a *analysis) sweep(st *Steps) Breakdown {
-	t := a.t
 	b := Breakdown{Parts: []Part{}, Gaps: []Gap{}}
 	for _, c := range sweepClasses {
 		b.Priority = append(b.Priority, c.name)
@@ -218,31 +294,6 @@ func (a *analysis) sweep(st *Steps) Breakdown {
 	for k := range a.parts {
 		a.parts[k] = make([]int64, len(roleOrder))
 	}
-	var bounds []uint64
-	var lo int64
-	shift := uint(0) // time resolution of the sweep: 2^shift ns
-	if nSteps > 0 {
-		var hi int64
-		lo, hi = a.wallIv[0].s, a.wallIv[nSteps-1].e
-		shift = boundaryShift(lo, hi)
-		bounds = make([]uint64, 0, 2*len(a.order))
-		for _, i := range a.order {
-			s, e := t.Start[i], t.Start[i]+t.Dur[i]
-			if e <= lo || s >= hi || e <= s {
-				continue
-			}
-			c := a.classOf(int(i))
-			if c < 0 {
-				continue
-			}
-			qs, qe := (max(s, lo)-lo)>>shift, (min(e, hi)-lo)>>shift
-			if qe > qs { // an empty interval would close before it opens
-				bounds = append(bounds, packBoundary(qs, c, true), packBoundary(qe, c, false))
-			}
-		}
-	}
-	slices.Sort(bounds)
-
 	var count [64]int32
 	var mask uint64
 	k := 0 // the step being filled
@@ -273,25 +324,26 @@ func (a *analysis) sweep(st *Steps) Breakdown {
 			s = w.e
 		}
 	}
-	prev := int64(0)
 	if nSteps > 0 {
-		prev = a.wallIv[0].s
-	}
-	for _, bd := range bounds {
-		if at := lo + int64(bd>>7)<<shift; at > prev {
-			account(prev, at)
-			prev = at
-		}
-		c := bd >> 1 & (1<<classBits - 1)
-		if bd&1 != 0 {
-			count[c]++
-			mask |= 1 << c
-		} else if count[c]--; count[c] == 0 {
-			mask &^= 1 << c
-		}
-	}
-	if nSteps > 0 {
-		account(prev, a.wallIv[nSteps-1].e)
+		lo, hi := a.wallIv[0].s, a.wallIv[nSteps-1].e
+		shift := boundaryShift(lo, hi) // time resolution of the sweep: 2^shift ns
+		prev := lo
+		a.sweepWindows(lo, hi, shift, func(bounds []uint64) {
+			for _, bd := range bounds {
+				if at := lo + int64(bd>>7)<<shift; at > prev {
+					account(prev, at)
+					prev = at
+				}
+				c := bd >> 1 & (1<<classBits - 1)
+				if bd&1 != 0 {
+					count[c]++
+					mask |= 1 << c
+				} else if count[c]--; count[c] == 0 {
+					mask &^= 1 << c
+				}
+			}
+		})
+		account(prev, hi)
 	}
 
 	// Averages over measured steps; the parts of each step sum to its wall time by construction.

@@ -1,10 +1,14 @@
 package analyze
 
 import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/internal/shareddata"
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -88,5 +92,41 @@ func TestLegacyTorchBreakdown(t *testing.T) {
 	// CPU-only: no copies, no devices.
 	if p.Copies.Count != 0 || len(p.Devices) != 0 {
 		t.Fatalf("copies %+v devices %+v", p.Copies, p.Devices)
+	}
+}
+
+// TestSweepWindowsAgree: the breakdown swept a window of steps at a time (events crossing a
+// window's end cut there and carried on) is the breakdown of one sweep over the whole trace, for
+// the Kineto sample, a gnnprof trace, and copies and kernels that overrun their steps.
+func TestSweepWindowsAgree(t *testing.T) {
+	overrun := newScenario(t)
+	for n := range 40 {
+		healthyStep(overrun, n)
+		// an asynchronous copy and a kernel still running when the next step starts
+		overrun.copyAt(trace.DirD2H, trace.FlagPinned|trace.FlagAsync, 1<<20, overrun.cur-2*ms, 5*ms)
+		overrun.stream.Complete("late_kernel", role.Kernel, overrun.cur-ms, overrun.cur+3*ms)
+	}
+	if err := overrun.rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	samples := map[string]string{"gnnprof": recordSample(t), "overrunning steps": overrun.path}
+	if d := shareddata.Dir(); d != "" {
+		samples["kineto"] = filepath.Join(d, "testdata", "torch", "kineto_gpu_benchmark.pt.trace.json.gz")
+	}
+	for name, path := range samples {
+		tab, err := trace.ReadFile(path, trace.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := Analyze(tab, path, Options{})
+		if whole.Steps.Count < 2 {
+			t.Fatalf("%s: %d steps, too few to cut into windows", name, whole.Steps.Count)
+		}
+		windowed := Analyze(tab, path, Options{sweepWindowEvents: 3})
+		got, _ := json.Marshal([]any{windowed.Breakdown, windowed.Steps})
+		want, _ := json.Marshal([]any{whole.Breakdown, whole.Steps})
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the windowed breakdown differs:\n%s", name, firstDifference(got, want))
+		}
 	}
 }
