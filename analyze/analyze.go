@@ -340,14 +340,14 @@ func (a *analysis) joinRuntimes() {
 
 // runtimeCall is a host runtime call that launched device work: the correlation join.
 type runtimeCall struct {
-	corr  int64
+	corr  uint32
 	event int32
 	op    int32 // the innermost operator around the call, or -1 (set by ops)
 }
 
 // runtimeIndex returns the index in a.runtimes of the call with correlation id corr, or -1.
 // It reads only the calls' correlation ids: the join to operators (op) may be filled in meanwhile.
-func (a *analysis) runtimeIndex(corr int64) int {
+func (a *analysis) runtimeIndex(corr uint32) int {
 	if corr == 0 {
 		return -1
 	}
@@ -367,7 +367,7 @@ func (a *analysis) runtimeIndex(corr int64) int {
 }
 
 // runtimeFor returns the runtime event with correlation id corr, or -1.
-func (a *analysis) runtimeFor(corr int64) int32 {
+func (a *analysis) runtimeFor(corr uint32) int32 {
 	if k := a.runtimeIndex(corr); k >= 0 {
 		return a.runtimes[k].event
 	}

@@ -115,11 +115,11 @@ type criticalWalk struct {
 	byEnd   []int32
 	// Device-side sync events: the stream lane a host sync (by correlation id) waited on, and the
 	// start times of stream-wait events per lane.
-	syncLane map[int64]int32
+	syncLane map[uint32]int32
 	waits    map[int32][]int64
 	// Copies by the correlation id of their launch call, for calls that block until their copy
 	// ends (pageable copies).
-	copyByCorr map[int64]int32
+	copyByCorr map[uint32]int32
 	path       []pathSeg
 }
 
@@ -128,7 +128,7 @@ func (c *criticalWalk) end(i int32) int64 { return c.a.t.Start[i] + c.a.t.Dur[i]
 func (c *criticalWalk) collect() {
 	a, t, w := c.a, c.a.t, c.w
 	c.streams, c.pos = map[int32][]int32{}, map[int32]int{}
-	c.syncLane, c.waits, c.copyByCorr = map[int64]int32{}, map[int32][]int64{}, map[int64]int32{}
+	c.syncLane, c.waits, c.copyByCorr = map[uint32]int32{}, map[int32][]int64{}, map[uint32]int32{}
 	var hostIdx []int32
 	for _, i := range a.order { // by lane, then start
 		if t.Start[i] >= w.e || c.end(i) <= w.s {

@@ -14,7 +14,7 @@ import (
 // External id, else through the correlation id of the runtime call that launched them (that call's
 // External id, or the innermost operator around it).
 func (a *analysis) ops() (Ops, []KernelStat) {
-	byName, byShape := a.opGroups(a.deviceSelf())
+	byName, byShape := a.opGroups()
 	hasDevice := false
 	for _, g := range byName {
 		if g.devSelf > 0 {
@@ -63,7 +63,7 @@ func (a *analysis) isOp(i int) bool {
 
 // extEntry indexes an operator by torch's External id.
 type extEntry struct {
-	ext int64
+	ext uint32
 	op  int32
 }
 
@@ -90,8 +90,8 @@ func (a *analysis) extIndex() []extEntry {
 }
 
 // opByExt returns the operator with External id ext in index, or -1.
-func opByExt(index []extEntry, ext int64) int32 {
-	k, ok := slices.BinarySearchFunc(index, ext, func(e extEntry, ext int64) int { return cmp.Compare(e.ext, ext) })
+func opByExt(index []extEntry, ext uint32) int32 {
+	k, ok := slices.BinarySearchFunc(index, ext, func(e extEntry, ext uint32) int { return cmp.Compare(e.ext, ext) })
 	if !ok {
 		return -1
 	}
@@ -176,18 +176,14 @@ func (a *analysis) launchedBy(op int32) []opLaunch {
 	return l[k:end]
 }
 
-// deviceSelf returns, per event, the device time of the work it launched itself. It is nil when
-// nothing joins (our own traces).
-func (a *analysis) deviceSelf() []int64 {
-	launched := a.launchedOps()
-	if len(launched) == 0 {
-		return nil
+// deviceSelf returns the device time of the work op launched itself (none for our own traces,
+// which record no joins).
+func (a *analysis) deviceSelf(op int32) int64 {
+	var ns int64
+	for _, x := range a.launchedBy(op) {
+		ns += a.t.Dur[x.dev]
 	}
-	devSelf := make([]int64, a.t.Len())
-	for _, x := range launched {
-		devSelf[x.op] += a.t.Dur[x.dev]
-	}
-	return devSelf
+	return ns
 }
 
 // opAgg accumulates one operator group.
@@ -216,9 +212,9 @@ func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64
 }
 
 // opGroups walks each host lane's span tree and sums every operator's times by name and by
-// name+shape. devSelf (nil: none) is each event's own device time; an operator's device total adds
-// its children's.
-func (a *analysis) opGroups(devSelf []int64) (byName map[int32]*opAgg, byShape map[[2]int32]*opAgg) {
+// name+shape, with the device time of what each launched; an operator's device total adds its
+// children's.
+func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*opAgg) {
 	t := a.t
 	byName, byShape = map[int32]*opAgg{}, map[[2]int32]*opAgg{}
 	var devChild []int64 // per open span: its children's device total
@@ -227,10 +223,7 @@ func (a *analysis) opGroups(devSelf []int64) (byName map[int32]*opAgg, byShape m
 		return true
 	}, func(i int32, dur, childNs int64) {
 		n := len(devChild) - 1
-		var dself int64
-		if devSelf != nil {
-			dself = devSelf[i]
-		}
+		dself := a.deviceSelf(i)
 		dtotal := dself + devChild[n]
 		devChild = devChild[:n]
 		if n > 0 {

@@ -221,7 +221,8 @@ func (a *analysis) assignSteps() {
 	for k, num := range a.stepNums {
 		stepIndex[num] = k
 	}
-	launch := make([]int32, t.Len()) // the host step that launched device work, or -1
+	// The host step that launched device work, or -1; overwritten by each event's step below.
+	launch := make([]int32, t.Len())
 	devEnd := make([]int64, n)
 	for k := range devEnd {
 		devEnd[k] = math.MinInt64
@@ -269,7 +270,7 @@ func (a *analysis) assignSteps() {
 		e := max(h.e, devEnd[k], s)
 		a.wallIv[k] = ival{s, e}
 	}
-	a.stepOf = make([]int32, t.Len())
+	a.stepOf = launch
 	for i := range t.Len() {
 		k := int32(-1)
 		switch {

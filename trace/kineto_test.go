@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/role"
@@ -77,4 +78,25 @@ func BenchmarkReadKineto(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*7*20_000)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(n), "kept")
+}
+
+// TestJoinIDsPast32Bits: a correlation or External id past 32 bits cannot be kept; the event is
+// read without it (joined to nothing rather than to the wrong launch) and a warning says so.
+func TestJoinIDsPast32Bits(t *testing.T) {
+	doc := `{"traceEvents":[
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":2,"args":{"correlation":4294967295,"External id":7}},
+{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":4,"dur":2,"args":{"correlation":4294967296,"External id":-1}}]}`
+	tab, err := readStream(strings.NewReader(doc), "ids.json", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Len() != 2 || tab.Corr[0] != 4294967295 || tab.ExtID[0] != 7 || tab.Corr[1] != 0 || tab.ExtID[1] != 0 {
+		t.Fatalf("%d events, correlation %v, External id %v", tab.Len(), tab.Corr, tab.ExtID)
+	}
+	warned := strings.Join(tab.Warnings, "\n")
+	for _, key := range []string{"args.correlation", "args.External id"} {
+		if !strings.Contains(warned, key+" values outside") {
+			t.Errorf("no warning about %s in %q", key, warned)
+		}
+	}
 }

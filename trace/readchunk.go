@@ -360,7 +360,7 @@ type rawEvent struct {
 	hasBytes, hasDevice           bool
 	memBytes                      int64
 	devType, devID, stream        int64
-	ext, corr                     int64
+	ext, corr                     uint32
 	value                         float64
 	hasValue                      bool
 	argName                       []byte
@@ -514,6 +514,21 @@ func (rd *reader) intField(dst *int64, has *bool, key string) error {
 	return nil
 }
 
+// idField reads a join id (External id, correlation) into dst. Ids take 32 bits, as CUPTI's
+// correlation ids do; one past that is dropped with a warning rather than joining wrong events.
+func (rd *reader) idField(dst *uint32, key string) error {
+	var n int64
+	if err := rd.intField(&n, nil, key); err != nil {
+		return err
+	}
+	if n < 0 || n > math.MaxUint32 {
+		rd.warnf("%s values outside 0…2^32-1: those events are not joined to their operators or launches", key)
+		return nil
+	}
+	*dst = uint32(n)
+	return nil
+}
+
 func (rd *reader) args() error {
 	p, e := &rd.p, &rd.ev
 	return p.Object(func(key []byte) error {
@@ -546,9 +561,9 @@ func (rd *reader) args() error {
 			e.async = n != 0
 			return err
 		case "External id":
-			return rd.intField(&e.ext, nil, "args.External id")
+			return rd.idField(&e.ext, "args.External id")
 		case "correlation":
-			return rd.intField(&e.corr, nil, "args.correlation")
+			return rd.idField(&e.corr, "args.correlation")
 		case "Input Dims":
 			raw, err := p.Skip()
 			e.shape = rd.keep(raw)

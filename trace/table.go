@@ -24,8 +24,8 @@ type Table struct {
 	FLOPs  []int64
 	Total  []int64
 	Value  []float64
-	ExtID  []int64 // torch "External id", 0 if none
-	Corr   []int64 // CUDA "correlation", 0 if none
+	ExtID  []uint32 // torch "External id", 0 if none
+	Corr   []uint32 // CUDA "correlation" (32 bits, as CUPTI's), 0 if none
 
 	Strings []string // interned strings; Strings[0] is ""
 	Lanes   []LaneInfo
@@ -89,7 +89,7 @@ func (t *Table) Append(e Event, cat, shape string) {
 
 // appendRow adds e with its strings given as ids (the table's, or a reader's for its chunk) and
 // its join keys.
-func (t *Table) appendRow(e *Event, name, cat, shape int32, ext, corr int64) {
+func (t *Table) appendRow(e *Event, name, cat, shape int32, ext, corr uint32) {
 	t.Kind = append(t.Kind, e.Kind)
 	t.Role = append(t.Role, e.Role)
 	t.Dir = append(t.Dir, e.Dir)

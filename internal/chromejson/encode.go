@@ -43,8 +43,8 @@ type Event struct {
 	Device   int16 // copies and memory; NoDevice for host memory
 	Stream   int32 // copies
 	Async    bool  // copies
-	ExtID    int64 // torch's "External id", 0 if none
-	Corr     int64 // CUDA's "correlation", 0 if none
+	ExtID    uint32 // torch's "External id", 0 if none
+	Corr     uint32 // CUDA's "correlation", 0 if none
 	Shape    string
 }
 
@@ -201,11 +201,11 @@ func appendRoleStep(b []byte, e *Event) []byte {
 func appendJoin(b []byte, e *Event) []byte {
 	if e.ExtID != 0 {
 		b = append(b, `,"External id":`...)
-		b = strconv.AppendInt(b, e.ExtID, 10)
+		b = strconv.AppendUint(b, uint64(e.ExtID), 10)
 	}
 	if e.Corr != 0 {
 		b = append(b, `,"correlation":`...)
-		b = strconv.AppendInt(b, e.Corr, 10)
+		b = strconv.AppendUint(b, uint64(e.Corr), 10)
 	}
 	return b
 }
