@@ -235,7 +235,7 @@ func (a *analysis) assignSteps() {
 		}
 		k := -1
 		switch {
-		case a.ours && t.Step[i] >= 0:
+		case a.ours && len(t.Step) > 0 && t.Step[i] >= 0:
 			if kk, ok := stepIndex[int(t.Step[i])]; ok {
 				k = kk
 			}
@@ -276,7 +276,7 @@ func (a *analysis) assignSteps() {
 		switch {
 		case launch[i] >= 0 && int(launch[i]) < n:
 			k = launch[i]
-		case a.ours && t.Step[i] >= 0 && t.Kind[i] != trace.KindSpan:
+		case a.ours && len(t.Step) > 0 && t.Step[i] >= 0 && t.Kind[i] != trace.KindSpan:
 			if kk, ok := stepIndex[int(t.Step[i])]; ok && kk < n {
 				k = int32(kk)
 			}

@@ -379,9 +379,13 @@ func (e *chromeExporter) appendEvent(b []byte, i int32) []byte {
 	t := e.t
 	tr := &e.tracks[e.trackOf[i]]
 	lane := &t.Lanes[tr.lane]
+	step := int32(-1)
+	if len(t.Step) > 0 { // foreign traces record no steps
+		step = t.Step[i]
+	}
 	ev := chromejson.Event{Kind: chromejson.Kind(t.Kind[i]), Cat: t.Strings[t.Cat[i]], Name: t.NameOf(int(i)),
 		Role: t.Role[i].String(), Pid: tr.pidJSON, Tid: tr.tidJSON, OnDevice: lane.Device != trace.NoDevice,
-		Start: t.Start[i] - e.origin, Dur: e.dur(i), Step: t.Step[i], Bytes: t.Bytes[i], FLOPs: t.FLOPs[i],
+		Start: t.Start[i] - e.origin, Dur: e.dur(i), Step: step, Bytes: t.Bytes[i], FLOPs: t.FLOPs[i],
 		Total: t.Total[i], Value: t.Value[i], Device: t.Device[i], Stream: lane.Stream,
 		Async: t.Flags[i]&trace.FlagAsync != 0, ExtID: t.ExtID[i], Corr: t.Corr[i], Shape: t.Strings[t.Shape[i]]}
 	b = chromejson.AppendEvent(b, &ev)

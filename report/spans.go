@@ -70,7 +70,10 @@ func newStepIndex(t *trace.Table) *stepIndex {
 		if t.Kind[i] != trace.KindSpan || t.Role[i] != role.Step {
 			continue
 		}
-		n := t.Step[i]
+		n := int32(-1)
+		if len(t.Step) > 0 { // foreign traces record no steps
+			n = t.Step[i]
+		}
 		if n < 0 {
 			num, ok := trace.ParseStepName(t.NameOf(i))
 			if !ok {
@@ -92,7 +95,7 @@ func newStepIndex(t *trace.Table) *stepIndex {
 
 // step returns event i's step, or -1 when it lies outside every step.
 func (s *stepIndex) step(t *trace.Table, i int) int32 {
-	if t.Step[i] >= 0 {
+	if len(t.Step) > 0 && t.Step[i] >= 0 {
 		return t.Step[i]
 	}
 	ts := t.Start[i]

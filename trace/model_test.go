@@ -2,8 +2,11 @@ package trace
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/gnnprof/gnnprof/internal/shareddata"
 )
 
 func TestParseStepName(t *testing.T) {
@@ -57,4 +60,31 @@ func FuzzParseStepName(f *testing.F) {
 			t.Fatalf("stepName(%d) parses as %d, %v", n, back, ok)
 		}
 	})
+}
+
+// TestStepColumnEmptyUntilRecorded: a table whose events record no step keeps no Step column (a
+// foreign trace holds no column of -1s); the first event with a step fills it in for those before.
+func TestStepColumnEmptyUntilRecorded(t *testing.T) {
+	tab := &Table{}
+	tab.Append(Event{Kind: KindSpan, Step: -1, Name: "setup", Dur: 1}, "", "")
+	tab.Append(Event{Kind: KindSpan, Step: -1, Name: "load", Dur: 1}, "", "")
+	if len(tab.Step) != 0 {
+		t.Fatalf("Step column %v before any step", tab.Step)
+	}
+	tab.Append(Event{Kind: KindSpan, Step: 3, Name: "ProfilerStep#3", Dur: 1}, "", "")
+	tab.Append(Event{Kind: KindSpan, Step: -1, Name: "eval", Dur: 1}, "", "")
+	if !slices.Equal(tab.Step, []int32{-1, -1, 3, -1}) {
+		t.Fatalf("Step column %v", tab.Step)
+	}
+	if e := (&Table{Kind: []Kind{KindSpan}, Name: []int32{0}, Strings: []string{""}, Lane: []int32{0}}); e.stepOf(0) != -1 {
+		t.Fatal("an empty Step column reads as a step")
+	}
+	sample := shareddata.Path(t, "testdata", "torch", "kineto_gpu_benchmark.pt.trace.json.gz")
+	kineto, err := ReadFile(sample, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kineto.Len() == 0 || len(kineto.Step) != 0 || kineto.Event(0).Step != -1 {
+		t.Fatalf("Kineto trace: %d events, Step column of %d", kineto.Len(), len(kineto.Step))
+	}
 }

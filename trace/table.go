@@ -13,7 +13,7 @@ type Table struct {
 	Dir    []Dir
 	Flags  []Flags
 	Device []int16
-	Step   []int32 // the step recorded with the event, or -1 (foreign traces: always -1)
+	Step   []int32 // the step recorded with the event, or -1; empty when no event records one (foreign traces)
 	Lane   []int32
 	Name   []int32 // index into Strings
 	Cat    []int32 // the Chrome trace category, index into Strings
@@ -48,6 +48,14 @@ const (
 	SourceLegacy  Source = "torch-legacy" // torch.profiler without Kineto: a bare array
 	SourceChrome  Source = "chrome"       // any other Chrome trace event file
 )
+
+// stepOf returns the step event i records, or -1.
+func (t *Table) stepOf(i int) int32 {
+	if len(t.Step) == 0 {
+		return -1
+	}
+	return t.Step[i]
+}
 
 // Len returns the number of events.
 func (t *Table) Len() int { return len(t.Kind) }
@@ -90,12 +98,17 @@ func (t *Table) Append(e Event, cat, shape string) {
 // appendRow adds e with its strings given as ids (the table's, or a reader's for its chunk) and
 // its join keys.
 func (t *Table) appendRow(e *Event, name, cat, shape int32, ext, corr uint32) {
+	if e.Step >= 0 || len(t.Step) > 0 { // Step stays empty until an event records a step
+		for len(t.Step) < len(t.Kind) {
+			t.Step = append(t.Step, -1)
+		}
+		t.Step = append(t.Step, e.Step)
+	}
 	t.Kind = append(t.Kind, e.Kind)
 	t.Role = append(t.Role, e.Role)
 	t.Dir = append(t.Dir, e.Dir)
 	t.Flags = append(t.Flags, e.Flags)
 	t.Device = append(t.Device, e.Device)
-	t.Step = append(t.Step, e.Step)
 	t.Lane = append(t.Lane, e.Lane)
 	t.Name = append(t.Name, name)
 	t.Cat = append(t.Cat, cat)
@@ -114,7 +127,7 @@ func (t *Table) appendRow(e *Event, name, cat, shape int32, ext, corr uint32) {
 func (t *Table) Event(i int) Event {
 	return Event{
 		Kind: t.Kind[i], Role: t.Role[i], Dir: t.Dir[i], Flags: t.Flags[i], Device: t.Device[i],
-		Step: t.Step[i], Lane: t.Lane[i], Name: t.Strings[t.Name[i]], Start: t.Start[i], Dur: t.Dur[i],
+		Step: t.stepOf(i), Lane: t.Lane[i], Name: t.Strings[t.Name[i]], Start: t.Start[i], Dur: t.Dur[i],
 		Bytes: t.Bytes[i], FLOPs: t.FLOPs[i], Total: t.Total[i], Value: t.Value[i],
 	}
 }
@@ -192,7 +205,7 @@ func resized[T any](s []T, n int) []T {
 func appendRows(t, r *Table, strs, lanes []int32) {
 	n0 := t.Len()
 	t.Kind, t.Role, t.Dir, t.Flags = extend(t.Kind, r.Kind), extend(t.Role, r.Role), extend(t.Dir, r.Dir), extend(t.Flags, r.Flags)
-	t.Device, t.Step, t.Lane = extend(t.Device, r.Device), extend(t.Step, r.Step), extend(t.Lane, r.Lane)
+	t.Device, t.Step, t.Lane = extend(t.Device, r.Device), appendSteps(t.Step, n0, r.Step, r.Len()), extend(t.Lane, r.Lane)
 	t.Name, t.Cat, t.Shape = extend(t.Name, r.Name), extend(t.Cat, r.Cat), extend(t.Shape, r.Shape)
 	t.Start, t.Dur, t.Bytes = extend(t.Start, r.Start), extend(t.Dur, r.Dur), extend(t.Bytes, r.Bytes)
 	t.FLOPs, t.Total, t.Value = extend(t.FLOPs, r.FLOPs), extend(t.Total, r.Total), extend(t.Value, r.Value)
@@ -201,6 +214,25 @@ func appendRows(t, r *Table, strs, lanes []int32) {
 	remapStrings(t.Cat[n0:], strs)
 	remapStrings(t.Shape[n0:], strs)
 	remapAll(t.Lane[n0:], lanes)
+}
+
+// appendSteps appends src, the Step column of m rows, to dst, the Step column of n rows. A
+// column is empty until a row records a step: a foreign trace, which records none, keeps no
+// column of -1s.
+func appendSteps(dst []int32, n int, src []int32, m int) []int32 {
+	if len(src) == 0 && len(dst) == 0 {
+		return dst
+	}
+	for len(dst) < n {
+		dst = append(dst, -1)
+	}
+	if len(src) == 0 {
+		for range m {
+			dst = append(dst, -1)
+		}
+		return dst
+	}
+	return append(dst, src...)
 }
 
 // extend appends src to dst. Zeros are not written where dst has room (room a column was made with

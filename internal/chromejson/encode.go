@@ -40,9 +40,9 @@ type Event struct {
 	FLOPs    int64 // spans
 	Total    int64 // memory: the device's allocated bytes afterwards
 	Value    float64
-	Device   int16 // copies and memory; NoDevice for host memory
-	Stream   int32 // copies
-	Async    bool  // copies
+	Device   int16  // copies and memory; NoDevice for host memory
+	Stream   int32  // copies
+	Async    bool   // copies
 	ExtID    uint32 // torch's "External id", 0 if none
 	Corr     uint32 // CUDA's "correlation", 0 if none
 	Shape    string

@@ -180,7 +180,8 @@ func (c *converter) newSpanContext(tid oteltrace.TraceID) oteltrace.SpanContext 
 func (c *converter) span(t *trace.Table, i int32, sc, parent oteltrace.SpanContext) sdktrace.ReadOnlySpan {
 	var buf [12]attribute.KeyValue
 	attrs := append(buf[:0], AttrLane.String(t.Lanes[t.Lane[i]].Name), AttrRole.String(t.Role[i].String()))
-	if s := t.Step[i]; s >= 0 {
+	if len(t.Step) > 0 && t.Step[i] >= 0 { // foreign traces record no steps
+		s := t.Step[i]
 		attrs = append(attrs, AttrStep.Int(int(s)))
 	}
 	switch t.Kind[i] {

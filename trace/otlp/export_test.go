@@ -170,7 +170,7 @@ func wantParents(t *trace.Table) []int {
 // wantAttrs are the attributes event i's span must carry, as the package documents them.
 func wantAttrs(t *trace.Table, i int, foreign bool) map[string]any {
 	a := map[string]any{"gnnprof.lane": t.Lanes[t.Lane[i]].Name, "gnnprof.role": t.Role[i].String()}
-	if t.Step[i] >= 0 {
+	if len(t.Step) > 0 && t.Step[i] >= 0 {
 		a["gnnprof.step"] = int64(t.Step[i])
 	}
 	switch t.Kind[i] {
