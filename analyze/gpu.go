@@ -83,16 +83,35 @@ func (a *analysis) deviceWork() []streamWork {
 	if a.detection == DetectProfilerStep && len(a.hostIv) >= 2 {
 		a.gpuScope = ScopeSteps
 	}
+	inScope := func(i int32) bool {
+		return a.isDeviceWork(int(i)) && (a.gpuScope != ScopeSteps || a.stepOf[i] >= 0)
+	}
+	// Each stream's work is counted first, so that its lists are made once at their size: a big
+	// trace has millions of device ops.
 	a.streams = []streamWork{}
+	var counts []int
 	for _, i := range a.order { // by lane, then start
-		if !a.isDeviceWork(int(i)) || a.gpuScope == ScopeSteps && a.stepOf[i] < 0 {
+		if !inScope(i) {
 			continue
 		}
-		l := t.Lane[i]
-		if n := len(a.streams); n == 0 || a.streams[n-1].lane != l {
+		if l, n := t.Lane[i], len(a.streams); n == 0 || a.streams[n-1].lane != l {
 			a.streams = append(a.streams, streamWork{lane: l, device: t.Lanes[l].Device})
+			counts = append(counts, 0)
 		}
-		s := &a.streams[len(a.streams)-1]
+		counts[len(counts)-1]++
+	}
+	for k, n := range counts {
+		a.streams[k].ops, a.streams[k].launch = make([]int32, 0, n), make([]int32, 0, n)
+	}
+	k := -1
+	for _, i := range a.order {
+		if !inScope(i) {
+			continue
+		}
+		if k < 0 || a.streams[k].lane != t.Lane[i] {
+			k++
+		}
+		s := &a.streams[k]
 		s.ops = append(s.ops, i)
 		s.launch = append(s.launch, a.launchOf(i))
 	}

@@ -134,6 +134,15 @@ func (a *analysis) launchedOps() []opLaunch {
 		return a.launched
 	}
 	t := a.t
+	// At most one join per device op: made at that size, the list is not regrown (and the pages
+	// of room it leaves unused are never touched).
+	n := 0
+	for i := range t.Len() {
+		if a.isDeviceWork(i) {
+			n++
+		}
+	}
+	a.launched = make([]opLaunch, 0, n)
 	for i := range t.Len() {
 		if !a.isDeviceWork(i) {
 			continue
