@@ -67,14 +67,6 @@ func newModel(cfg *Config, in, out int, c *nn.Ctx) (Model, error) {
 	return nil, fmt.Errorf("unknown model %q (known: gcn, gat, appnp, gcn2, gin)", cfg.Model)
 }
 
-// span opens a span on the context's lane, evaluation passes recording forward work as eval.
-func span(c *nn.Ctx, name string, r role.Role) trace.Span {
-	if r == role.Forward && c.ForwardRole != role.Other {
-		r = c.ForwardRole
-	}
-	return c.Lane.Begin(name, r)
-}
-
 // layerNames are the names of the per-layer spans, made once so recording allocates nothing.
 var layerNames = func() (names [2][]string) {
 	for l := range 256 {
@@ -86,9 +78,9 @@ var layerNames = func() (names [2][]string) {
 
 func layerSpan(c *nn.Ctx, l int, backward bool) trace.Span {
 	if backward {
-		return span(c, layerNames[1][min(l, 255)], role.Backward)
+		return c.Begin(layerNames[1][min(l, 255)], role.Backward)
 	}
-	return span(c, layerNames[0][min(l, 255)], role.Forward)
+	return c.Begin(layerNames[0][min(l, 255)], role.Forward)
 }
 
 // dropInput applies dropout to a dense or sparse input.
@@ -114,7 +106,7 @@ var (
 
 // apply computes act(x) into y (y must hold x's shape).
 func (a activation) apply(c *nn.Ctx, x, y *nn.Mat) *nn.Mat {
-	sp := span(c, a.name, role.Forward)
+	sp := c.Begin(a.name, role.Forward)
 	y = a.forward(x, y)
 	sp.EndWork(int64(x.Len()), 2*x.Bytes())
 	return y
@@ -122,7 +114,7 @@ func (a activation) apply(c *nn.Ctx, x, y *nn.Mat) *nn.Mat {
 
 // grad turns dy into the gradient of act's input in place, from act's output y.
 func (a activation) grad(c *nn.Ctx, y, dy *nn.Mat) *nn.Mat {
-	sp := span(c, a.name, role.Backward)
+	sp := c.Begin(a.name, role.Backward)
 	dy = a.backward(y, dy, dy)
 	sp.EndWork(int64(dy.Len()), 3*dy.Bytes())
 	return dy

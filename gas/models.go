@@ -239,7 +239,7 @@ func (m *appnp) mlp(c *nn.Ctx, x nn.Input) *nn.Mat {
 
 // propagate sets out = (1−α)·Â·x + α·x₀.
 func (m *appnp) propagate(c *nn.Ctx, adj *nn.Sparse, x, x0, out *nn.Mat) {
-	sp := span(c, "appnp.spmm", role.Forward)
+	sp := c.Begin("appnp.spmm", role.Forward)
 	nn.SpMM(adj, x, out)
 	nn.Scale(out, 1-m.alpha)
 	nn.AddScaled(out, m.alpha, x0)

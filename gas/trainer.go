@@ -375,7 +375,7 @@ func (e *exchange) Exchange(c *nn.Ctx, l int) error {
 		return err
 	}
 	// The concatenation of the batch's rows and the pulled ones is device work (torch.cat).
-	sp = span(c, "gas.concat", role.Forward)
+	sp = c.Begin("gas.concat", role.Forward)
 	n := len(halo) * h.Width
 	copy(e.cat[l].Data[in.Size*h.Width:], m.Data[:n])
 	sp.EndWork(0, 8*int64(n))

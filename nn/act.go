@@ -4,7 +4,7 @@ import "github.com/gnnprof/gnnprof/role"
 
 // reluSpan computes ReLU(x) into out inside a span named name.
 func reluSpan(c *Ctx, name string, x, out *Mat) *Mat {
-	sp := c.begin(name, role.Forward)
+	sp := c.Begin(name, role.Forward)
 	out = ReLU(x, c.Resize(out, x.Rows, x.Cols))
 	sp.EndWork(int64(x.Len()), 2*x.Bytes())
 	return out
@@ -12,7 +12,7 @@ func reluSpan(c *Ctx, name string, x, out *Mat) *Mat {
 
 // reluBackwardSpan computes ReLU's input gradient in place of dy.
 func reluBackwardSpan(c *Ctx, name string, y, dy *Mat) *Mat {
-	sp := c.begin(name, role.Backward)
+	sp := c.Begin(name, role.Backward)
 	dy = ReLUBackward(y, dy, dy)
 	sp.EndWork(int64(dy.Len()), 3*dy.Bytes())
 	return dy
@@ -20,7 +20,7 @@ func reluBackwardSpan(c *Ctx, name string, y, dy *Mat) *Mat {
 
 // eluSpan computes ELU(x) into out inside a span named name.
 func eluSpan(c *Ctx, name string, x, out *Mat) *Mat {
-	sp := c.begin(name, role.Forward)
+	sp := c.Begin(name, role.Forward)
 	out = ELU(x, c.Resize(out, x.Rows, x.Cols), 1)
 	sp.EndWork(3*int64(x.Len()), 2*x.Bytes())
 	return out
@@ -28,7 +28,7 @@ func eluSpan(c *Ctx, name string, x, out *Mat) *Mat {
 
 // eluBackwardSpan computes ELU's input gradient in place of dy.
 func eluBackwardSpan(c *Ctx, name string, y, dy *Mat) *Mat {
-	sp := c.begin(name, role.Backward)
+	sp := c.Begin(name, role.Backward)
 	dy = ELUBackward(y, dy, dy, 1)
 	sp.EndWork(2*int64(dy.Len()), 3*dy.Bytes())
 	return dy

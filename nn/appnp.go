@@ -25,7 +25,7 @@ func (p *APPNPProp) Forward(c *Ctx, adj *Sparse, z *Mat) *Mat {
 	if p.K > 1 && adj.Rows != adj.Cols {
 		panic(fmt.Sprintf("nn: APPNP with K=%d needs a square adjacency, got %d×%d", p.K, adj.Rows, adj.Cols))
 	}
-	sp := c.begin("appnp.spmm", role.Forward)
+	sp := c.Begin("appnp.spmm", role.Forward)
 	p.adj = adj
 	cur := z
 	f := z.Cols
@@ -51,7 +51,7 @@ func (p *APPNPProp) Forward(c *Ctx, adj *Sparse, z *Mat) *Mat {
 
 // Backward returns dz: Σ_k α·((1−α)Âᵀ)^k·dy plus ((1−α)Âᵀ)^K·dy.
 func (p *APPNPProp) Backward(c *Ctx, dy *Mat) *Mat {
-	sp := c.begin("appnp.spmm", role.Backward)
+	sp := c.Begin("appnp.spmm", role.Backward)
 	adj := p.adj
 	f := dy.Cols
 	p.dz = c.ResizeZero(p.dz, adj.Cols, f)

@@ -50,7 +50,7 @@ func (b *BatchNorm) Params() []*Param { return []*Param{b.Gamma, b.Beta} }
 
 // Forward normalizes x's columns.
 func (b *BatchNorm) Forward(c *Ctx, x *Mat) *Mat {
-	sp := c.begin(b.span, role.Forward)
+	sp := c.Begin(b.span, role.Forward)
 	n, d := x.Rows, x.Cols
 	b.batchStats = c.train() || !b.TrackRunning
 	b.xhat = c.Resize(b.xhat, n, d)
@@ -105,7 +105,7 @@ func (b *BatchNorm) Forward(c *Ctx, x *Mat) *Mat {
 
 // Backward accumulates dγ, dβ and returns dx.
 func (b *BatchNorm) Backward(c *Ctx, dy *Mat) *Mat {
-	sp := c.begin(b.span, role.Backward)
+	sp := c.Begin(b.span, role.Backward)
 	n, d := dy.Rows, dy.Cols
 	sumDy, sumDyX := b.sums(d)
 	for i := 0; i < n; i++ {

@@ -84,8 +84,9 @@ func ints[T int32 | int64](c *Ctx, b []T, n int) []T {
 // NewRNG returns the seeded generator a run draws all its randomness from.
 func NewRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
 
-// begin opens a span on the context's lane (nothing when recording is off).
-func (c *Ctx) begin(name string, r role.Role) trace.Span {
+// Begin opens a span on the context's lane (nothing when recording is off); evaluation passes
+// (ForwardRole) record forward work under their own role.
+func (c *Ctx) Begin(name string, r role.Role) trace.Span {
 	if c == nil {
 		return trace.Span{}
 	}

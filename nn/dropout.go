@@ -34,7 +34,7 @@ func (d *Dropout) begin(c *Ctx) (trace.Span, bool) {
 	if !d.active {
 		return trace.Span{}, false
 	}
-	sp := c.begin(d.name, role.Forward)
+	sp := c.Begin(d.name, role.Forward)
 	d.seed = c.seed()
 	return sp, true
 }
@@ -117,7 +117,7 @@ func (d *Dropout) Backward(c *Ctx, dy *Mat) *Mat {
 	if !d.active {
 		return dy
 	}
-	sp := c.begin(d.name, role.Backward)
+	sp := c.Begin(d.name, role.Backward)
 	d.dx = c.Resize(d.dx, dy.Rows, dy.Cols)
 	dropMask(d.seed, d.P, dy.Data[:dy.Len()], d.dx.Data)
 	sp.EndWork(int64(dy.Len()), 2*dy.Bytes())

@@ -149,7 +149,7 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 		l.forwardReorganized(c)
 	}
 
-	sp := c.begin("gat.bias", role.Forward)
+	sp := c.Begin("gat.bias", role.Forward)
 	if l.Concat {
 		l.out = c.Resize(l.out, adj.Rows, H*C)
 		copy(l.out.Data, l.agg.Data)
@@ -174,7 +174,7 @@ func (l *GATConv) Backward(c *Ctx, dy *Mat) *Mat {
 	adj, H, C := l.adj, l.Heads, l.Ch
 	HC := H * C
 	nd, ns := adj.Rows, l.h.Rows
-	sp := c.begin("gat.bias", role.Backward)
+	sp := c.Begin("gat.bias", role.Backward)
 	AddColSums(l.B.G.Data, dy)
 	if l.Concat {
 		l.dO = dy
@@ -214,7 +214,7 @@ func (l *GATConv) Backward(c *Ctx, dy *Mat) *Mat {
 
 // project computes a_src·h_j for every node and a_dst·h_i for every target.
 func (l *GATConv) project(c *Ctx) {
-	sp := c.begin("gat.attn_proj", role.Forward)
+	sp := c.Begin("gat.attn_proj", role.Forward)
 	H, C := l.Heads, l.Ch
 	ns, nd := l.h.Rows, l.adj.Rows
 	l.aSrc = c.floats(l.aSrc, ns*H)
@@ -271,7 +271,7 @@ func expNormalize(a []float32, mx float32) float32 {
 // backwardProject adds the attention projections' share: dh_j += daSrc_j·a_src, dh_i +=
 // daDst_i·a_dst, and the gradients of a_src and a_dst.
 func (l *GATConv) backwardProject(c *Ctx) {
-	sp := c.begin("gat.attn_proj", role.Backward)
+	sp := c.Begin("gat.attn_proj", role.Backward)
 	H, C := l.Heads, l.Ch
 	ns, nd := l.h.Rows, l.adj.Rows
 	as, ad := l.AttSrc.W.Data, l.AttDst.W.Data

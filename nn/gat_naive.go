@@ -58,7 +58,7 @@ func (l *GATConv) forwardNaive(c *Ctx) {
 	l.msg = c.floats(l.msg, int(E)*HC)
 	l.alpha = c.floats(l.alpha, int(E)*H)
 
-	sp := c.begin("gat.edge_concat", role.Forward)
+	sp := c.Begin("gat.edge_concat", role.Forward)
 	parallelRows(adj.Indptr, E*int64(2*HC), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			dst := l.h.Row(i)
@@ -71,7 +71,7 @@ func (l *GATConv) forwardNaive(c *Ctx) {
 	})
 	sp.EndWork(0, 2*E*int64(2*HC)*4)
 
-	sp = c.begin("gat.edge_linear", role.Forward)
+	sp = c.Begin("gat.edge_linear", role.Forward)
 	as, ad := l.AttSrc.W.Data, l.AttDst.W.Data
 	parallelRows(adj.Indptr, E*int64(2*HC), func(lo, hi int) {
 		for e := adj.Indptr[lo]; e < adj.Indptr[hi]; e++ {
@@ -84,7 +84,7 @@ func (l *GATConv) forwardNaive(c *Ctx) {
 	})
 	sp.EndWork(2*E*int64(2*HC)+E*int64(H), E*int64(2*HC)*4+E*int64(H)*4)
 
-	sp = c.begin("gat.edge_softmax", role.Forward)
+	sp = c.Begin("gat.edge_softmax", role.Forward)
 	parallelRows(adj.Indptr, E*int64(H)*6, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			softmaxRow(l.alpha, adj.Indptr[i], adj.Indptr[i+1], H)
@@ -92,7 +92,7 @@ func (l *GATConv) forwardNaive(c *Ctx) {
 	})
 	sp.EndWork(6*E*int64(H), E*int64(H)*12)
 
-	sp = c.begin("gat.edge_message", role.Forward)
+	sp = c.Begin("gat.edge_message", role.Forward)
 	parallelRows(adj.Indptr, E*int64(HC), func(lo, hi int) {
 		for e := adj.Indptr[lo]; e < adj.Indptr[hi]; e++ {
 			src := l.cat[int(e)*2*HC+HC : int(e+1)*2*HC]
@@ -107,7 +107,7 @@ func (l *GATConv) forwardNaive(c *Ctx) {
 	})
 	sp.EndWork(E*int64(HC), E*int64(HC)*8+E*int64(H)*4)
 
-	sp = c.begin("gat.scatter", role.Forward)
+	sp = c.Begin("gat.scatter", role.Forward)
 	parallelRows(adj.Indptr, E*int64(HC), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out := l.agg.Row(i)
@@ -129,7 +129,7 @@ func (l *GATConv) backwardNaive(c *Ctx) {
 	l.dcat = c.floats(l.dcat, int(E)*2*HC)
 	l.ds = c.floats(l.ds, int(E)*H)
 
-	sp := c.begin("gat.scatter", role.Backward)
+	sp := c.Begin("gat.scatter", role.Backward)
 	parallelRows(adj.Indptr, E*int64(HC), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			for e := adj.Indptr[i]; e < adj.Indptr[i+1]; e++ {
@@ -139,7 +139,7 @@ func (l *GATConv) backwardNaive(c *Ctx) {
 	})
 	sp.EndWork(0, E*int64(HC)*8)
 
-	sp = c.begin("gat.edge_message", role.Backward)
+	sp = c.Begin("gat.edge_message", role.Backward)
 	parallelRows(adj.Indptr, E*int64(HC)*2, func(lo, hi int) {
 		for e := adj.Indptr[lo]; e < adj.Indptr[hi]; e++ {
 			dm := l.dmsg[int(e)*HC : int(e+1)*HC]
@@ -157,7 +157,7 @@ func (l *GATConv) backwardNaive(c *Ctx) {
 	})
 	sp.EndWork(3*E*int64(HC), E*int64(HC)*16)
 
-	sp = c.begin("gat.edge_softmax", role.Backward)
+	sp = c.Begin("gat.edge_softmax", role.Backward)
 	parallelRows(adj.Indptr, E*int64(H)*6, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			var rowDot [maxGATHeads]float32
@@ -176,7 +176,7 @@ func (l *GATConv) backwardNaive(c *Ctx) {
 	})
 	sp.EndWork(4*E*int64(H), E*int64(H)*12)
 
-	sp = c.begin("gat.edge_linear", role.Backward)
+	sp = c.Begin("gat.edge_linear", role.Backward)
 	as, ad := l.AttSrc.W.Data, l.AttDst.W.Data
 	parallelRows(adj.Indptr, E*int64(2*HC)*2, func(lo, hi int) {
 		for e := adj.Indptr[lo]; e < adj.Indptr[hi]; e++ {
@@ -205,7 +205,7 @@ func (l *GATConv) backwardNaive(c *Ctx) {
 	}
 	sp.EndWork(10*E*int64(HC), E*int64(2*HC)*12)
 
-	sp = c.begin("gat.edge_concat", role.Backward)
+	sp = c.Begin("gat.edge_concat", role.Backward)
 	parallelRows(adj.Indptr, E*int64(HC), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			dh := l.dh.Row(i)

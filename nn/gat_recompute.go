@@ -11,7 +11,7 @@ func (l *GATConv) forwardRecompute(c *Ctx) {
 	nd := adj.Rows
 	l.rowMax = c.floats(l.rowMax, nd*H)
 	l.rowSum = c.floats(l.rowSum, nd*H)
-	sp := c.begin("gat.fused_attention", role.Forward)
+	sp := c.Begin("gat.fused_attention", role.Forward)
 	eachRowWithScratch(adj.Indptr, int64(E*HC), func(i, e0, e1 int, a, _ []float32) {
 		out := l.agg.Row(i)
 		clear(out)
@@ -37,7 +37,7 @@ func (l *GATConv) backwardRecompute(c *Ctx) {
 	HC := H * C
 	nd := adj.Rows
 	l.rowDot = c.floats(l.rowDot, nd*H)
-	sp := c.begin("gat.fused_attention", role.Backward)
+	sp := c.Begin("gat.fused_attention", role.Backward)
 	// Per target row and head, with α recomputed and dα = mask·⟨dO_i, h_j⟩: the softmax term
 	// Σ α·dα, and the target-side gradient Σ α·lrelu'·dα − Σ α·dα · Σ α·lrelu'.
 	eachRowWithScratch(adj.Indptr, int64(E*HC)*2, func(i, e0, e1 int, a, d []float32) {
@@ -66,7 +66,7 @@ func (l *GATConv) backwardRecompute(c *Ctx) {
 	})
 	sp.EndWork(2*int64(E*HC)+16*int64(E*H), adj.Bytes()+int64(E*HC)*4+int64(nd*H)*16)
 
-	sp = c.begin("gat.spmm", role.Backward)
+	sp = c.Begin("gat.spmm", role.Backward)
 	t, tEdge := l.transposed(c)
 	eachRowWithScratch(t.Indptr, int64(E*HC)*4, func(j, p0, p1 int, d, coef []float32) {
 		if p0 == p1 {

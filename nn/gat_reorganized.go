@@ -10,7 +10,7 @@ func (l *GATConv) forwardReorganized(c *Ctx) {
 	HC := H * C
 	l.alpha = c.floats(l.alpha, E*H)
 	l.alphaD = c.floats(l.alphaD, E*H)
-	sp := c.begin("gat.edge_softmax", role.Forward)
+	sp := c.Begin("gat.edge_softmax", role.Forward)
 	parallelRows(adj.Indptr, int64(E*H)*8, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
@@ -26,7 +26,7 @@ func (l *GATConv) forwardReorganized(c *Ctx) {
 		}
 	})
 	sp.EndWork(10*int64(E*H), int64(E*H)*16+adj.Bytes())
-	sp = c.begin("gat.spmm", role.Forward)
+	sp = c.Begin("gat.spmm", role.Forward)
 	parallelRows(adj.Indptr, int64(E*HC), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
@@ -48,7 +48,7 @@ func (l *GATConv) backwardReorganized(c *Ctx) {
 	HC := H * C
 	l.ds = c.floats(l.ds, E*H)
 	l.alphaT = c.floats(l.alphaT, E*H)
-	sp := c.begin("gat.edge_softmax", role.Backward)
+	sp := c.Begin("gat.edge_softmax", role.Backward)
 	parallelRows(adj.Indptr, int64(E*HC)*2, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
@@ -77,7 +77,7 @@ func (l *GATConv) backwardReorganized(c *Ctx) {
 	})
 	sp.EndWork(2*int64(E*HC)+10*int64(E*H), adj.Bytes()+int64(E*HC)*4+int64(E*H)*16)
 
-	sp = c.begin("gat.spmm", role.Backward)
+	sp = c.Begin("gat.spmm", role.Backward)
 	t, tEdge := l.transposed(c)
 	parallelRows(t.Indptr, int64(E*HC)*2, func(lo, hi int) {
 		for j := lo; j < hi; j++ {

@@ -51,10 +51,10 @@ func (l *GCNConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	w := l.W.W
 	l.aggFirst = x.Sparse == nil && w.Cols > w.Rows
 	if l.aggFirst {
-		sp := c.begin(l.spmmName, role.Forward)
+		sp := c.Begin(l.spmmName, role.Forward)
 		l.ax = SpMM(adj, x.Dense, c.Resize(l.ax, adj.Rows, x.Dense.Cols))
 		sp.EndWork(2*int64(adj.NNZ())*int64(w.Rows), spmmBytes(adj, w.Rows))
-		sp = c.begin(l.linName, role.Forward)
+		sp = c.Begin(l.linName, role.Forward)
 		l.out = c.Resize(l.out, adj.Rows, w.Cols)
 		Gemm(false, false, 1, l.ax, w, 0, l.out)
 		AddBias(l.out, l.B.W.Data)
@@ -62,7 +62,7 @@ func (l *GCNConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 		return l.out
 	}
 	l.xw = mulWSpan(c, l.linName, x, w, l.xw)
-	sp := c.begin(l.spmmName, role.Forward)
+	sp := c.Begin(l.spmmName, role.Forward)
 	l.out = SpMM(adj, l.xw, c.Resize(l.out, adj.Rows, w.Cols))
 	AddBias(l.out, l.B.W.Data)
 	sp.EndWork(2*int64(adj.NNZ())*int64(w.Cols)+int64(l.out.Len()), spmmBytes(adj, w.Cols))
@@ -74,7 +74,7 @@ func (l *GCNConv) Backward(c *Ctx, dy *Mat) *Mat {
 	w, adj := l.W.W, l.adj
 	AddColSums(l.B.G.Data, dy)
 	if l.aggFirst {
-		sp := c.begin(l.linName, role.Backward)
+		sp := c.Begin(l.linName, role.Backward)
 		Gemm(true, false, 1, l.ax, dy, 1, l.W.G)
 		flops := gemmFLOPs(w.Rows, adj.Rows, w.Cols)
 		if l.NoInputGrad {
@@ -84,12 +84,12 @@ func (l *GCNConv) Backward(c *Ctx, dy *Mat) *Mat {
 		l.dmid = c.Resize(l.dmid, dy.Rows, w.Rows)
 		Gemm(false, true, 1, dy, w, 0, l.dmid)
 		sp.EndWork(2*flops, l.ax.Bytes()+2*dy.Bytes()+l.dmid.Bytes())
-		sp = c.begin(l.spmmName, role.Backward)
+		sp = c.Begin(l.spmmName, role.Backward)
 		l.dx = SpMMT(adj, l.dmid, c.Resize(l.dx, adj.Cols, w.Rows))
 		sp.EndWork(2*int64(adj.NNZ())*int64(w.Rows), spmmBytes(adj, w.Rows))
 		return l.dx
 	}
-	sp := c.begin(l.spmmName, role.Backward)
+	sp := c.Begin(l.spmmName, role.Backward)
 	l.dmid = SpMMT(adj, dy, c.Resize(l.dmid, adj.Cols, w.Cols))
 	sp.EndWork(2*int64(adj.NNZ())*int64(w.Cols), spmmBytes(adj, w.Cols))
 	l.dx = mulWBackwardSpan(c, l.linName, l.x, l.W, l.dmid, !l.NoInputGrad, inputGradRows(l.x, l.adj, l.HaloNoGrad), l.dx)

@@ -39,12 +39,12 @@ func (l *GCN2Conv) Params() []*Param { return []*Param{l.W} }
 func (l *GCN2Conv) Forward(c *Ctx, adj *Sparse, x, x0 *Mat) *Mat {
 	l.adj = adj
 	f := x.Cols
-	sp := c.begin("gcn2.spmm", role.Forward)
+	sp := c.Begin("gcn2.spmm", role.Forward)
 	l.h = SpMM(adj, x, c.Resize(l.h, adj.Rows, f))
 	Scale(l.h, 1-l.Alpha)
 	axpy(l.Alpha, x0.Data[:adj.Rows*f], l.h.Data)
 	sp.EndWork(2*int64(adj.NNZ())*int64(f)+3*int64(l.h.Len()), spmmBytes(adj, f))
-	sp = c.begin("gcn2.linear", role.Forward)
+	sp = c.Begin("gcn2.linear", role.Forward)
 	l.out = c.Resize(l.out, adj.Rows, f)
 	copy(l.out.Data, l.h.Data)
 	Gemm(false, false, l.Beta, l.h, l.W.W, 1-l.Beta, l.out)
@@ -55,13 +55,13 @@ func (l *GCN2Conv) Forward(c *Ctx, adj *Sparse, x, x0 *Mat) *Mat {
 // Backward accumulates dW and returns dx (adj.Cols rows) and dx0 (adj.Rows rows).
 func (l *GCN2Conv) Backward(c *Ctx, dy *Mat) (dx, dx0 *Mat) {
 	adj, f := l.adj, dy.Cols
-	sp := c.begin("gcn2.linear", role.Backward)
+	sp := c.Begin("gcn2.linear", role.Backward)
 	Gemm(true, false, l.Beta, l.h, dy, 1, l.W.G)
 	l.dh = c.Resize(l.dh, dy.Rows, f)
 	copy(l.dh.Data, dy.Data[:dy.Len()])
 	Gemm(false, true, l.Beta, dy, l.W.W, 1-l.Beta, l.dh)
 	sp.EndWork(2*gemmFLOPs(dy.Rows, f, f), 2*dy.Bytes()+l.h.Bytes()+2*l.W.W.Bytes())
-	sp = c.begin("gcn2.spmm", role.Backward)
+	sp = c.Begin("gcn2.spmm", role.Backward)
 	l.dx0 = c.Resize(l.dx0, dy.Rows, f)
 	copy(l.dx0.Data, l.dh.Data)
 	Scale(l.dx0, l.Alpha)

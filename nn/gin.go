@@ -48,7 +48,7 @@ func (l *GINConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	l.x, l.adj = x, adj
 	l.u = mulWSpan(c, "gin.linear", x, l.W1.W, l.u)
 
-	sp := c.begin("gin.spmm", role.Forward)
+	sp := c.Begin("gin.spmm", role.Forward)
 	h := l.u.Cols
 	l.z = SpMM(adj, l.u, c.Resize(l.z, adj.Rows, h))
 	self := 1 + l.Eps.W.Data[0]
@@ -66,7 +66,7 @@ func (l *GINConv) Backward(c *Ctx, dy *Mat) *Mat {
 	da = reluBackwardSpan(c, "gin.relu", l.act, da)
 	l.dz = l.BN.Backward(c, da)
 
-	sp := c.begin("gin.spmm", role.Backward)
+	sp := c.Begin("gin.spmm", role.Backward)
 	AddColSums(l.B1.G.Data, l.dz)
 	nd, h := l.adj.Rows, l.u.Cols
 	l.Eps.G.Data[0] += dot(l.dz.Data[:nd*h], l.u.Data[:nd*h])

@@ -89,7 +89,7 @@ func mulWBackward(x Input, w, dy, dw *Mat, wantDX bool, dx *Mat) (*Mat, int64, i
 
 // mulWSpan is mulW inside a forward span named name.
 func mulWSpan(c *Ctx, name string, x Input, w, out *Mat) *Mat {
-	sp := c.begin(name, role.Forward)
+	sp := c.Begin(name, role.Forward)
 	out, flops, bytes := mulW(x, w, c.Resize(out, x.Rows(), w.Cols))
 	sp.EndWork(flops, bytes)
 	return out
@@ -98,7 +98,7 @@ func mulWSpan(c *Ctx, name string, x Input, w, out *Mat) *Mat {
 // mulWBackwardSpan is mulWBackward inside a backward span named name, for a weight w: it
 // returns dx for x's first rows, nil when not wanted or x is sparse.
 func mulWBackwardSpan(c *Ctx, name string, x Input, w *Param, dy *Mat, wantDX bool, rows int, dx *Mat) *Mat {
-	sp := c.begin(name, role.Backward)
+	sp := c.Begin(name, role.Backward)
 	dx, flops, bytes := mulWBackward(x, w.W, dy, w.G, wantDX, c.inputGrad(x, !wantDX, dx, rows, w.W.Rows))
 	sp.EndWork(flops, bytes)
 	return dx
@@ -135,7 +135,7 @@ func (l *Linear) Params() []*Param {
 // Forward computes x·W + b. The result is owned by the layer until the next Forward; x must
 // stay unchanged until Backward.
 func (l *Linear) Forward(c *Ctx, x Input) *Mat {
-	sp := c.begin(l.span, role.Forward)
+	sp := c.Begin(l.span, role.Forward)
 	l.x = x
 	var flops, bytes int64
 	l.out, flops, bytes = mulW(x, l.W.W, c.Resize(l.out, x.Rows(), l.W.W.Cols))
@@ -150,7 +150,7 @@ func (l *Linear) Forward(c *Ctx, x Input) *Mat {
 // Backward accumulates the parameter gradients and returns dx (nil for sparse inputs or with
 // NoInputGrad).
 func (l *Linear) Backward(c *Ctx, dy *Mat) *Mat {
-	sp := c.begin(l.span, role.Backward)
+	sp := c.Begin(l.span, role.Backward)
 	if l.B != nil {
 		AddColSums(l.B.G.Data, dy)
 	}

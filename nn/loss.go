@@ -102,7 +102,7 @@ type CrossEntropy struct {
 
 // Forward returns the loss.
 func (ce *CrossEntropy) Forward(c *Ctx, logits *Mat, t Targets) float64 {
-	sp := c.begin("loss.cross_entropy", role.Forward)
+	sp := c.Begin("loss.cross_entropy", role.Forward)
 	t.check("CrossEntropy", logits)
 	ce.t = t
 	ce.LogP = LogSoftmax(logits, c.Resize(ce.LogP, logits.Rows, logits.Cols))
@@ -113,7 +113,7 @@ func (ce *CrossEntropy) Forward(c *Ctx, logits *Mat, t Targets) float64 {
 
 // Backward returns dlogits (rows not in the targets get 0), owned by ce.
 func (ce *CrossEntropy) Backward(c *Ctx) *Mat {
-	sp := c.begin("loss.cross_entropy", role.Backward)
+	sp := c.Begin("loss.cross_entropy", role.Backward)
 	lp := ce.LogP
 	ce.grad = c.ResizeZero(ce.grad, lp.Rows, lp.Cols)
 	for k, r := range ce.t.Rows {
@@ -137,7 +137,7 @@ type KLDiv struct {
 
 // Forward returns mean over rows of Σ_j P_j (log P_j − log Q_j); rows nil means all rows.
 func (k *KLDiv) Forward(c *Ctx, p, q *Mat, rows []int32) float64 {
-	sp := c.begin("loss.kl_div", role.Forward)
+	sp := c.Begin("loss.kl_div", role.Forward)
 	sameShape("KLDiv", p, q)
 	k.rows = rows
 	k.lp = LogSoftmax(p, k.lp)
@@ -168,7 +168,7 @@ func (k *KLDiv) eachRow(n int, fn func(i int)) int {
 
 // Backward returns the gradients for p and q, scaled by scale (the loss's weight).
 func (k *KLDiv) Backward(c *Ctx, scale float32) (dp, dq *Mat) {
-	sp := c.begin("loss.kl_div", role.Backward)
+	sp := c.Begin("loss.kl_div", role.Backward)
 	k.dp = ResizeZero(k.dp, k.lp.Rows, k.lp.Cols)
 	k.dq = ResizeZero(k.dq, k.lq.Rows, k.lq.Cols)
 	cnt := len(k.rows)
@@ -201,7 +201,7 @@ type Entropy struct {
 
 // Forward returns the mean entropy over rows (nil: all rows).
 func (h *Entropy) Forward(c *Ctx, logits *Mat, rows []int32) float64 {
-	sp := c.begin("loss.entropy", role.Forward)
+	sp := c.Begin("loss.entropy", role.Forward)
 	h.rows = rows
 	h.lp = LogSoftmax(logits, h.lp)
 	var sum float64
@@ -229,7 +229,7 @@ func (h *Entropy) each(fn func(i int)) int {
 
 // Backward returns dlogits scaled by scale: −P_j (log P_j + H_i) / n per row.
 func (h *Entropy) Backward(c *Ctx, scale float32) *Mat {
-	sp := c.begin("loss.entropy", role.Backward)
+	sp := c.Begin("loss.entropy", role.Backward)
 	h.d = ResizeZero(h.d, h.lp.Rows, h.lp.Cols)
 	n := len(h.rows)
 	if h.rows == nil {
