@@ -55,8 +55,8 @@ func fmtBytes(b int64) string {
 	return neg + sig3(f) + " " + units[u]
 }
 
-// fmtCount writes an integer with thousands separators.
-func fmtCount(n int64) string {
+// Commas writes an integer with thousands separators ("1,234,567").
+func Commas(n int64) string {
 	s := fmt.Sprint(n)
 	neg := strings.HasPrefix(s, "-")
 	if neg {
@@ -108,7 +108,7 @@ func fmtMetric(v float64, unit string) string {
 	case "bytes":
 		return fmtBytes(int64(v))
 	case "count":
-		return fmtCount(int64(v))
+		return Commas(int64(v))
 	case "x":
 		return fmt.Sprintf("%.2f×", v)
 	case "GB/s":
@@ -171,7 +171,7 @@ func RoleColor(role string) string { return roleColor(role) }
 // Plural writes a count with the noun in the right number: "1 step", "2 steps", "1,204 copies".
 func Plural(n int, one, many string) string {
 	if n == 1 || n == -1 {
-		return fmtCount(int64(n)) + " " + one
+		return Commas(int64(n)) + " " + one
 	}
-	return fmtCount(int64(n)) + " " + many
+	return Commas(int64(n)) + " " + many
 }

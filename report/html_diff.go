@@ -32,7 +32,7 @@ func buildDiffPage(d *analyze.Diff, a, b *analyze.Profile, opt HTMLOptions) (*ht
 	page.Headline = []kpi{
 		{Label: "mean step", Value: fmtDur(d.StepMean.A) + " → " + fmtDur(d.StepMean.B), Note: fmtSignedDur(d.StepMean.Change) + " (" + fmtSignedPct(d.StepMean.Percent) + ")", Tone: tone(d.StepMean.Change)},
 		{Label: "host step", Value: fmtDur(d.HostStepMean.A) + " → " + fmtDur(d.HostStepMean.B), Note: fmtSignedDur(d.HostStepMean.Change) + " (" + fmtSignedPct(d.HostStepMean.Percent) + ")", Tone: tone(d.HostStepMean.Change)},
-		{Label: "steps", Value: fmtCount(d.Steps.A) + " → " + fmtCount(d.Steps.B)},
+		{Label: "steps", Value: Commas(d.Steps.A) + " → " + Commas(d.Steps.B)},
 		{Label: "peak memory", Value: fmtBytes(d.PeakMemory.A) + " → " + fmtBytes(d.PeakMemory.B), Note: fmtSignedPct(d.PeakMemory.Percent), Tone: tone(d.PeakMemory.Change)},
 	}
 	for _, r := range d.Breakdown {
@@ -55,11 +55,11 @@ func buildDiffPage(d *analyze.Diff, a, b *analyze.Profile, opt HTMLOptions) (*ht
 	}
 	for _, o := range d.Ops {
 		page.DiffOps = append(page.DiffOps, diffOpRow{Name: o.Name, Status: o.Status, A: fmtDur(o.SelfNs.A), B: fmtDur(o.SelfNs.B),
-			Change: fmtSignedDur(o.SelfNs.Change), ChangeNs: o.SelfNs.Change, CallsA: fmtCount(o.Calls.A), CallsB: fmtCount(o.Calls.B),
+			Change: fmtSignedDur(o.SelfNs.Change), ChangeNs: o.SelfNs.Change, CallsA: Commas(o.Calls.A), CallsB: Commas(o.Calls.B),
 			Tone: tone(o.SelfNs.Change)})
 	}
 	for _, cp := range d.Copies {
-		page.DiffCopies = append(page.DiffCopies, diffCopyRow{Direction: cp.Direction, CountA: fmtCount(cp.Count.A), CountB: fmtCount(cp.Count.B),
+		page.DiffCopies = append(page.DiffCopies, diffCopyRow{Direction: cp.Direction, CountA: Commas(cp.Count.A), CountB: Commas(cp.Count.B),
 			BytesA: fmtBytes(cp.Bytes.A), BytesB: fmtBytes(cp.Bytes.B), TimeA: fmtDur(cp.TotalNs.A), TimeB: fmtDur(cp.TotalNs.B)})
 	}
 	page.Gained = findingViews(d.Gained)

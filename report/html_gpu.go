@@ -190,7 +190,7 @@ func (b *pageBuilder) gpu(p *analyze.Profile) {
 		v.Temporal = append(v.Temporal, row)
 	}
 	for _, si := range g.Idle {
-		row := idleRow{Device: deviceName(si.Device), Stream: strconv.Itoa(si.Stream), Lane: si.Lane, Ops: fmtCount(int64(si.Ops)),
+		row := idleRow{Device: deviceName(si.Device), Stream: strconv.Itoa(si.Stream), Lane: si.Lane, Ops: Commas(int64(si.Ops)),
 			Span: fmtDur(si.SpanNs), Idle: fmtPct(si.IdlePercent) + " · " + fmtDur(si.IdleNs),
 			HostWait: fmt.Sprintf("%s (%d)", fmtPct(si.HostWaitPercent), si.HostWaitCount), KernelWait: fmt.Sprintf("%s (%d)", fmtPct(si.KernelWaitPercent), si.KernelWaitCount),
 			Other: fmt.Sprintf("%s (%d)", fmtPct(si.OtherPercent), si.OtherCount)}
@@ -208,7 +208,7 @@ func (b *pageBuilder) gpu(p *analyze.Profile) {
 		largest = max(largest, k.TotalNs)
 	}
 	for _, k := range g.KernelTypes {
-		v.KernelTypes = append(v.KernelTypes, kernelTypeRow{Type: k.Type, Color: typeColors[k.Type], Count: fmtCount(int64(k.Count)),
+		v.KernelTypes = append(v.KernelTypes, kernelTypeRow{Type: k.Type, Color: typeColors[k.Type], Count: Commas(int64(k.Count)),
 			Total: fmtDur(k.TotalNs), Percent: fmtPct(k.Percent), Width: 100 * float64(k.TotalNs) / float64(max(largest, 1))})
 	}
 	for _, k := range g.TopKernels {
@@ -219,13 +219,13 @@ func (b *pageBuilder) gpu(p *analyze.Profile) {
 	}
 	l := g.Launches
 	v.Launches = []kpi{
-		{Label: "kernels", Value: fmtCount(int64(l.Kernels)), Note: fmt.Sprintf("%s under 10 µs", fmtCount(int64(l.KernelsUnder10us)))},
+		{Label: "kernels", Value: Commas(int64(l.Kernels)), Note: fmt.Sprintf("%s under 10 µs", Commas(int64(l.KernelsUnder10us)))},
 	}
 	if l.Count > 0 {
 		v.Launches = append(v.Launches,
 			kpi{Label: "launch call", Value: fmtDur(l.CPU.P50Ns), Note: "median · p90 " + fmtDur(l.CPU.P90Ns)},
 			kpi{Label: "launch delay", Value: fmtDur(l.Delay.P50Ns), Note: "median · p90 " + fmtDur(l.Delay.P90Ns)},
-			kpi{Label: "shorter than launch", Value: fmtCount(int64(l.ShortKernels)), Note: "of " + fmtCount(int64(l.Count)) + " launched ops"},
+			kpi{Label: "shorter than launch", Value: Commas(int64(l.ShortKernels)), Note: "of " + Commas(int64(l.Count)) + " launched ops"},
 			kpi{Label: "outliers", Value: fmt.Sprintf("%d · %d", l.RuntimeOutliers, l.DelayOutliers), Note: "calls > 50 µs · delays > 100 µs"})
 	}
 	for _, o := range l.Outliers {

@@ -20,7 +20,7 @@ func buildPage(p *analyze.Profile, t *trace.Table, run *rundir.Run, opt HTMLOpti
 	}
 	b := &pageBuilder{page: newPage(opt, "gnnprof · "+shortPath(p.Trace.Path))}
 	b.page.Subtitle = fmt.Sprintf("%s · %s trace · %s events · %s", p.Trace.Path, p.Trace.Format,
-		fmtCount(int64(p.Trace.Events)), fmtDur(p.Trace.DurationNs))
+		Commas(int64(p.Trace.Events)), fmtDur(p.Trace.DurationNs))
 	b.headline(p, run)
 	b.findings(p.Findings)
 	b.breakdown(p)
@@ -43,7 +43,7 @@ func buildPage(p *analyze.Profile, t *trace.Table, run *rundir.Run, opt HTMLOpti
 func (b *pageBuilder) headline(p *analyze.Profile, run *rundir.Run) {
 	st := p.Steps
 	h := []kpi{
-		{Label: "steps", Value: fmtCount(int64(st.Count)), Note: fmt.Sprintf("%d measured · %s", st.Measured, detectionText(st))},
+		{Label: "steps", Value: Commas(int64(st.Count)), Note: fmt.Sprintf("%d measured · %s", st.Measured, detectionText(st))},
 		{Label: "mean step", Value: fmtDur(p.Breakdown.TotalNs), Note: "host " + fmtDur(st.HostMeanNs) + " · median " + fmtDur(st.DeviceMedianNs)},
 		{Label: "step range", Value: fmtDur(st.HostMinNs) + " – " + fmtDur(st.HostMaxNs), Note: "std " + fmtDur(st.HostStdNs)},
 	}
@@ -56,7 +56,7 @@ func (b *pageBuilder) headline(p *analyze.Profile, run *rundir.Run) {
 	}
 	if p.Copies.Count > 0 {
 		h = append(h, kpi{Label: "copied", Value: fmtBytes(p.Copies.TotalBytes),
-			Note: fmtCount(int64(p.Copies.Count)) + " copies · " + fmtDur(p.Copies.TotalNs)})
+			Note: Commas(int64(p.Copies.Count)) + " copies · " + fmtDur(p.Copies.TotalNs)})
 	}
 	b.page.Headline = h
 }
@@ -149,7 +149,7 @@ func (b *pageBuilder) operators(p *analyze.Profile, top int) {
 			FLOPsS: dashZero(o.FLOPs, fmtFLOPs), BytesS: dashZero(o.Bytes, fmtBytes),
 			SelfShare: 100 * float64(o.HostSelfNs+o.DeviceSelfNs) / float64(max(selfSum, 1))})
 	}
-	b.page.OpsNote = fmt.Sprintf("%d of %s distinct operators, by %s.", len(ops), fmtCount(int64(p.Ops.Count)),
+	b.page.OpsNote = fmt.Sprintf("%d of %s distinct operators, by %s.", len(ops), Commas(int64(p.Ops.Count)),
 		strings.ReplaceAll(p.Ops.SortKey, "_", " "))
 	if len(ops) > 0 {
 		b.chart("ops", "Top operators by self time", []string{"ms", "ms"}, 40+22*min(len(ops), 15), topOpsBar(ops, 15))
@@ -173,12 +173,12 @@ type copyRow struct {
 func (b *pageBuilder) transfers(p *analyze.Profile, t *trace.Table) {
 	for _, d := range p.Copies.Directions {
 		b.page.Copies = append(b.page.Copies, copyRow{
-			Direction: d.Direction, Count: fmtCount(int64(d.Count)), Bytes: fmtBytes(d.Bytes), Time: fmtDur(d.TotalNs),
+			Direction: d.Direction, Count: Commas(int64(d.Count)), Bytes: fmtBytes(d.Bytes), Time: fmtDur(d.TotalNs),
 			Bandwidth: fmt.Sprintf("%.2f GB/s", d.BandwidthGBs),
 			Sizes:     fmt.Sprintf("%s / %s / %s / %s", fmtBytes(d.SizeP50), fmtBytes(d.SizeP90), fmtBytes(d.SizeP99), fmtBytes(d.SizeMax)),
-			Pinned:    fmt.Sprintf("%s (%s)", fmtCount(int64(d.PinnedCount)), fmtBytes(d.PinnedBytes)),
-			Pageable:  fmt.Sprintf("%s (%s)", fmtCount(int64(d.PageableCount)), fmtBytes(d.PageableBytes)),
-			Async:     fmt.Sprintf("%s async · %s sync", fmtCount(int64(d.AsyncCount)), fmtCount(int64(d.SyncCount))),
+			Pinned:    fmt.Sprintf("%s (%s)", Commas(int64(d.PinnedCount)), fmtBytes(d.PinnedBytes)),
+			Pageable:  fmt.Sprintf("%s (%s)", Commas(int64(d.PageableCount)), fmtBytes(d.PageableBytes)),
+			Async:     fmt.Sprintf("%s async · %s sync", Commas(int64(d.AsyncCount)), Commas(int64(d.SyncCount))),
 			Overlap:   fmt.Sprintf("%s (%s)", fmtPct(d.OverlapPercent), fmtDur(d.OverlapNs)),
 		})
 	}
@@ -208,7 +208,7 @@ func (b *pageBuilder) memory(p *analyze.Profile) {
 			limit = fmtBytes(d.LimitBytes) + " (" + fmtPct(d.PeakPercent) + " used at peak)"
 		}
 		b.page.Memory = append(b.page.Memory, memRow{Device: deviceName(d.Device), Peak: fmtBytes(d.PeakBytes), PeakAt: "+" + fmtDur(d.PeakAtNs),
-			Limit: limit, Events: fmtCount(int64(d.Events)),
+			Limit: limit, Events: Commas(int64(d.Events)),
 			StepPeaks: fmt.Sprintf("%s / %s / %s", fmtBytes(d.StepPeakMin), fmtBytes(d.StepPeakMedian), fmtBytes(d.StepPeakMax))})
 	}
 	if len(p.Memory.Devices) > 0 {
@@ -278,7 +278,7 @@ func (b *pageBuilder) runAndTrace(p *analyze.Profile, run *rundir.Run) {
 		b.page.Config = flattenConfig(p.Trace.Meta, 80)
 	}
 	b.page.TraceInfo = []configRow{
-		{"path", p.Trace.Path}, {"format", p.Trace.Format}, {"events", fmtCount(int64(p.Trace.Events))},
+		{"path", p.Trace.Path}, {"format", p.Trace.Format}, {"events", Commas(int64(p.Trace.Events))},
 		{"lanes", strconv.Itoa(p.Trace.Lanes)}, {"duration", fmtDur(p.Trace.DurationNs)},
 		{"step detection", detectionText(p.Steps)}, {"breakdown priority", strings.Join(p.Breakdown.Priority, " › ")},
 	}
@@ -293,7 +293,7 @@ func (b *pageBuilder) runAndTrace(p *analyze.Profile, run *rundir.Run) {
 		if l.Device >= 0 {
 			kind = deviceName(l.Device)
 		}
-		b.page.Lanes = append(b.page.Lanes, laneRow{Name: l.Name, Kind: kind, Events: fmtCount(int64(l.Events)), Busy: fmtDur(l.BusyNs),
+		b.page.Lanes = append(b.page.Lanes, laneRow{Name: l.Name, Kind: kind, Events: Commas(int64(l.Events)), Busy: fmtDur(l.BusyNs),
 			Percent: l.Percent, TopRole: l.TopRole, Color: roleColor(l.TopRole), Steps: l.Steps})
 	}
 	for _, r := range p.Ranks {

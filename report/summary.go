@@ -78,7 +78,7 @@ func (s *summary) heading(text, note string) {
 func (s *summary) write(p *analyze.Profile) {
 	st := p.Steps
 	s.line("%s  %s", s.style(ansiBold, "gnnprof · "+clean(p.Trace.Path)),
-		s.style(ansiDim, fmt.Sprintf("%s trace, %s events, %s", p.Trace.Format, fmtCount(int64(p.Trace.Events)), fmtDur(p.Trace.DurationNs))))
+		s.style(ansiDim, fmt.Sprintf("%s trace, %s events, %s", p.Trace.Format, Commas(int64(p.Trace.Events)), fmtDur(p.Trace.DurationNs))))
 	if d, ok := p.Trace.Meta["device"].(string); ok && d != "" {
 		s.line("device %s", clean(d))
 	}
@@ -86,7 +86,7 @@ func (s *summary) write(p *analyze.Profile) {
 		s.line("no steps found")
 	} else {
 		s.line("%s (%s measured) · mean step %s · host %s, median %s, range %s – %s",
-			Plural(st.Count, "step", "steps"), fmtCount(int64(st.Measured)), s.style(ansiBold, fmtDur(p.Breakdown.TotalNs)), fmtDur(st.HostMeanNs),
+			Plural(st.Count, "step", "steps"), Commas(int64(st.Measured)), s.style(ansiBold, fmtDur(p.Breakdown.TotalNs)), fmtDur(st.HostMeanNs),
 			fmtDur(st.DeviceMedianNs), fmtDur(st.HostMinNs), fmtDur(st.HostMaxNs))
 	}
 	if p.Trace.Truncated {
@@ -201,7 +201,7 @@ func (s *summary) ops(p *analyze.Profile) {
 			dev = "  device " + fmtDur(o.DeviceSelfNs)
 		}
 		s.line("  %-34s %9s self %9s total %7s calls%s", truncRunes(clean(o.Name), 34), fmtDur(o.HostSelfNs),
-			fmtDur(o.HostTotalNs), fmtCount(int64(o.Calls)), dev)
+			fmtDur(o.HostTotalNs), Commas(int64(o.Calls)), dev)
 	}
 }
 
@@ -215,7 +215,7 @@ func (s *summary) copies(p *analyze.Profile) {
 		if d.Bytes > 0 {
 			pinned = 100 * float64(d.PinnedBytes) / float64(d.Bytes)
 		}
-		s.line("  %-5s %7s copies %10s %9s %8.2f GB/s  pinned %s  overlapped %s", clean(d.Direction), fmtCount(int64(d.Count)),
+		s.line("  %-5s %7s copies %10s %9s %8.2f GB/s  pinned %s  overlapped %s", clean(d.Direction), Commas(int64(d.Count)),
 			fmtBytes(d.Bytes), fmtDur(d.TotalNs), d.BandwidthGBs, fmtPct(pinned), fmtPct(d.OverlapPercent))
 	}
 	if p.Memory.PeakBytes > 0 {

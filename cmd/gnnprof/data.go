@@ -15,6 +15,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/progress"
+	"github.com/gnnprof/gnnprof/report"
 )
 
 // datasetFlags are the flags of every command that opens a dataset: --data (or the one
@@ -151,46 +152,28 @@ func describe(ds *graph.Dataset, load time.Duration) *datasetInfo {
 func (d *datasetInfo) write(out io.Writer) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "dataset\t%s\n", d.Name)
-	fmt.Fprintf(tw, "nodes\t%s\n", commas(int64(d.Nodes)))
-	fmt.Fprintf(tw, "edges\t%s undirected (%s directed entries)\n", commas(d.Edges), commas(2*d.Edges))
-	feat := commas(int64(d.Features))
+	fmt.Fprintf(tw, "nodes\t%s\n", report.Commas(int64(d.Nodes)))
+	fmt.Fprintf(tw, "edges\t%s undirected (%s directed entries)\n", report.Commas(d.Edges), report.Commas(2*d.Edges))
+	feat := report.Commas(int64(d.Features))
 	if d.SparseEntries > 0 && d.Nodes > 0 && d.Features > 0 {
-		feat += fmt.Sprintf(" (sparse: %s entries, %.2f%% dense)", commas(d.SparseEntries), 100*float64(d.SparseEntries)/float64(d.Nodes)/float64(d.Features))
+		feat += fmt.Sprintf(" (sparse: %s entries, %.2f%% dense)", report.Commas(d.SparseEntries), 100*float64(d.SparseEntries)/float64(d.Nodes)/float64(d.Features))
 	}
 	fmt.Fprintf(tw, "features\t%s\n", feat)
 	counts := make([]string, len(d.ClassCounts))
 	for i, c := range d.ClassCounts {
-		counts[i] = commas(int64(c))
+		counts[i] = report.Commas(int64(c))
 	}
 	classes := fmt.Sprintf("%d (per class: %s)", d.Classes, strings.Join(counts, " / "))
 	if d.Unlabeled > 0 {
-		classes += fmt.Sprintf(", %s unlabeled", commas(int64(d.Unlabeled)))
+		classes += fmt.Sprintf(", %s unlabeled", report.Commas(int64(d.Unlabeled)))
 	}
 	fmt.Fprintf(tw, "classes\t%s\n", classes)
-	fmt.Fprintf(tw, "split\ttrain %s / val %s / test %s\n", commas(int64(d.Split["train"])), commas(int64(d.Split["val"])), commas(int64(d.Split["test"])))
+	fmt.Fprintf(tw, "split\ttrain %s / val %s / test %s\n", report.Commas(int64(d.Split["train"])), report.Commas(int64(d.Split["val"])), report.Commas(int64(d.Split["test"])))
 	s := d.Degree
-	fmt.Fprintf(tw, "degree\tmin %d, median %d, mean %.2f, max %d, isolated %s\n", s.Min, s.Median, s.Mean, s.Max, commas(int64(s.Isolated)))
+	fmt.Fprintf(tw, "degree\tmin %d, median %d, mean %.2f, max %d, isolated %s\n", s.Min, s.Median, s.Mean, s.Max, report.Commas(int64(s.Isolated)))
 	fmt.Fprintf(tw, "memory\t%s\n", mib(d.Bytes))
 	fmt.Fprintf(tw, "load time\t%s\n", time.Duration(d.LoadSeconds*float64(time.Second)).Round(time.Millisecond))
 	return tw.Flush()
-}
-
-// commas formats n with thousands separators.
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

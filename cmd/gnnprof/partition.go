@@ -15,6 +15,7 @@ import (
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/procmem"
 	"github.com/gnnprof/gnnprof/internal/progress"
+	"github.com/gnnprof/gnnprof/report"
 )
 
 func newPartitionCmd() *cobra.Command {
@@ -136,7 +137,7 @@ func runPartition(ctx context.Context, g *graph.CSR, k int, method string, opt g
 
 func writePartitionRuns(w io.Writer, g *graph.CSR, runs []partitionRun) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "graph\t%s nodes, %s undirected edges\n", commas(int64(g.N)), commas(g.NumEdges()/2))
+	fmt.Fprintf(tw, "graph\t%s nodes, %s undirected edges\n", report.Commas(int64(g.N)), report.Commas(g.NumEdges()/2))
 	for _, r := range runs {
 		sizes := r.p.PartSizes()
 		lo, hi := sizes[0], sizes[0]
@@ -148,8 +149,8 @@ func writePartitionRuns(w io.Writer, g *graph.CSR, runs []partitionRun) error {
 			reported = fmt.Sprintf(" (%s reports %.3fs partitioning)", r.method, r.reported)
 		}
 		fmt.Fprintf(tw, "%s\t%d parts, edge cut %s (%.2f%% of edges), imbalance %.2f%% (part sizes %s..%s), wall time %.3fs%s, peak memory %s\n",
-			r.method, r.p.K, commas(r.p.EdgeCut), 100*float64(r.p.EdgeCut)/float64(max(1, g.NumEdges()/2)),
-			100*r.p.Imbalance, commas(lo), commas(hi), r.seconds, reported, peakString(r.peak))
+			r.method, r.p.K, report.Commas(r.p.EdgeCut), 100*float64(r.p.EdgeCut)/float64(max(1, g.NumEdges()/2)),
+			100*r.p.Imbalance, report.Commas(lo), report.Commas(hi), r.seconds, reported, peakString(r.peak))
 	}
 	if len(runs) == 2 && runs[1].p.EdgeCut > 0 && runs[1].seconds > 0 {
 		fmt.Fprintf(tw, "builtin/gpmetis\tedge cut %.3f×, wall time %.2f×\n",

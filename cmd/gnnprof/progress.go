@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gnnprof/gnnprof/internal/progress"
+	"github.com/gnnprof/gnnprof/report"
 )
 
 // How often progress is written when stderr is not a terminal: a line when there is news at
@@ -157,9 +158,9 @@ func progressLine(u progress.Update, elapsed time.Duration) string {
 	case u.Unit == "bytes":
 		count = mib(u.Done)
 	case u.Total > 0:
-		count = fmt.Sprintf("%s/%s %s", commas(u.Done), commas(u.Total), u.Unit)
+		count = fmt.Sprintf("%s/%s %s", report.Commas(u.Done), report.Commas(u.Total), u.Unit)
 	case u.Done > 0:
-		count = fmt.Sprintf("%s %s", commas(u.Done), u.Unit)
+		count = fmt.Sprintf("%s %s", report.Commas(u.Done), u.Unit)
 	}
 	if count != "" {
 		parts = append(parts, count)

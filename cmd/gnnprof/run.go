@@ -163,19 +163,7 @@ func runFull(cmd *cobra.Command, args []string, o *fullOptions) error {
 		if err != nil {
 			return nil, err
 		}
-		config, err := fb.RunConfig(train.Setup{Source: o.data, DataSeed: o.datasetFlags.seed, Version: version})
-		if err != nil {
-			return nil, err
-		}
-		fit := func(ctx context.Context, dev *train.Device, lane *trace.Lane, p progress.Func) (*train.Result, error) {
-			if err := fb.Place(dev, lane); err != nil {
-				return nil, err
-			}
-			return fb.Run(ctx, lane, p)
-		}
-		return &trainerRun{config: config, fit: fit, outcome: func(res *train.Result) string {
-			return outcome(cfg.Model, ds.Name, res, "")
-		}}, nil
+		return o.placedRun(fb, func(res *train.Result) string { return outcome(cfg.Model, ds.Name, res, "") })
 	})
 }
 
@@ -198,6 +186,29 @@ func (r *recordFlags) register(f *pflag.FlagSet) {
 
 // trainerRun is a trainer ready to train: run.json's config, the training, and the line that
 // tells its outcome.
+// placedTrainer is a trainer that is placed on the device before it trains (full batch,
+// GraphSAINT).
+type placedTrainer interface {
+	RunConfig(train.Setup) (map[string]any, error)
+	Place(dev *train.Device, lane *trace.Lane) error
+	Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*train.Result, error)
+}
+
+// placedRun is tr's run: its run.json config, and a fit that places it on the device, then trains.
+func (f *datasetFlags) placedRun(tr placedTrainer, outcome func(*train.Result) string) (*trainerRun, error) {
+	config, err := tr.RunConfig(train.Setup{Source: f.data, DataSeed: f.seed, Version: version})
+	if err != nil {
+		return nil, err
+	}
+	fit := func(ctx context.Context, dev *train.Device, lane *trace.Lane, p progress.Func) (*train.Result, error) {
+		if err := tr.Place(dev, lane); err != nil {
+			return nil, err
+		}
+		return tr.Run(ctx, lane, p)
+	}
+	return &trainerRun{config: config, fit: fit, outcome: outcome}, nil
+}
+
 type trainerRun struct {
 	config map[string]any
 	// fit trains on dev, recording on lane and reporting progress to p. When ctx is cancelled it

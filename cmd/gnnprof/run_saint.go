@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/saint"
 	"github.com/gnnprof/gnnprof/saint/mhaug"
-	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
 )
 
@@ -115,17 +113,7 @@ func runSaint(cmd *cobra.Command, args []string, o *saintOptions) error {
 		if err != nil {
 			return nil, err
 		}
-		config, err := tr.RunConfig(train.Setup{Source: o.data, DataSeed: o.datasetFlags.seed, Version: version})
-		if err != nil {
-			return nil, err
-		}
-		fit := func(ctx context.Context, dev *train.Device, lane *trace.Lane, p progress.Func) (*train.Result, error) {
-			if err := tr.Place(dev, lane); err != nil {
-				return nil, err
-			}
-			return tr.Run(ctx, lane, p)
-		}
-		return &trainerRun{config: config, fit: fit, outcome: func(res *train.Result) string {
+		return o.placedRun(tr, func(res *train.Result) string {
 			aug := "no augmentation"
 			if cfg.Aug == "mh" {
 				proposals, accepted := 0, 0
@@ -139,6 +127,6 @@ func runSaint(cmd *cobra.Command, args []string, o *saintOptions) error {
 			}
 			return outcome(fmt.Sprintf("GraphSAINT %s (%s sampler, %s)", cfg.Model, cfg.Sampler, aug), ds.Name, res,
 				report.Plural(tr.BatchesPerEpoch(), "batch", "batches")+" per epoch")
-		}}, nil
+		})
 	})
 }
