@@ -58,7 +58,9 @@ type merger struct {
 }
 
 func newMerger(name string, opt ReadOptions, size int64, pl *pipeline, compressed bool) *merger {
-	m := &merger{name: name, size: size, compressed: compressed, pl: pl, t: &Table{},
+	// The table's name 0 is "" from the start: readers' rows keep id 0 for the empty name as they
+	// are merged, whether or not anything is interned.
+	m := &merger{name: name, size: size, compressed: compressed, pl: pl, t: &Table{Strings: []string{""}},
 		held: map[int]*chunk{}, early: map[int]*chunk{}, laneIndex: map[laneKey]int32{},
 		open: map[int32][]int32{}, seen: map[string]bool{}}
 	m.own = newReader(len(pl.readers), opt)
