@@ -174,23 +174,45 @@ func (a *analysis) launchedOps() []opLaunch {
 	return a.launched
 }
 
-// launchedBy returns the joins of operator op (a run of launchedOps).
-func (a *analysis) launchedBy(op int32) []opLaunch {
-	l := a.launchedOps()
-	k, _ := slices.BinarySearchFunc(l, op, func(x opLaunch, op int32) int { return cmp.Compare(x.op, op) })
+// launchCursor finds operators' joins in launchedOps (sorted by operator). A walk over a lane's
+// spans meets operators mostly in increasing event order, so it searches forward from where the
+// last lookup ended (O(1) for the next operator), and over the whole list only when it goes back.
+type launchCursor struct {
+	l   []opLaunch
+	pos int
+}
+
+func (a *analysis) launchCursor() *launchCursor { return &launchCursor{l: a.launchedOps()} }
+
+// of returns the joins of operator op.
+func (c *launchCursor) of(op int32) []opLaunch {
+	l := c.l
+	byOp := func(x opLaunch, op int32) int { return cmp.Compare(x.op, op) }
+	lo, hi := 0, len(l)
+	if c.pos == 0 || l[c.pos-1].op < op {
+		// Gallop from pos: every join before lo is of an earlier operator; l[hi] (if any) is not.
+		lo, hi = c.pos, c.pos
+		for step := 1; hi < len(l) && l[hi].op < op; step *= 2 {
+			lo, hi = hi+1, hi+step
+		}
+		hi = min(hi, len(l))
+	}
+	k, _ := slices.BinarySearchFunc(l[lo:hi], op, byOp)
+	k += lo
 	end := k
 	for end < len(l) && l[end].op == op {
 		end++
 	}
+	c.pos = end
 	return l[k:end]
 }
 
 // deviceSelf returns the device time of the work op launched itself (none for our own traces,
 // which record no joins).
-func (a *analysis) deviceSelf(op int32) int64 {
+func (c *launchCursor) deviceSelf(t *trace.Table, op int32) int64 {
 	var ns int64
-	for _, x := range a.launchedBy(op) {
-		ns += a.t.Dur[x.dev]
+	for _, x := range c.of(op) {
+		ns += t.Dur[x.dev]
 	}
 	return ns
 }
@@ -227,12 +249,13 @@ func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*op
 	t := a.t
 	byName, byShape = map[int32]*opAgg{}, map[[2]int32]*opAgg{}
 	var devChild []int64 // per open span: its children's device total
+	launches := a.launchCursor()
 	t.Nest(a.hostSpans, func(i, _ int32, _ int) bool {
 		devChild = append(devChild, 0)
 		return true
 	}, func(i int32, dur, childNs int64) {
 		n := len(devChild) - 1
-		dself := a.deviceSelf(i)
+		dself := launches.deviceSelf(t, i)
 		dtotal := dself + devChild[n]
 		devChild = devChild[:n]
 		if n > 0 {

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/role"
@@ -90,5 +92,36 @@ func TestKinetoSampleOps(t *testing.T) {
 	}
 	if p.Ops.SortKey != "device_self" || p.Ops.ByName[0].Name != "aten::to" {
 		t.Fatalf("top op %+v sorted by %s", p.Ops.ByName[0], p.Ops.SortKey)
+	}
+}
+
+// TestLaunchCursor: the cursor finds each operator's joins whatever order the lookups come in
+// (increasing, as a lane's spans mostly do, repeated, going back, or missing operators).
+func TestLaunchCursor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var l []opLaunch
+	for op := int32(0); op < 400; op++ {
+		for range rng.IntN(4) * rng.IntN(2) { // many operators launch nothing
+			l = append(l, opLaunch{op, int32(len(l))})
+		}
+	}
+	want := func(op int32) []opLaunch {
+		var out []opLaunch
+		for _, x := range l {
+			if x.op == op {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	c := &launchCursor{l: l}
+	for n := range 5000 {
+		op := int32(rng.IntN(420)) - 10
+		if n%3 != 0 { // mostly forward, as a walk over a lane's spans goes
+			op = int32(n / 12)
+		}
+		if got := c.of(op); !slices.Equal(got, want(op)) {
+			t.Fatalf("lookup %d of operator %d: %v, want %v", n, op, got, want(op))
+		}
 	}
 }

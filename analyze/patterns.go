@@ -64,6 +64,7 @@ func (a *analysis) patterns() []KernelPattern {
 		pending []call // calls inside it with a long enough sequence
 	}
 	var stack []frame
+	launches := a.launchCursor()
 	t.Nest(a.hostSpans, func(i, _ int32, _ int) bool {
 		if !a.isOp(int(i)) {
 			return false
@@ -73,7 +74,7 @@ func (a *analysis) patterns() []KernelPattern {
 	}, func(i int32, _, _ int64) {
 		f := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, x := range a.launchedBy(i) {
+		for _, x := range launches.of(i) {
 			if inScope(x.dev) {
 				f.seq = append(f.seq, x.dev)
 			}
