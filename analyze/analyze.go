@@ -153,6 +153,15 @@ func (a *analysis) warnf(format string, args ...any) {
 	a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
 }
 
+// forPieces calls fn for pieces of [0, n) at once: piece p of pieces is [lo, hi).
+func forPieces(n, pieces int, fn func(p, lo, hi int)) {
+	fns := make([]func(), pieces)
+	for p := range fns {
+		fns[p] = func() { fn(p, n*p/pieces, n*(p+1)/pieces) }
+	}
+	parallel(fns...)
+}
+
 // sortParallel sorts s by cmp, which must be a total order: GOMAXPROCS pieces at once, then
 // merged.
 func sortParallel(s []int32, cmp func(x, y int32) int) {

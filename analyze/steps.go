@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -227,36 +228,29 @@ func (a *analysis) assignSteps() {
 	for k := range devEnd {
 		devEnd[k] = math.MinInt64
 	}
+	// Events are attributed in pieces at once, each piece counting into its own per-step totals.
+	pieces := make([]struct {
+		ops []int
+		end []int64
+	}, runtime.GOMAXPROCS(0))
+	forPieces(t.Len(), len(pieces), func(p, lo, hi int) {
+		ops, end := make([]int, n), slices.Repeat([]int64{math.MinInt64}, n)
+		for i := lo; i < hi; i++ {
+			launch[i] = -1
+			if k := a.launchStep(i, stepIndex); k >= 0 {
+				launch[i] = int32(k)
+				ops[k]++
+				end[k] = max(end[k], t.Start[i]+t.Dur[i])
+			}
+		}
+		pieces[p].ops, pieces[p].end = ops, end
+	})
 	a.deviceOps = make([]int, n)
-	for i := range t.Len() {
-		launch[i] = -1
-		if !a.isDeviceWork(i) {
-			continue
+	for _, p := range pieces {
+		for k := range n {
+			a.deviceOps[k] += p.ops[k]
+			devEnd[k] = max(devEnd[k], p.end[k])
 		}
-		k := -1
-		switch {
-		case a.ours && len(t.Step) > 0 && t.Step[i] >= 0:
-			if kk, ok := stepIndex[int(t.Step[i])]; ok {
-				k = kk
-			}
-		case a.runtimes != nil && t.Corr[i] != 0:
-			if r := a.runtimeFor(t.Corr[i]); r >= 0 {
-				// The runtime call must lie entirely inside the host step.
-				if kk := a.hostStepAt(t.Start[r]); kk >= 0 && t.Start[r]+t.Dur[r] <= a.hostIv[kk].e {
-					k = kk
-				}
-				break
-			}
-			k = a.hostStepAt(t.Start[i])
-		default:
-			k = a.hostStepAt(t.Start[i])
-		}
-		if k < 0 {
-			continue
-		}
-		launch[i] = int32(k)
-		a.deviceOps[k]++
-		devEnd[k] = max(devEnd[k], t.Start[i]+t.Dur[i])
 	}
 	a.trimTail(devEnd)
 	n = len(a.hostIv)
@@ -271,20 +265,47 @@ func (a *analysis) assignSteps() {
 		a.wallIv[k] = ival{s, e}
 	}
 	a.stepOf = launch
-	for i := range t.Len() {
-		k := int32(-1)
-		switch {
-		case launch[i] >= 0 && int(launch[i]) < n:
-			k = launch[i]
-		case a.ours && len(t.Step) > 0 && t.Step[i] >= 0 && t.Kind[i] != trace.KindSpan:
-			if kk, ok := stepIndex[int(t.Step[i])]; ok && kk < n {
-				k = int32(kk)
+	forPieces(t.Len(), len(pieces), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			k := int32(-1)
+			switch {
+			case launch[i] >= 0 && int(launch[i]) < n:
+				k = launch[i]
+			case a.ours && len(t.Step) > 0 && t.Step[i] >= 0 && t.Kind[i] != trace.KindSpan:
+				if kk, ok := stepIndex[int(t.Step[i])]; ok && kk < n {
+					k = int32(kk)
+				}
+			default:
+				k = int32(a.wallStepAt(t.Start[i]))
 			}
-		default:
-			k = int32(a.wallStepAt(t.Start[i]))
+			a.stepOf[i] = k
 		}
-		a.stepOf[i] = k
+	})
+}
+
+// launchStep returns the host step that launched event i, or -1 when i is not device work or no
+// step launched it.
+func (a *analysis) launchStep(i int, stepIndex map[int]int) int {
+	t := a.t
+	if !a.isDeviceWork(i) {
+		return -1
 	}
+	switch {
+	case a.ours && len(t.Step) > 0 && t.Step[i] >= 0:
+		if k, ok := stepIndex[int(t.Step[i])]; ok {
+			return k
+		}
+		return -1
+	case a.runtimes != nil && t.Corr[i] != 0:
+		if r := a.runtimeFor(t.Corr[i]); r >= 0 {
+			// The runtime call must lie entirely inside the host step.
+			if k := a.hostStepAt(t.Start[r]); k >= 0 && t.Start[r]+t.Dur[r] <= a.hostIv[k].e {
+				return k
+			}
+			return -1
+		}
+	}
+	return a.hostStepAt(t.Start[i])
 }
 
 // trimTail drops trailing steps of a torch GPU trace that the profiler cut short.
