@@ -153,6 +153,44 @@ func (a *analysis) warnf(format string, args ...any) {
 	a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
 }
 
+// sortMostlySorted sorts s by cmp, a total order, in linear time when few elements are out of
+// place: the elements in order so far stay where they are (moved up), the others (late ones, and
+// single spikes) are sorted aside and merged back in from the end: a sort of the few. With more
+// than half out of place it sorts s whole.
+func sortMostlySorted(s []int32, cmp func(x, y int32) int) {
+	var rest []int32
+	m := 0 // s[:m] holds the elements kept in place, in order
+	for k, x := range s {
+		switch {
+		case m == 0 || cmp(s[m-1], x) <= 0:
+			s[m] = x
+			m++
+			continue
+		case m >= 2 && cmp(s[m-2], x) <= 0: // the last one kept was a spike: it goes aside
+			rest = append(rest, s[m-1])
+			s[m-1] = x
+		default:
+			rest = append(rest, x)
+		}
+		if len(rest) > len(s)/2 {
+			copy(s[m:k+1], rest) // every element is back in s
+			sortParallel(s, cmp)
+			return
+		}
+	}
+	slices.SortFunc(rest, cmp)
+	i, j := m-1, len(rest)-1
+	for k := len(s) - 1; j >= 0; k-- {
+		if i >= 0 && cmp(s[i], rest[j]) > 0 {
+			s[k] = s[i]
+			i--
+		} else {
+			s[k] = rest[j]
+			j--
+		}
+	}
+}
+
 // forPieces calls fn for pieces of [0, n) at once: piece p of pieces is [lo, hi).
 func forPieces(n, pieces int, fn func(p, lo, hi int)) {
 	fns := make([]func(), pieces)
@@ -248,17 +286,31 @@ func (a *analysis) nestingOrder() {
 		}
 		first = false
 	}
-	// The nesting order of spans and copies.
-	a.order = make([]int32, 0, n)
+	// The nesting order of spans and copies: bucketed by lane (each lane's events in table order),
+	// then each lane's sorted by start, the longer first. Producers write a lane's events nearly
+	// in time order: a span after what it encloses (gnnprof, Kineto), categories one after another
+	// (Kineto).
+	inOrder := func(i int) bool {
+		return (t.Kind[i] == trace.KindSpan || t.Kind[i] == trace.KindCopy) && t.Dur[i] >= 0
+	}
+	laneStart := make([]int, len(t.Lanes)+1)
 	for i := range n {
-		if (t.Kind[i] == trace.KindSpan || t.Kind[i] == trace.KindCopy) && t.Dur[i] >= 0 {
-			a.order = append(a.order, int32(i))
+		if inOrder(i) {
+			laneStart[t.Lane[i]+1]++
 		}
 	}
-	sortParallel(a.order, func(x, y int32) int {
-		if c := cmp.Compare(t.Lane[x], t.Lane[y]); c != 0 {
-			return c
+	for l := range t.Lanes {
+		laneStart[l+1] += laneStart[l]
+	}
+	a.order = make([]int32, laneStart[len(t.Lanes)])
+	next := slices.Clone(laneStart)
+	for i := range n {
+		if inOrder(i) {
+			a.order[next[t.Lane[i]]] = int32(i)
+			next[t.Lane[i]]++
 		}
+	}
+	byStart := func(x, y int32) int {
 		if c := cmp.Compare(t.Start[x], t.Start[y]); c != 0 {
 			return c
 		}
@@ -266,7 +318,10 @@ func (a *analysis) nestingOrder() {
 			return c
 		}
 		return cmp.Compare(x, y) // a total order: the same whatever the sort's pieces
-	})
+	}
+	for l := range t.Lanes {
+		sortMostlySorted(a.order[laneStart[l]:laneStart[l+1]], byStart)
+	}
 	count := 0
 	for _, i := range a.order {
 		if a.isHostSpan(i) {

@@ -34,6 +34,49 @@ func TestTruncatedTrace(t *testing.T) {
 	}
 }
 
+// sortMostlySorted gives what a sort gives: on sorted input, input with a few elements out of
+// place (near and far), and input too disordered for its linear path.
+func TestSortMostlySorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	keys := make([]int64, 50_000)
+	for i := range keys {
+		keys[i] = int64(i / 3) // ties, broken by index
+	}
+	byKey := func(x, y int32) int { return cmp.Or(cmp.Compare(keys[x], keys[y]), cmp.Compare(x, y)) }
+	sorted := make([]int32, len(keys))
+	for i := range sorted {
+		sorted[i] = int32(i)
+	}
+	for _, c := range []struct {
+		name  string
+		moves int // elements moved later by up to 50 places (a span written after what it encloses)
+		far   int // elements moved anywhere
+	}{{"sorted", 0, 0}, {"one late", 1, 0}, {"1% late", 500, 0}, {"one far", 0, 1}, {"1% anywhere", 0, 500}, {"shuffled", 0, 0}} {
+		for _, n := range []int{0, 1, 2, 17, len(keys)} {
+			in := slices.Clone(sorted[:n])
+			if c.name == "shuffled" {
+				rng.Shuffle(n, func(i, j int) { in[i], in[j] = in[j], in[i] })
+			}
+			move := func(i, j int) {
+				x := in[i]
+				in = slices.Insert(slices.Delete(in, i, i+1), j, x)
+			}
+			for range min(c.moves, n) {
+				i := rng.IntN(n)
+				move(i, min(n-1, i+rng.IntN(50)))
+			}
+			for range min(c.far, n) {
+				move(rng.IntN(n), rng.IntN(n))
+			}
+			got := slices.Clone(in)
+			sortMostlySorted(got, byKey)
+			if !slices.Equal(got, sorted[:n]) {
+				t.Fatalf("%s, %d elements: not sorted", c.name, n)
+			}
+		}
+	}
+}
+
 // sortParallel gives what a sequential sort gives, whatever the number of pieces.
 func TestSortParallel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
