@@ -266,6 +266,8 @@ func (a *analysis) assignSteps() {
 	}
 	a.stepOf = launch
 	forPieces(t.Len(), len(pieces), func(_, lo, hi int) {
+		// The step last found by time, and its interval: neighbouring events mostly share one.
+		lastK, last := int32(-1), ival{1, 0}
 		for i := lo; i < hi; i++ {
 			k := int32(-1)
 			switch {
@@ -275,8 +277,13 @@ func (a *analysis) assignSteps() {
 				if kk, ok := stepIndex[int(t.Step[i])]; ok && kk < n {
 					k = int32(kk)
 				}
+			case t.Start[i] >= last.s && t.Start[i] < last.e:
+				k = lastK
 			default:
 				k = int32(a.wallStepAt(t.Start[i]))
+				if k >= 0 {
+					lastK, last = k, a.wallIv[k]
+				}
 			}
 			a.stepOf[i] = k
 		}
