@@ -61,14 +61,9 @@ func (a *analysis) isOp(i int) bool {
 		t.Role[i] != role.Step && t.Role[i] != role.Runtime
 }
 
-// extEntry indexes an operator by torch's External id.
-type extEntry struct {
-	ext uint32
-	op  int32
-}
-
-// extIndex returns the operators with an External id, sorted by it (none for our own traces).
-func (a *analysis) extIndex() []extEntry {
+// extIndex returns the operators with an External id, each as its id above its event index,
+// sorted: by id, and among operators sharing one by event (none for our own traces).
+func (a *analysis) extIndex() []uint64 {
 	if a.ours {
 		return nil
 	}
@@ -79,23 +74,23 @@ func (a *analysis) extIndex() []extEntry {
 			count++
 		}
 	}
-	index := make([]extEntry, 0, count)
+	index := make([]uint64, 0, count)
 	for _, i := range a.hostSpans {
 		if t.ExtID[i] != 0 && a.isOp(int(i)) {
-			index = append(index, extEntry{t.ExtID[i], i})
+			index = append(index, uint64(t.ExtID[i])<<32|uint64(i))
 		}
 	}
-	slices.SortFunc(index, func(x, y extEntry) int { return cmp.Compare(x.ext, y.ext) })
+	slices.Sort(index)
 	return index
 }
 
-// opByExt returns the operator with External id ext in index, or -1.
-func opByExt(index []extEntry, ext uint32) int32 {
-	k, ok := slices.BinarySearchFunc(index, ext, func(e extEntry, ext uint32) int { return cmp.Compare(e.ext, ext) })
-	if !ok {
+// opByExt returns the (first) operator with External id ext in index, or -1.
+func opByExt(index []uint64, ext uint32) int32 {
+	k, _ := slices.BinarySearch(index, uint64(ext)<<32)
+	if k == len(index) || uint32(index[k]>>32) != ext {
 		return -1
 	}
-	return index[k].op
+	return int32(uint32(index[k]))
 }
 
 // joinRuntimeOps sets each runtime call's op to the innermost operator around it on its thread:
@@ -128,7 +123,7 @@ func (a *analysis) launchedOps() []opLaunch {
 		return a.launched
 	}
 	a.launched = []opLaunch{}
-	var ext []extEntry
+	var ext []uint64
 	parallel(func() { ext = a.extIndex() }, a.joinRuntimeOps) // independent of each other
 	if len(ext) == 0 && len(a.runtimes) == 0 {
 		return a.launched

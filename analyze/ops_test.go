@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -123,5 +124,20 @@ func TestLaunchCursor(t *testing.T) {
 		if got := c.of(op); !slices.Equal(got, want(op)) {
 			t.Fatalf("lookup %d of operator %d: %v, want %v", n, op, got, want(op))
 		}
+	}
+}
+
+// TestOpByExt: an External id finds its operator (the first event among operators sharing it),
+// and an id no operator has finds none, at the ends of the 32-bit range too.
+func TestOpByExt(t *testing.T) {
+	pack := func(ext uint32, op int32) uint64 { return uint64(ext)<<32 | uint64(op) }
+	index := []uint64{pack(1, 40), pack(5, 7), pack(5, 9), pack(9, 3), pack(math.MaxUint32, 11)}
+	for ext, want := range map[uint32]int32{1: 40, 5: 7, 9: 3, math.MaxUint32: 11, 0: -1, 2: -1, 6: -1, 10: -1, math.MaxUint32 - 1: -1} {
+		if got := opByExt(index, ext); got != want {
+			t.Errorf("External id %d: operator %d, want %d", ext, got, want)
+		}
+	}
+	if got := opByExt(nil, 1); got != -1 {
+		t.Errorf("empty index: operator %d", got)
 	}
 }
