@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 
@@ -373,8 +374,8 @@ func (a *analysis) sweep(st *Steps) Breakdown {
 		}
 		b.Parts = append(b.Parts, p)
 	}
+	a.gapNeighbours(gaps)
 	for _, g := range gaps {
-		g.After, g.Before = a.gapNeighbours(g.StartNs, g.StartNs+g.DurNs)
 		g.Step = st.Steps[g.Step].Number
 		g.StartNs -= a.origin
 		b.Gaps = append(b.Gaps, g)
@@ -406,29 +407,42 @@ func addGap(gaps []Gap, g Gap) []Gap {
 	return gaps
 }
 
-// gapNeighbours names the step lane's spans around an uncovered stretch: the last to end before it
-// and the first to start after it.
-func (a *analysis) gapNeighbours(s, e int64) (after, before string) {
+// gapNeighbours names, for each gap, the work on the step thread that ended last before it (After)
+// and the first that started after it (Before), step spans aside. One pass over the thread's events
+// serves every gap.
+func (a *analysis) gapNeighbours(gaps []Gap) {
 	t := a.t
-	var afterEnd int64
-	afterIdx, beforeIdx := -1, -1
-	for _, i := range a.order {
-		if t.Lane[i] != a.stepLane || t.Role[i] == role.Step {
+	// The step thread's events: a run of the nesting order, by start.
+	lo, _ := slices.BinarySearchFunc(a.order, a.stepLane, func(i, lane int32) int { return cmp.Compare(t.Lane[i], lane) })
+	hi, _ := slices.BinarySearchFunc(a.order, a.stepLane+1, func(i, lane int32) int { return cmp.Compare(t.Lane[i], lane) })
+	lane := a.order[lo:hi]
+	after := make([]int32, len(gaps))
+	afterEnd := make([]int64, len(gaps))
+	for k := range after {
+		after[k] = -1
+	}
+	for _, i := range lane {
+		if t.Role[i] == role.Step {
 			continue
 		}
 		end := t.Start[i] + t.Dur[i]
-		if end <= s && (afterIdx < 0 || end >= afterEnd) {
-			afterIdx, afterEnd = int(i), end
+		for k, g := range gaps {
+			if end <= g.StartNs && (after[k] < 0 || end >= afterEnd[k]) {
+				after[k], afterEnd[k] = i, end
+			}
 		}
-		if t.Start[i] >= e && beforeIdx < 0 {
-			beforeIdx = int(i)
+	}
+	for k := range gaps {
+		if after[k] >= 0 {
+			gaps[k].After = t.NameOf(int(after[k]))
+		}
+		e := gaps[k].StartNs + gaps[k].DurNs
+		j, _ := slices.BinarySearchFunc(lane, e, func(i int32, e int64) int { return cmp.Compare(t.Start[i], e) })
+		for ; j < len(lane); j++ {
+			if t.Role[lane[j]] != role.Step {
+				gaps[k].Before = t.NameOf(int(lane[j]))
+				break
+			}
 		}
 	}
-	if afterIdx >= 0 {
-		after = t.NameOf(afterIdx)
-	}
-	if beforeIdx >= 0 {
-		before = t.NameOf(beforeIdx)
-	}
-	return after, before
 }

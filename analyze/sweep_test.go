@@ -130,3 +130,24 @@ func TestSweepWindowsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestGapNeighbours: each uncovered stretch of a step names the work on the step thread that ended
+// last before it and the first that started after it (step spans aside).
+func TestGapNeighbours(t *testing.T) {
+	s := newScenario(t)
+	s.main.Complete(stepName(0), role.Step, 0, 10*ms)
+	s.main.Complete("load", role.Dataload, 0, 2*ms)
+	s.main.Complete("inner", role.CPU, ms/2, ms) // ends before load does: not the neighbour
+	s.main.Complete("forward", role.Forward, 3*ms, 4*ms)
+	s.main.Complete("backward", role.Backward, 4*ms, 5*ms)
+	p := s.profile()
+	type gap struct{ after, before string }
+	var got []gap
+	for _, g := range p.Breakdown.Gaps {
+		got = append(got, gap{g.After, g.Before})
+	}
+	want := []gap{{"backward", ""}, {"load", "forward"}} // longest first: 5–10 ms, then 2–3 ms
+	if !slices.Equal(got, want) {
+		t.Fatalf("gap neighbours %v, want %v", got, want)
+	}
+}
