@@ -8,11 +8,15 @@ import (
 
 // TestBigTrace analyses a large trace end to end and logs the time: the one $GNNPROF_BIG_TRACE
 // names (made by analyze/internal/bigtrace; pair it with -cpuprofile/-memprofile), else one CI
-// can afford, generated here: 20,000 steps of the healthy scenario, about 220,000 events.
+// can afford, generated here: 20,000 steps of the healthy scenario, about 220,000 events (2,000
+// with -short, the suite's race run).
 func TestBigTrace(t *testing.T) {
 	path, steps := os.Getenv("GNNPROF_BIG_TRACE"), 0
 	if path == "" {
 		steps = 20_000
+		if testing.Short() { // the race run
+			steps = 2_000
+		}
 		s := healthy(t, steps)
 		if err := s.rec.Close(); err != nil {
 			t.Fatal(err)

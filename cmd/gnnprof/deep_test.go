@@ -48,6 +48,9 @@ const innermostSelfUs = 4*deepSpans - 2*(deepSpans-1)
 // pprof, report and export walk a trace nested 50,000 deep in time linear in the depth: each
 // finishes (their times are logged) and gets the nesting right.
 func TestDeepNesting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sequential walks: the suite's full run covers them, its race run (-short) need not")
+	}
 	path := writeDeepTrace(t)
 	timed := func(name string, args ...string) {
 		t.Helper()
