@@ -847,6 +847,10 @@ func TestTraceFile(t *testing.T) {
 	if err := side.CopyAsync(d.All(), pin.All()); err != nil {
 		t.Fatal(err)
 	}
+	// d is read back only once the side stream wrote it (streams are unordered, as CUDA's are).
+	if err := side.Synchronize(host); err != nil {
+		t.Fatal(err)
+	}
 	if err := dev.Copy(host, Host(make([]byte, 4096)), d.All()); err != nil {
 		t.Fatal(err)
 	}
