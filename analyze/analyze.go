@@ -119,6 +119,8 @@ type analysis struct {
 
 	// order lists the span and copy events sorted by (lane, start, longest first): the nesting order.
 	order []int32
+	// laneStart[l] is where lane l's run of order starts (laneStart[len(t.Lanes)]: its end).
+	laneStart []int
 	// hostSpans are order's spans on host lanes: what operators and iterations nest in.
 	hostSpans []int32
 
@@ -212,11 +214,7 @@ func sortParallel(s []int32, cmp func(x, y int32) int) {
 	for k := range bounds {
 		bounds[k] = len(s) * k / pieces
 	}
-	fns := make([]func(), pieces)
-	for k := range fns {
-		fns[k] = func() { slices.SortFunc(s[bounds[k]:bounds[k+1]], cmp) }
-	}
-	parallel(fns...)
+	forPieces(len(s), pieces, func(_, lo, hi int) { slices.SortFunc(s[lo:hi], cmp) }) // bounds' pieces
 	// Merge neighbouring runs, doubling their length each round.
 	src, dst := s, make([]int32, len(s))
 	for width := 1; width < pieces; width *= 2 {
@@ -293,17 +291,17 @@ func (a *analysis) nestingOrder() {
 	inOrder := func(i int) bool {
 		return (t.Kind[i] == trace.KindSpan || t.Kind[i] == trace.KindCopy) && t.Dur[i] >= 0
 	}
-	laneStart := make([]int, len(t.Lanes)+1)
+	a.laneStart = make([]int, len(t.Lanes)+1)
 	for i := range n {
 		if inOrder(i) {
-			laneStart[t.Lane[i]+1]++
+			a.laneStart[t.Lane[i]+1]++
 		}
 	}
 	for l := range t.Lanes {
-		laneStart[l+1] += laneStart[l]
+		a.laneStart[l+1] += a.laneStart[l]
 	}
-	a.order = make([]int32, laneStart[len(t.Lanes)])
-	next := slices.Clone(laneStart)
+	a.order = make([]int32, a.laneStart[len(t.Lanes)])
+	next := slices.Clone(a.laneStart)
 	for i := range n {
 		if inOrder(i) {
 			a.order[next[t.Lane[i]]] = int32(i)
@@ -320,7 +318,7 @@ func (a *analysis) nestingOrder() {
 		return cmp.Compare(x, y) // a total order: the same whatever the sort's pieces
 	}
 	for l := range t.Lanes {
-		sortMostlySorted(a.order[laneStart[l]:laneStart[l+1]], byStart)
+		sortMostlySorted(a.laneOrder(int32(l)), byStart)
 	}
 	count := 0
 	for _, i := range a.order {
@@ -334,6 +332,15 @@ func (a *analysis) nestingOrder() {
 			a.hostSpans = append(a.hostSpans, i)
 		}
 	}
+}
+
+// laneOrder returns lane l's run of the nesting order: its spans and copies by start (none for
+// lane -1).
+func (a *analysis) laneOrder(l int32) []int32 {
+	if l < 0 {
+		return nil
+	}
+	return a.order[a.laneStart[l]:a.laneStart[l+1]]
 }
 
 // stringID returns the interned id of s, or -1 when the trace never uses it.

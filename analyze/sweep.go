@@ -228,16 +228,7 @@ func (a *analysis) sweepWindows(lo, hi int64, shift uint, sweep func(bounds []ui
 	ends = append(ends, (hi-lo)>>shift)
 	// The nesting order holds each lane's events by start: a cursor per lane takes them in
 	// time order.
-	type cursor struct{ next, end int }
-	var lanes []cursor
-	for i := 0; i < len(a.order); {
-		j := i + 1
-		for j < len(a.order) && t.Lane[a.order[j]] == t.Lane[a.order[i]] {
-			j++
-		}
-		lanes = append(lanes, cursor{i, j})
-		i = j
-	}
+	next := slices.Clone(a.laneStart[:len(t.Lanes)])
 	type open struct {
 		end   int64 // quantized
 		class int
@@ -258,10 +249,9 @@ func (a *analysis) sweepWindows(lo, hi int64, shift uint, sweep func(bounds []ui
 		for _, o := range carried {
 			add(from, o)
 		}
-		for l := range lanes {
-			c := &lanes[l]
-			for ; c.next < c.end; c.next++ {
-				i := a.order[c.next]
+		for l := range next {
+			for ; next[l] < a.laneStart[l+1]; next[l]++ {
+				i := a.order[next[l]]
 				s, e := t.Start[i], t.Start[i]+t.Dur[i]
 				if s >= hi || (max(s, lo)-lo)>>shift >= to {
 					break
@@ -412,10 +402,7 @@ func addGap(gaps []Gap, g Gap) []Gap {
 // serves every gap.
 func (a *analysis) gapNeighbours(gaps []Gap) {
 	t := a.t
-	// The step thread's events: a run of the nesting order, by start.
-	lo, _ := slices.BinarySearchFunc(a.order, a.stepLane, func(i, lane int32) int { return cmp.Compare(t.Lane[i], lane) })
-	hi, _ := slices.BinarySearchFunc(a.order, a.stepLane+1, func(i, lane int32) int { return cmp.Compare(t.Lane[i], lane) })
-	lane := a.order[lo:hi]
+	lane := a.laneOrder(a.stepLane)
 	after := make([]int32, len(gaps))
 	afterEnd := make([]int64, len(gaps))
 	for k := range after {

@@ -99,10 +99,7 @@ func (t *Table) Append(e Event, cat, shape string) {
 // its join keys.
 func (t *Table) appendRow(e *Event, name, cat, shape int32, ext, corr uint32) {
 	if e.Step >= 0 || len(t.Step) > 0 { // Step stays empty until an event records a step
-		for len(t.Step) < len(t.Kind) {
-			t.Step = append(t.Step, -1)
-		}
-		t.Step = append(t.Step, e.Step)
+		t.Step = append(padSteps(t.Step, len(t.Kind)), e.Step)
 	}
 	t.Kind = append(t.Kind, e.Kind)
 	t.Role = append(t.Role, e.Role)
@@ -220,19 +217,21 @@ func appendRows(t, r *Table, strs, lanes []int32) {
 // column is empty until a row records a step: a foreign trace, which records none, keeps no
 // column of -1s.
 func appendSteps(dst []int32, n int, src []int32, m int) []int32 {
-	if len(src) == 0 && len(dst) == 0 {
+	switch {
+	case len(src) == 0 && len(dst) == 0:
 		return dst
+	case len(src) == 0:
+		return padSteps(dst, n+m)
 	}
-	for len(dst) < n {
-		dst = append(dst, -1)
+	return append(padSteps(dst, n), src...)
+}
+
+// padSteps fills a Step column with -1 (no step) up to n rows.
+func padSteps(steps []int32, n int) []int32 {
+	for len(steps) < n {
+		steps = append(steps, -1)
 	}
-	if len(src) == 0 {
-		for range m {
-			dst = append(dst, -1)
-		}
-		return dst
-	}
-	return append(dst, src...)
+	return steps
 }
 
 // extend appends src to dst. Zeros are not written where dst has room (room a column was made with
