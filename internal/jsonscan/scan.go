@@ -299,6 +299,17 @@ func (p *Parser) skip(depth int) error {
 	}
 	start := p.i
 	i := start
+	if p.b[i] == '-' {
+		i++
+	}
+	digits := i
+	for i < len(p.b) && p.b[i]-'0' <= 9 {
+		i++
+	}
+	if i > digits && i < len(p.b) && delimiter[p.b[i]] { // an integer, the usual value: checked as passed
+		p.i = i
+		return nil
+	}
 	for i < len(p.b) && !delimiter[p.b[i]] {
 		i++
 	}
@@ -412,8 +423,15 @@ func (p *Parser) Object(fn func(key []byte) error) error {
 // next string is read.
 func (p *Parser) key() ([]byte, error) {
 	b, i := p.b, p.i
-	if i < len(b) && b[i] == '"' { // the usual key: no white space before it, no escapes in it
-		if j := plainRun(b, i+1); j+1 < len(b) && b[j] == '"' && b[j+1] == ':' {
+	if i+9 < len(b) && b[i] == '"' { // the usual key: no white space before it, no escapes in it
+		// Most keys are short: their closing quote is among the eight bytes after the opening one.
+		j := i + 9
+		if m := stopMask(binary.LittleEndian.Uint64(b[i+1:])); m != 0 {
+			j = i + 1 + bits.TrailingZeros64(m)>>3
+		} else {
+			j = plainRun(b, j)
+		}
+		if j+1 < len(b) && b[j] == '"' && b[j+1] == ':' {
 			p.i = j + 2
 			return b[i+1 : j], nil
 		}
