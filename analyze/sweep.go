@@ -235,6 +235,7 @@ func (a *analysis) sweepWindows(lo, hi int64, shift uint, sweep func(bounds []ui
 	}
 	var carried, still []open // events open at the window's start, and at its end
 	bounds := make([]uint64, 0, 2*min(len(a.order), 2*per))
+	var scratch []uint64
 	from := int64(0)
 	for _, to := range ends {
 		bounds, still = bounds[:0], still[:0]
@@ -264,7 +265,7 @@ func (a *analysis) sweepWindows(lo, hi int64, shift uint, sweep func(bounds []ui
 				}
 			}
 		}
-		slices.Sort(bounds)
+		scratch = radixSort(bounds, scratch)
 		sweep(bounds)
 		carried, still = still, carried
 		from = to

@@ -1,0 +1,69 @@
+package analyze
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// radixSort sorts as slices.Sort does: random words, words that differ only in a few bytes (as
+// packed boundaries do), runs already sorted, equal words, and short slices.
+func TestRadixSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	inputs := map[string][]uint64{"empty": {}, "one": {7}}
+	random := make([]uint64, 5000)
+	for k := range random {
+		random[k] = rng.Uint64()
+	}
+	inputs["random"] = random
+	for _, n := range []int{100, 257, 4096, 100_000} {
+		packed := make([]uint64, n)
+		for k := range packed {
+			packed[k] = packBoundary(1<<40+rng.Int64N(1<<28), rng.IntN(40), rng.IntN(2) == 0)
+		}
+		inputs[fmt.Sprint("packed ", n)] = packed
+		sorted := slices.Clone(packed)
+		slices.Sort(sorted)
+		inputs[fmt.Sprint("sorted ", n)] = sorted
+	}
+	same := make([]uint64, 1000)
+	for k := range same {
+		same[k] = 42
+	}
+	inputs["same"] = same
+	var scratch []uint64
+	for name, in := range inputs {
+		want := slices.Clone(in)
+		slices.Sort(want)
+		got := slices.Clone(in)
+		scratch = radixSort(got, scratch)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: radixSort differs from slices.Sort", name)
+		}
+	}
+}
+
+// BenchmarkSortBoundaries compares radixSort with slices.Sort on a sweep window's worth of packed
+// boundaries.
+func BenchmarkSortBoundaries(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	in := make([]uint64, 1<<18)
+	for k := range in {
+		in[k] = packBoundary(rng.Int64N(1<<30), rng.IntN(40), rng.IntN(2) == 0)
+	}
+	s := make([]uint64, len(in))
+	b.Run("radix", func(b *testing.B) {
+		var scratch []uint64
+		for b.Loop() {
+			copy(s, in)
+			scratch = radixSort(s, scratch)
+		}
+	})
+	b.Run("slices.Sort", func(b *testing.B) {
+		for b.Loop() {
+			copy(s, in)
+			slices.Sort(s)
+		}
+	})
+}
