@@ -207,7 +207,7 @@ func packBoundary(t int64, class int, open bool) uint64 {
 // sweepWindowEvents is about how many events the sweep sorts at a time: its boundaries are
 // sorted window by window (runs of whole steps), so that they take a few MB, not 16 bytes per
 // event of a big trace.
-const sweepWindowEvents = 1 << 17
+const sweepWindowEvents = 1 << 16
 
 // sweepWindows calls sweep with the sorted boundaries (packBoundary, times quantized from lo by
 // shift) of the events in the breakdown between lo and hi, a window of steps at a time, in time
