@@ -423,7 +423,7 @@ func (p *Parser) Object(fn func(key []byte) error) error {
 // next string is read.
 func (p *Parser) key() ([]byte, error) {
 	b, i := p.b, p.i
-	if i+9 < len(b) && b[i] == '"' { // the usual key: no white space before it, no escapes in it
+	if i+9 < len(b) && b[i] == '"' { // the usual key: no escapes in it, ':' right after it
 		// Most keys are short: their closing quote is among the eight bytes after the opening one.
 		j := i + 9
 		if m := stopMask(binary.LittleEndian.Uint64(b[i+1:])); m != 0 {
@@ -435,6 +435,10 @@ func (p *Parser) key() ([]byte, error) {
 			p.i = j + 2
 			return b[i+1 : j], nil
 		}
+	}
+	if i < len(b) && space[b[i]] { // indented JSON (Kineto's): the usual key after the white space
+		p.ws()
+		return p.key()
 	}
 	key, err := p.Str()
 	if err != nil {
