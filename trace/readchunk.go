@@ -115,6 +115,7 @@ type reader struct {
 
 	strings  []string
 	index    map[string]int32
+	recent   [509]int32 // string ids by intern's hash of their bytes (0: none)
 	lanes    map[string]int32 // "pid\x00tid" → lane id
 	laneKeys []laneKey
 	laneKey  []byte
@@ -178,14 +179,25 @@ func sortOpens(o []openB) {
 	}
 }
 
+// intern returns the reader's id of the string b, making one on first sight. A small table of
+// recent strings by a cheap hash answers most lookups before the map, whose hash reads every byte
+// (kernel names run to hundreds).
 func (rd *reader) intern(b []byte) int32 {
-	if id, ok := rd.index[string(b)]; ok {
+	if len(b) == 0 {
+		return 0
+	}
+	h := (len(b)*31 + int(b[0])*7 + int(b[len(b)-1])*3 + int(b[len(b)/2])) % len(rd.recent)
+	if id := rd.recent[h]; id > 0 && rd.strings[id] == string(b) {
 		return id
 	}
-	id := int32(len(rd.strings))
-	s := string(b)
-	rd.strings = append(rd.strings, s)
-	rd.index[s] = id
+	id, ok := rd.index[string(b)]
+	if !ok {
+		id = int32(len(rd.strings))
+		s := string(b)
+		rd.strings = append(rd.strings, s)
+		rd.index[s] = id
+	}
+	rd.recent[h] = id
 	return id
 }
 

@@ -615,7 +615,11 @@ func microsPrefix(b []byte) (ns int64, n int, ok bool) {
 		return 0, 0, false
 	}
 	var frac int64
-	if i < len(b) && b[i] == '.' {
+	if i+4 < len(b) && b[i] == '.' && b[i+1]-'0' <= 9 && b[i+2]-'0' <= 9 && b[i+3]-'0' <= 9 && b[i+4]-'0' > 9 {
+		// Three decimals, as torch writes them: nanoseconds, read at once.
+		frac = int64(b[i+1]-'0')*100 + int64(b[i+2]-'0')*10 + int64(b[i+3]-'0')
+		i += 4
+	} else if i < len(b) && b[i] == '.' {
 		i++
 		fs, round := i, int64(0)
 		for ; i < len(b) && b[i]-'0' <= 9; i++ {
