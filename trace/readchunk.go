@@ -115,7 +115,7 @@ type reader struct {
 
 	strings  []string
 	index    map[string]int32
-	recent   [509]int32 // string ids by intern's hash of their bytes (0: none)
+	recent   [509]int32       // string ids by intern's hash of their bytes (0: none)
 	lanes    map[string]int32 // "pid\x00tid" → lane id
 	laneKeys []laneKey
 	laneKey  []byte
