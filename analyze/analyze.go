@@ -157,8 +157,8 @@ func (a *analysis) warnf(format string, args ...any) {
 
 // sortMostlySorted sorts s by cmp, a total order, in linear time when few elements are out of
 // place: the elements in order so far stay where they are (moved up), the others (late ones, and
-// single spikes) are sorted aside and merged back in from the end: a sort of the few. With more
-// than half out of place it sorts s whole.
+// single spikes) are sorted aside (in parallel pieces) and merged back in from the end: a sort of
+// the few. With more than half out of place it sorts s whole.
 func sortMostlySorted(s []int32, cmp func(x, y int32) int) {
 	var rest []int32
 	m := 0 // s[:m] holds the elements kept in place, in order
@@ -180,7 +180,7 @@ func sortMostlySorted(s []int32, cmp func(x, y int32) int) {
 			return
 		}
 	}
-	slices.SortFunc(rest, cmp)
+	sortParallel(rest, cmp)
 	i, j := m-1, len(rest)-1
 	for k := len(s) - 1; j >= 0; k-- {
 		if i >= 0 && cmp(s[i], rest[j]) > 0 {
