@@ -234,6 +234,11 @@ func (a *analysis) sweepWindows(lo, hi int64, shift uint, sweep func(bounds []ui
 		class int
 	}
 	var carried, still []open // events open at the window's start, and at its end
+	var runs [1 << classBits]struct {
+		start, end int64 // quantized
+		open       bool
+	}
+	var active []int // the classes with an open run on the lane
 	bounds := make([]uint64, 0, 2*min(len(a.order), 2*per))
 	var scratch []uint64
 	from := int64(0)
@@ -251,6 +256,9 @@ func (a *analysis) sweepWindows(lo, hi int64, shift uint, sweep func(bounds []ui
 			add(from, o)
 		}
 		for l := range next {
+			// A lane's intervals of one class that overlap (a span and the spans nested in it,
+			// mostly) are merged as they come, in start order: the sweep needs only where each
+			// class is open, and sorts a boundary pair per run instead of per event.
 			for ; next[l] < a.laneStart[l+1]; next[l]++ {
 				i := a.order[next[l]]
 				s, e := t.Start[i], t.Start[i]+t.Dur[i]
@@ -260,10 +268,29 @@ func (a *analysis) sweepWindows(lo, hi int64, shift uint, sweep func(bounds []ui
 				if e <= lo || e <= s {
 					continue
 				}
-				if class := a.classOf(int(i)); class >= 0 {
-					add((max(s, lo)-lo)>>shift, open{(min(e, hi) - lo) >> shift, class})
+				class := a.classOf(int(i))
+				if class < 0 {
+					continue
 				}
+				qs, qe := (max(s, lo)-lo)>>shift, (min(e, hi)-lo)>>shift
+				r := &runs[class]
+				switch {
+				case r.open && qs <= r.end:
+					r.end = max(r.end, qe)
+					continue
+				case r.open:
+					add(r.start, open{r.end, class})
+				default:
+					r.open = true
+					active = append(active, class)
+				}
+				r.start, r.end = qs, qe
 			}
+			for _, c := range active {
+				add(runs[c].start, open{runs[c].end, c})
+				runs[c].open = false
+			}
+			active = active[:0]
 		}
 		scratch = radixSort(bounds, scratch)
 		sweep(bounds)
