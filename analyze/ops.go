@@ -243,16 +243,20 @@ func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64
 func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*opAgg) {
 	t := a.t
 	byName, byShape = map[int32]*opAgg{}, map[[2]int32]*opAgg{}
-	var devChild []int64 // per open span: its children's device total
+	// Per open span: the device time it launched itself, and its children's device total. Its
+	// launches are looked up as it opens: spans open in about the order of the joins (by
+	// operator), which the cursor follows in a step; they close children first.
+	var devSelf, devChild []int64
 	launches := a.launchCursor()
 	t.Nest(a.hostSpans, func(i, _ int32, _ int) bool {
+		devSelf = append(devSelf, launches.deviceSelf(t, i))
 		devChild = append(devChild, 0)
 		return true
 	}, func(i int32, dur, childNs int64) {
 		n := len(devChild) - 1
-		dself := launches.deviceSelf(t, i)
+		dself := devSelf[n]
 		dtotal := dself + devChild[n]
-		devChild = devChild[:n]
+		devSelf, devChild = devSelf[:n], devChild[:n]
 		if n > 0 {
 			devChild[n-1] += dtotal
 		}

@@ -69,16 +69,18 @@ func (a *analysis) patterns() []KernelPattern {
 		if !a.isOp(int(i)) {
 			return false
 		}
-		stack = append(stack, frame{i: i})
-		return true
-	}, func(i int32, _, _ int64) {
-		f := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
+		// Its own launches as it opens (see opGroups), its children's as they close.
+		f := frame{i: i}
 		for _, x := range launches.of(i) {
 			if inScope(x.dev) {
 				f.seq = append(f.seq, x.dev)
 			}
 		}
+		stack = append(stack, f)
+		return true
+	}, func(i int32, _, _ int64) {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
 		for _, c := range f.pending {
 			if len(c.seq) != len(f.seq) {
 				add(c.op, c.seq)
