@@ -245,6 +245,31 @@ func mergeRuns(dst, x, y []int32, cmp func(x, y int32) int) {
 	}
 }
 
+// mergeSortedRuns returns s, whose runs (starting at runs[k]) are each sorted by cmp, sorted:
+// merged pairwise, in log(runs) passes.
+func mergeSortedRuns(s []int32, runs []int, cmp func(x, y int32) int) []int32 {
+	if len(runs) < 2 {
+		return s
+	}
+	dst := make([]int32, len(s))
+	for len(runs) > 1 {
+		merged := runs[:0:0]
+		for k := 0; k < len(runs); k += 2 {
+			lo, mid, hi := runs[k], len(s), len(s)
+			if k+1 < len(runs) {
+				mid = runs[k+1]
+			}
+			if k+2 < len(runs) {
+				hi = runs[k+2]
+			}
+			mergeRuns(dst[lo:hi], s[lo:mid], s[mid:hi], cmp)
+			merged = append(merged, lo)
+		}
+		s, dst, runs = dst, s, merged
+	}
+	return s
+}
+
 // parallel runs fns at once and returns when all are done.
 func parallel(fns ...func()) {
 	var wg sync.WaitGroup

@@ -12,19 +12,30 @@ import (
 // devices computes each device's utilisation over the steps.
 func (a *analysis) devices() []DeviceUsage {
 	t := a.t
-	byDev := map[int16][]int32{} // each device's work, by start
-	streams := map[int16]map[int32]bool{}
-	for _, i := range a.order {
-		l := t.Lane[i]
-		if a.lane[l] != laneDevice || !a.isDeviceWork(int(i)) {
+	type work struct {
+		ops  []int32 // the device's work: each stream's, by start, one after another
+		runs []int   // where each stream's run starts in ops
+	}
+	byDev := map[int16]*work{}
+	for l := range t.Lanes {
+		if a.lane[l] != laneDevice {
 			continue
 		}
 		d := t.Lanes[l].Device
-		if streams[d] == nil {
-			streams[d] = map[int32]bool{}
+		w := byDev[d]
+		if w == nil {
+			w = &work{}
+			byDev[d] = w
 		}
-		streams[d][l] = true
-		byDev[d] = append(byDev[d], i)
+		run := len(w.ops)
+		for _, i := range a.laneOrder(int32(l)) {
+			if a.isDeviceWork(int(i)) {
+				w.ops = append(w.ops, i)
+			}
+		}
+		if len(w.ops) > run {
+			w.runs = append(w.runs, run)
+		}
 	}
 	// Utilisation is over the measured steps (warm-up excluded).
 	var wall int64
@@ -36,10 +47,8 @@ func (a *analysis) devices() []DeviceUsage {
 	out := []DeviceUsage{}
 	devs := slices.Sorted(maps.Keys(byDev))
 	for _, d := range devs {
-		work := byDev[d]
-		if len(streams[d]) > 1 { // one stream's work is in order already
-			slices.SortFunc(work, func(x, y int32) int { return cmp.Compare(t.Start[x], t.Start[y]) })
-		}
+		w := byDev[d]
+		work := mergeSortedRuns(w.ops, w.runs, func(x, y int32) int { return cmp.Compare(t.Start[x], t.Start[y]) })
 		// The union of each class of work, swept in start order and measured inside the steps.
 		var kernel, comm, copies, busy unionLength
 		for _, i := range work {
@@ -55,7 +64,7 @@ func (a *analysis) devices() []DeviceUsage {
 			}
 			busy.add(s, e, steps)
 		}
-		u := DeviceUsage{Device: int(d), WallNs: wall, Streams: len(streams[d]),
+		u := DeviceUsage{Device: int(d), WallNs: wall, Streams: len(w.runs),
 			KernelNs: kernel.total(steps), CommNs: comm.total(steps), CopyNs: copies.total(steps), BusyNs: busy.total(steps)}
 		if wall > 0 {
 			u.Utilization = float64(u.KernelNs) / float64(wall)

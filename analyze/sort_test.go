@@ -67,3 +67,29 @@ func BenchmarkSortBoundaries(b *testing.B) {
 		}
 	})
 }
+
+// mergeSortedRuns sorts what slices.SortFunc sorts, for any number of runs of any lengths.
+func TestMergeSortedRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	byValue := func(x, y int32) int { return int(x) - int(y) }
+	for trial := range 300 {
+		var s []int32
+		var runs []int
+		for range trial % 9 {
+			run := make([]int32, rng.IntN(50))
+			for k := range run {
+				run[k] = rng.Int32N(100)
+			}
+			slices.Sort(run)
+			if len(run) > 0 {
+				runs = append(runs, len(s))
+				s = append(s, run...)
+			}
+		}
+		want := slices.Clone(s)
+		slices.Sort(want)
+		if got := mergeSortedRuns(s, runs, byValue); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: %d runs merged to %v, want %v", trial, len(runs), got, want)
+		}
+	}
+}
