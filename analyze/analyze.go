@@ -462,6 +462,54 @@ func (a *analysis) runtimeIndex(corr uint32) int {
 	return -1
 }
 
+// runtimeCursor finds runtime calls by correlation id for a walk that asks for them mostly in
+// increasing order (in time order, as ids are given out): it searches forward from where its last
+// lookup ended (searchFrom), not the whole list each time.
+type runtimeCursor struct {
+	calls []runtimeCall
+	pos   int
+}
+
+func (a *analysis) runtimeCursor() *runtimeCursor { return &runtimeCursor{calls: a.runtimes} }
+
+// index returns the index in the calls of the one with correlation id corr, or -1 (as runtimeIndex).
+func (c *runtimeCursor) index(corr uint32) int {
+	if corr == 0 {
+		return -1
+	}
+	k := searchFrom(c.calls, c.pos, func(x runtimeCall) bool { return x.corr < corr })
+	c.pos = k
+	if k < len(c.calls) && c.calls[k].corr == corr {
+		return k
+	}
+	return -1
+}
+
+// searchFrom returns the first index of s (sorted) whose element is not below the one sought
+// (below says which are). When every element before pos is below it, it gallops forward from pos:
+// lookups in increasing order take a step or two each, where a binary search of millions takes
+// twenty, each a likely cache miss. Else it searches all of s.
+func searchFrom[T any](s []T, pos int, below func(T) bool) int {
+	lo, hi := 0, len(s)
+	if pos == 0 || pos <= len(s) && below(s[pos-1]) {
+		// Every element before lo is below; s[hi] (if any) is not.
+		lo, hi = pos, pos
+		for step := 1; hi < len(s) && below(s[hi]); step *= 2 {
+			lo, hi = hi+1, hi+step
+		}
+		hi = min(hi, len(s))
+	}
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if below(s[mid]) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
 // runtimeFor returns the runtime event with correlation id corr, or -1.
 func (a *analysis) runtimeFor(corr uint32) int32 {
 	if k := a.runtimeIndex(corr); k >= 0 {

@@ -100,9 +100,10 @@ func (a *analysis) joinRuntimeOps() {
 		return
 	}
 	t := a.t
+	calls := a.runtimeCursor()
 	t.Nest(a.hostSpans, func(i, parent int32, _ int) bool {
 		if t.Corr[i] != 0 && (t.Role[i] == role.Runtime || t.Role[i] == role.Sync) {
-			if k := a.runtimeIndex(t.Corr[i]); k >= 0 && parent >= 0 && a.runtimes[k].event == i {
+			if k := calls.index(t.Corr[i]); k >= 0 && parent >= 0 && a.runtimes[k].event == i {
 				a.runtimes[k].op = parent // only operators open, so the parent is the innermost one
 			}
 			return false
@@ -138,6 +139,7 @@ func (a *analysis) launchedOps() []opLaunch {
 		}
 	}
 	a.launched = make([]opLaunch, 0, n)
+	calls := a.runtimeCursor()
 	for i := range t.Len() {
 		if !a.isDeviceWork(i) {
 			continue
@@ -147,7 +149,7 @@ func (a *analysis) launchedOps() []opLaunch {
 			op = opByExt(ext, t.ExtID[i])
 		}
 		if op < 0 && t.Corr[i] != 0 {
-			if k := a.runtimeIndex(t.Corr[i]); k >= 0 {
+			if k := calls.index(t.Corr[i]); k >= 0 {
 				if r := a.runtimes[k].event; t.ExtID[r] != 0 {
 					op = opByExt(ext, t.ExtID[r])
 				}
@@ -171,7 +173,7 @@ func (a *analysis) launchedOps() []opLaunch {
 
 // launchCursor finds operators' joins in launchedOps (sorted by operator). A walk over a lane's
 // spans meets operators mostly in increasing event order, so it searches forward from where the
-// last lookup ended (O(1) for the next operator), and over the whole list only when it goes back.
+// last lookup ended (searchFrom).
 type launchCursor struct {
 	l   []opLaunch
 	pos int
@@ -182,18 +184,7 @@ func (a *analysis) launchCursor() *launchCursor { return &launchCursor{l: a.laun
 // of returns the joins of operator op.
 func (c *launchCursor) of(op int32) []opLaunch {
 	l := c.l
-	byOp := func(x opLaunch, op int32) int { return cmp.Compare(x.op, op) }
-	lo, hi := 0, len(l)
-	if c.pos == 0 || l[c.pos-1].op < op {
-		// Gallop from pos: every join before lo is of an earlier operator; l[hi] (if any) is not.
-		lo, hi = c.pos, c.pos
-		for step := 1; hi < len(l) && l[hi].op < op; step *= 2 {
-			lo, hi = hi+1, hi+step
-		}
-		hi = min(hi, len(l))
-	}
-	k, _ := slices.BinarySearchFunc(l[lo:hi], op, byOp)
-	k += lo
+	k := searchFrom(l, c.pos, func(x opLaunch) bool { return x.op < op })
 	end := k
 	for end < len(l) && l[end].op == op {
 		end++

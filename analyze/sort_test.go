@@ -93,3 +93,24 @@ func TestMergeSortedRuns(t *testing.T) {
 		}
 	}
 }
+
+// searchFrom finds what a binary search finds, from any starting position, over values with
+// duplicates, and for values below, between and above those present.
+func TestSearchFrom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 200 {
+		s := make([]int, rng.IntN(40))
+		for k := range s {
+			s[k] = rng.IntN(30)
+		}
+		slices.Sort(s)
+		for pos := 0; pos <= len(s); pos++ {
+			for v := -1; v <= 31; v++ {
+				want, _ := slices.BinarySearch(s, v)
+				if got := searchFrom(s, pos, func(x int) bool { return x < v }); got != want {
+					t.Fatalf("trial %d: searchFrom(%v, %d) for %d = %d, want %d", trial, s, pos, v, got, want)
+				}
+			}
+		}
+	}
+}
