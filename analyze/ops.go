@@ -234,6 +234,9 @@ func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64
 func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*opAgg) {
 	t := a.t
 	byName, byShape = map[int32]*opAgg{}, map[[2]int32]*opAgg{}
+	// The maps as looked up for every operator: by name id, and each name's last shape (an
+	// operator mostly recurs with the shapes of its last call).
+	named, lastShape := make([]*opAgg, len(t.Strings)), make([]*opAgg, len(t.Strings))
 	// Per open span: the device time it launched itself, and its children's device total. Its
 	// launches are looked up as it opens: spans open in about the order of the joins (by
 	// operator), which the cursor follows in a step; they close children first.
@@ -255,21 +258,24 @@ func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*op
 			return
 		}
 		self := max(dur-childNs, 0)
-		g := byName[t.Name[i]]
+		g := named[t.Name[i]]
 		if g == nil {
 			g = &opAgg{name: t.Name[i], role: t.Role[i]}
-			byName[t.Name[i]] = g
+			named[t.Name[i]], byName[t.Name[i]] = g, g
 		}
 		g.add(t, i, dur, self, dself, dtotal)
 		if k := a.stepOf[i]; k >= int32(a.warmupN) {
 			g.measuredHost += self
 			g.measuredDev += dself
 		}
-		key := [2]int32{t.Name[i], t.Shape[i]}
-		gs := byShape[key]
-		if gs == nil {
-			gs = &opAgg{name: t.Name[i], shape: t.Shape[i], role: t.Role[i]}
-			byShape[key] = gs
+		gs := lastShape[t.Name[i]]
+		if gs == nil || gs.shape != t.Shape[i] {
+			key := [2]int32{t.Name[i], t.Shape[i]}
+			if gs = byShape[key]; gs == nil {
+				gs = &opAgg{name: t.Name[i], shape: t.Shape[i], role: t.Role[i]}
+				byShape[key] = gs
+			}
+			lastShape[t.Name[i]] = gs
 		}
 		gs.add(t, i, dur, self, dself, dtotal)
 	})
