@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -156,10 +157,15 @@ func (a *analysis) warnf(format string, args ...any) {
 }
 
 // sortMostlySorted sorts s by cmp, a total order, in linear time when few elements are out of
-// place: the elements in order so far stay where they are (moved up), the others (late ones, and
-// single spikes) are sorted aside (in parallel pieces) and merged back in from the end: a sort of
-// the few. With more than half out of place it sorts s whole.
+// place (sortFew), in GOMAXPROCS pieces at once, then merged.
 func sortMostlySorted(s []int32, cmp func(x, y int32) int) {
+	sortPieces(s, cmp, sortFew)
+}
+
+// sortFew sorts s by cmp: the elements in order so far stay where they are (moved up), the others
+// (late ones, and single spikes) are sorted aside and merged back in from the end: a sort of the
+// few. With more than half out of place it sorts s whole.
+func sortFew(s []int32, cmp func(x, y int32) int) {
 	var rest []int32
 	m := 0 // s[:m] holds the elements kept in place, in order
 	for k, x := range s {
@@ -176,11 +182,11 @@ func sortMostlySorted(s []int32, cmp func(x, y int32) int) {
 		}
 		if len(rest) > len(s)/2 {
 			copy(s[m:k+1], rest) // every element is back in s
-			sortParallel(s, cmp)
+			slices.SortFunc(s, cmp)
 			return
 		}
 	}
-	sortParallel(rest, cmp)
+	slices.SortFunc(rest, cmp)
 	i, j := m-1, len(rest)-1
 	for k := len(s) - 1; j >= 0; k-- {
 		if i >= 0 && cmp(s[i], rest[j]) > 0 {
@@ -202,19 +208,19 @@ func forPieces(n, pieces int, fn func(p, lo, hi int)) {
 	parallel(fns...)
 }
 
-// sortParallel sorts s by cmp, which must be a total order: GOMAXPROCS pieces at once, then
-// merged.
-func sortParallel(s []int32, cmp func(x, y int32) int) {
+// sortPieces sorts s by cmp, a total order (so that the result does not depend on the pieces):
+// sort sorts GOMAXPROCS pieces of it at once, which are then merged.
+func sortPieces(s []int32, cmp func(x, y int32) int, sort func([]int32, func(x, y int32) int)) {
 	pieces := runtime.GOMAXPROCS(0)
 	if pieces < 2 || len(s) < 1<<16 {
-		slices.SortFunc(s, cmp)
+		sort(s, cmp)
 		return
 	}
 	bounds := make([]int, pieces+1)
 	for k := range bounds {
 		bounds[k] = len(s) * k / pieces
 	}
-	forPieces(len(s), pieces, func(_, lo, hi int) { slices.SortFunc(s[lo:hi], cmp) }) // bounds' pieces
+	forPieces(len(s), pieces, func(_, lo, hi int) { sort(s[lo:hi], cmp) }) // bounds' pieces
 	// Merge neighbouring runs, doubling their length each round.
 	src, dst := s, make([]int32, len(s))
 	for width := 1; width < pieces; width *= 2 {
@@ -297,42 +303,56 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 // nestingOrder finds the trace's extent and sorts its spans and copies into nesting order.
 func (a *analysis) nestingOrder() {
 	t := a.t
-	n := t.Len()
-	first := true
-	for i := range n {
-		s, e := t.Start[i], t.Start[i]+max(t.Dur[i], 0)
-		if first || s < a.origin {
-			a.origin = s
-		}
-		if first || e > a.end {
-			a.end = e
-		}
-		first = false
-	}
+	n, lanes := t.Len(), len(t.Lanes)
 	// The nesting order of spans and copies: bucketed by lane (each lane's events in table order),
 	// then each lane's sorted by start, the longer first. Producers write a lane's events nearly
 	// in time order: a span after what it encloses (gnnprof, Kineto), categories one after another
-	// (Kineto).
+	// (Kineto). Pieces of the table are bucketed at once, each into its own stretch of each
+	// lane's run, after the pieces before it.
 	inOrder := func(i int) bool {
 		return (t.Kind[i] == trace.KindSpan || t.Kind[i] == trace.KindCopy) && t.Dur[i] >= 0
 	}
-	a.laneStart = make([]int, len(t.Lanes)+1)
-	for i := range n {
-		if inOrder(i) {
-			a.laneStart[t.Lane[i]+1]++
+	type piece struct {
+		origin, end int64
+		next        []int // per lane: its count, then where it writes next
+	}
+	pieces := make([]piece, runtime.GOMAXPROCS(0))
+	forPieces(n, len(pieces), func(p, lo, hi int) {
+		pc := piece{origin: math.MaxInt64, end: math.MinInt64, next: make([]int, lanes)}
+		for i := lo; i < hi; i++ {
+			pc.origin, pc.end = min(pc.origin, t.Start[i]), max(pc.end, t.Start[i]+max(t.Dur[i], 0))
+			if inOrder(i) {
+				pc.next[t.Lane[i]]++
+			}
+		}
+		pieces[p] = pc
+	})
+	a.origin, a.end = math.MaxInt64, math.MinInt64
+	a.laneStart = make([]int, lanes+1)
+	for _, pc := range pieces {
+		a.origin, a.end = min(a.origin, pc.origin), max(a.end, pc.end)
+	}
+	if n == 0 {
+		a.origin, a.end = 0, 0
+	}
+	at := 0
+	for l := range lanes {
+		a.laneStart[l] = at
+		for _, pc := range pieces {
+			at, pc.next[l] = at+pc.next[l], at
 		}
 	}
-	for l := range t.Lanes {
-		a.laneStart[l+1] += a.laneStart[l]
-	}
-	a.order = make([]int32, a.laneStart[len(t.Lanes)])
-	next := slices.Clone(a.laneStart)
-	for i := range n {
-		if inOrder(i) {
-			a.order[next[t.Lane[i]]] = int32(i)
-			next[t.Lane[i]]++
+	a.laneStart[lanes] = at
+	a.order = make([]int32, at)
+	forPieces(n, len(pieces), func(p, lo, hi int) {
+		next := pieces[p].next
+		for i := lo; i < hi; i++ {
+			if inOrder(i) {
+				a.order[next[t.Lane[i]]] = int32(i)
+				next[t.Lane[i]]++
+			}
 		}
-	}
+	})
 	byStart := func(x, y int32) int {
 		if c := cmp.Compare(t.Start[x], t.Start[y]); c != 0 {
 			return c

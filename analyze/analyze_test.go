@@ -77,8 +77,9 @@ func TestSortMostlySorted(t *testing.T) {
 	}
 }
 
-// sortParallel gives what a sequential sort gives, whatever the number of pieces.
-func TestSortParallel(t *testing.T) {
+// sortPieces gives what a sequential sort gives, whatever the number of pieces, with either sort
+// of the pieces.
+func TestSortPieces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	keys := make([]int64, 200_000)
 	if testing.Short() { // the race run: still over the 1<<16 a parallel sort needs
@@ -98,12 +99,14 @@ func TestSortParallel(t *testing.T) {
 	for _, procs := range []int{1, 2, 3, 5, 8} {
 		runtime.GOMAXPROCS(procs)
 		for _, n := range []int{0, 1, 1 << 16, len(keys)} {
-			got := slices.Clone(input[:n])
-			sortParallel(got, less)
 			ref := slices.Clone(input[:n])
 			slices.SortFunc(ref, less)
-			if !slices.Equal(got, ref) {
-				t.Fatalf("GOMAXPROCS %d, %d elements: parallel sort differs", procs, n)
+			for name, sort := range map[string]func([]int32, func(x, y int32) int){"slices.SortFunc": slices.SortFunc[[]int32], "sortFew": sortFew} {
+				got := slices.Clone(input[:n])
+				sortPieces(got, less, sort)
+				if !slices.Equal(got, ref) {
+					t.Fatalf("GOMAXPROCS %d, %d elements, pieces by %s: the sort differs", procs, n, name)
+				}
 			}
 		}
 	}
