@@ -365,18 +365,31 @@ func (a *analysis) nestingOrder() {
 	for l := range t.Lanes {
 		sortMostlySorted(a.laneOrder(int32(l)), byStart)
 	}
-	count := 0
-	for _, i := range a.order {
-		if a.isHostSpan(i) {
-			count++
+	// The host spans, counted and then copied out in pieces at once, as the order was bucketed.
+	hostAt := make([]int, len(pieces)) // per piece: its count, then where it writes
+	forPieces(len(a.order), len(pieces), func(p, lo, hi int) {
+		count := 0
+		for _, i := range a.order[lo:hi] {
+			if a.isHostSpan(i) {
+				count++
+			}
 		}
+		hostAt[p] = count
+	})
+	at = 0
+	for p := range hostAt {
+		at, hostAt[p] = at+hostAt[p], at
 	}
-	a.hostSpans = make([]int32, 0, count)
-	for _, i := range a.order {
-		if a.isHostSpan(i) {
-			a.hostSpans = append(a.hostSpans, i)
+	a.hostSpans = make([]int32, at)
+	forPieces(len(a.order), len(pieces), func(p, lo, hi int) {
+		k := hostAt[p]
+		for _, i := range a.order[lo:hi] {
+			if a.isHostSpan(i) {
+				a.hostSpans[k] = i
+				k++
+			}
 		}
-	}
+	})
 }
 
 // laneOrder returns lane l's run of the nesting order: its spans and copies by start (none for

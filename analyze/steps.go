@@ -235,9 +235,10 @@ func (a *analysis) assignSteps() {
 	}, runtime.GOMAXPROCS(0))
 	forPieces(t.Len(), len(pieces), func(p, lo, hi int) {
 		ops, end := make([]int, n), slices.Repeat([]int64{math.MinInt64}, n)
+		calls := a.runtimeCursor()
 		for i := lo; i < hi; i++ {
 			launch[i] = -1
-			if k := a.launchStep(i, stepIndex); k >= 0 {
+			if k := a.launchStep(i, stepIndex, calls); k >= 0 {
 				launch[i] = int32(k)
 				ops[k]++
 				end[k] = max(end[k], t.Start[i]+t.Dur[i])
@@ -291,8 +292,9 @@ func (a *analysis) assignSteps() {
 }
 
 // launchStep returns the host step that launched event i, or -1 when i is not device work or no
-// step launched it.
-func (a *analysis) launchStep(i int, stepIndex map[int]int) int {
+// step launched it. calls finds the runtime call that launched it (events are asked in table
+// order, as their correlation ids run).
+func (a *analysis) launchStep(i int, stepIndex map[int]int, calls *runtimeCursor) int {
 	t := a.t
 	if !a.isDeviceWork(i) {
 		return -1
@@ -304,7 +306,8 @@ func (a *analysis) launchStep(i int, stepIndex map[int]int) int {
 		}
 		return -1
 	case a.runtimes != nil && t.Corr[i] != 0:
-		if r := a.runtimeFor(t.Corr[i]); r >= 0 {
+		if c := calls.index(t.Corr[i]); c >= 0 {
+			r := a.runtimes[c].event
 			// The runtime call must lie entirely inside the host step.
 			if k := a.hostStepAt(t.Start[r]); k >= 0 && t.Start[r]+t.Dur[r] <= a.hostIv[k].e {
 				return k
