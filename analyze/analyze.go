@@ -209,31 +209,20 @@ func forPieces(n, pieces int, fn func(p, lo, hi int)) {
 }
 
 // sortPieces sorts s by cmp, a total order (so that the result does not depend on the pieces):
-// sort sorts GOMAXPROCS pieces of it at once, which are then merged.
+// sort sorts GOMAXPROCS pieces of it at once, which are then merged (mergeSortedRuns).
 func sortPieces(s []int32, cmp func(x, y int32) int, sort func([]int32, func(x, y int32) int)) {
 	pieces := runtime.GOMAXPROCS(0)
 	if pieces < 2 || len(s) < 1<<16 {
 		sort(s, cmp)
 		return
 	}
-	bounds := make([]int, pieces+1)
-	for k := range bounds {
-		bounds[k] = len(s) * k / pieces
+	runs := make([]int, pieces) // where each piece starts
+	for k := range runs {
+		runs[k] = len(s) * k / pieces
 	}
-	forPieces(len(s), pieces, func(_, lo, hi int) { sort(s[lo:hi], cmp) }) // bounds' pieces
-	// Merge neighbouring runs, doubling their length each round.
-	src, dst := s, make([]int32, len(s))
-	for width := 1; width < pieces; width *= 2 {
-		var merges []func()
-		for k := 0; k < pieces; k += 2 * width {
-			lo, mid, hi := bounds[k], bounds[min(k+width, pieces)], bounds[min(k+2*width, pieces)]
-			merges = append(merges, func() { mergeRuns(dst[lo:hi], src[lo:mid], src[mid:hi], cmp) })
-		}
-		parallel(merges...)
-		src, dst = dst, src
-	}
-	if &src[0] != &s[0] {
-		copy(s, src)
+	forPieces(len(s), pieces, func(_, lo, hi int) { sort(s[lo:hi], cmp) }) // runs' pieces
+	if sorted := mergeSortedRuns(s, runs, cmp); &sorted[0] != &s[0] {
+		copy(s, sorted)
 	}
 }
 
@@ -252,14 +241,16 @@ func mergeRuns(dst, x, y []int32, cmp func(x, y int32) int) {
 }
 
 // mergeSortedRuns returns s, whose runs (starting at runs[k]) are each sorted by cmp, sorted:
-// merged pairwise, in log(runs) passes.
+// neighbouring runs merged at once, doubling their length each round (the result is in s or in
+// a new slice).
 func mergeSortedRuns(s []int32, runs []int, cmp func(x, y int32) int) []int32 {
 	if len(runs) < 2 {
 		return s
 	}
 	dst := make([]int32, len(s))
 	for len(runs) > 1 {
-		merged := runs[:0:0]
+		merged := make([]int, 0, (len(runs)+1)/2)
+		var merges []func()
 		for k := 0; k < len(runs); k += 2 {
 			lo, mid, hi := runs[k], len(s), len(s)
 			if k+1 < len(runs) {
@@ -268,9 +259,10 @@ func mergeSortedRuns(s []int32, runs []int, cmp func(x, y int32) int) []int32 {
 			if k+2 < len(runs) {
 				hi = runs[k+2]
 			}
-			mergeRuns(dst[lo:hi], s[lo:mid], s[mid:hi], cmp)
+			merges = append(merges, func() { mergeRuns(dst[lo:hi], s[lo:mid], s[mid:hi], cmp) })
 			merged = append(merged, lo)
 		}
+		parallel(merges...)
 		s, dst, runs = dst, s, merged
 	}
 	return s
@@ -477,22 +469,8 @@ type runtimeCall struct {
 // runtimeIndex returns the index in a.runtimes of the call with correlation id corr, or -1.
 // It reads only the calls' correlation ids: the join to operators (op) may be filled in meanwhile.
 func (a *analysis) runtimeIndex(corr uint32) int {
-	if corr == 0 {
-		return -1
-	}
-	lo, hi := 0, len(a.runtimes)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if a.runtimes[mid].corr < corr {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo < len(a.runtimes) && a.runtimes[lo].corr == corr {
-		return lo
-	}
-	return -1
+	c := runtimeCursor{calls: a.runtimes, pos: len(a.runtimes)} // from the end: a search of all
+	return c.index(corr)
 }
 
 // runtimeCursor finds runtime calls by correlation id for a walk that asks for them mostly in
@@ -510,7 +488,7 @@ func (c *runtimeCursor) index(corr uint32) int {
 	if corr == 0 {
 		return -1
 	}
-	k := searchFrom(c.calls, c.pos, func(x runtimeCall) bool { return x.corr < corr })
+	k := searchFrom(len(c.calls), c.pos, func(k int) bool { return c.calls[k].corr < corr })
 	c.pos = k
 	if k < len(c.calls) && c.calls[k].corr == corr {
 		return k
@@ -518,23 +496,24 @@ func (c *runtimeCursor) index(corr uint32) int {
 	return -1
 }
 
-// searchFrom returns the first index of s (sorted) whose element is not below the one sought
-// (below says which are). When every element before pos is below it, it gallops forward from pos:
-// lookups in increasing order take a step or two each, where a binary search of millions takes
-// twenty, each a likely cache miss. Else it searches all of s.
-func searchFrom[T any](s []T, pos int, below func(T) bool) int {
-	lo, hi := 0, len(s)
-	if pos == 0 || pos <= len(s) && below(s[pos-1]) {
-		// Every element before lo is below; s[hi] (if any) is not.
+// searchFrom returns the first index in [0, n) of a sorted list whose element is not below the one
+// sought (below(k) says element k is; n if none), as sort.Search does. When every element before
+// pos is below it, it gallops forward from pos: lookups in increasing order take a step or two
+// each, where a binary search of millions takes twenty, each a likely cache miss. Else it searches
+// all of the list. below reads the elements it needs, so that other fields may change meanwhile.
+func searchFrom(n, pos int, below func(k int) bool) int {
+	lo, hi := 0, n
+	if pos == 0 || below(pos-1) {
+		// Every element before lo is below; element hi (if any) is not.
 		lo, hi = pos, pos
-		for step := 1; hi < len(s) && below(s[hi]); step *= 2 {
+		for step := 1; hi < n && below(hi); step *= 2 {
 			lo, hi = hi+1, hi+step
 		}
-		hi = min(hi, len(s))
+		hi = min(hi, n)
 	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if below(s[mid]) {
+		if below(mid) {
 			lo = mid + 1
 		} else {
 			hi = mid

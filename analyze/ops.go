@@ -184,7 +184,7 @@ func (a *analysis) launchCursor() *launchCursor { return &launchCursor{l: a.laun
 // of returns the joins of operator op.
 func (c *launchCursor) of(op int32) []opLaunch {
 	l := c.l
-	k := searchFrom(l, c.pos, func(x opLaunch) bool { return x.op < op })
+	k := searchFrom(len(l), c.pos, func(k int) bool { return l[k].op < op })
 	end := k
 	for end < len(l) && l[end].op == op {
 		end++

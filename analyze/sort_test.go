@@ -107,7 +107,7 @@ func TestSearchFrom(t *testing.T) {
 		for pos := 0; pos <= len(s); pos++ {
 			for v := -1; v <= 31; v++ {
 				want, _ := slices.BinarySearch(s, v)
-				if got := searchFrom(s, pos, func(x int) bool { return x < v }); got != want {
+				if got := searchFrom(len(s), pos, func(k int) bool { return s[k] < v }); got != want {
 					t.Fatalf("trial %d: searchFrom(%v, %d) for %d = %d, want %d", trial, s, pos, v, got, want)
 				}
 			}

@@ -424,12 +424,13 @@ func (p *Parser) Object(fn func(key []byte) error) error {
 func (p *Parser) key() ([]byte, error) {
 	b, i := p.b, p.i
 	if i+9 < len(b) && b[i] == '"' { // the usual key: no escapes in it, ':' right after it
-		// Most keys are short: their closing quote is among the eight bytes after the opening one.
-		j := i + 9
+		// Most keys are short: their closing quote is among the eight bytes after the opening one
+		// (plainRun's first step, without the call).
+		var j int
 		if m := stopMask(binary.LittleEndian.Uint64(b[i+1:])); m != 0 {
 			j = i + 1 + bits.TrailingZeros64(m)>>3
 		} else {
-			j = plainRun(b, j)
+			j = plainRun(b, i+9)
 		}
 		if j+1 < len(b) && b[j] == '"' && b[j+1] == ':' {
 			p.i = j + 2
