@@ -594,20 +594,28 @@ func microsPrefix(b []byte) (ns int64, n int, ok bool) {
 		i = 1
 	}
 	start := i
+	// Today's epoch microseconds have 16 digits, durations a few: up to eight at a time, then (past
+	// 16 digits, where int64 nanoseconds can overflow) one by one, checked.
 	var whole int64
-	// Today's epoch microseconds have 16 digits: eight at a time, then one by one. Up to 16
-	// digits cannot overflow; past that every digit is checked.
-	for k := 0; k < 2 && i+8 <= len(b); k++ {
-		w := binary.LittleEndian.Uint64(b[i:])
-		if !eightDigits(w) {
-			break
+	if i+16 <= len(b) { // the usual case: both words at hand, read at once
+		w1, w2 := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
+		if d := digitRun(w1); d < 8 {
+			whole, i = digitsPrefixValue(w1, d), i+d
+		} else {
+			d = digitRun(w2)
+			whole, i = int64(digitsValue(w1))*pow10[d]+digitsPrefixValue(w2, d), i+8+d
 		}
-		whole = whole*100_000_000 + int64(digitsValue(w))
-		i += 8
+	} else {
+		w, d := leadingDigits(b[i:])
+		whole, i = w, i+d
+		if d == 8 {
+			w, d = leadingDigits(b[i:])
+			whole, i = whole*pow10[d]+w, i+d
+		}
 	}
 	for ; i < len(b) && b[i]-'0' <= 9; i++ {
 		digit := int64(b[i] - '0')
-		if i-start >= 15 && whole > (math.MaxInt64/1000-digit)/10 {
+		if whole > (math.MaxInt64/1000-digit)/10 {
 			return 0, 0, false
 		}
 		whole = whole*10 + digit
@@ -641,7 +649,7 @@ func microsPrefix(b []byte) (ns int64, n int, ok bool) {
 		}
 		frac += round
 	}
-	if whole > (math.MaxInt64-frac)/1000 {
+	if whole > (math.MaxInt64-999)/1000 && whole > (math.MaxInt64-frac)/1000 {
 		return 0, 0, false
 	}
 	ns = whole*1000 + frac
@@ -651,10 +659,45 @@ func microsPrefix(b []byte) (ns int64, n int, ok bool) {
 	return ns, i, true
 }
 
-// eightDigits reports whether the eight bytes of w (little-endian) are all ASCII digits.
-func eightDigits(w uint64) bool {
-	// Each byte's high nibble is 3, and stays 3 with 6 added (so its low nibble is at most 9).
-	return w&(lsbs*0xf0)|(w+lsbs*0x06)&(lsbs*0xf0)>>4 == lsbs*0x33
+// pow10[d] is 10^d.
+var pow10 = [9]int64{1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000}
+
+// leadingDigits returns how many ASCII digits b starts with, up to eight, and the number they
+// spell: eight bytes read and tested at once when b holds them.
+func leadingDigits(b []byte) (value int64, n int) {
+	if len(b) < 8 {
+		for n < len(b) && b[n]-'0' <= 9 {
+			value = value*10 + int64(b[n]-'0')
+			n++
+		}
+		return value, n
+	}
+	w := binary.LittleEndian.Uint64(b)
+	n = digitRun(w)
+	return digitsPrefixValue(w, n), n
+}
+
+// digitsPrefixValue returns the number the first n (≤ 8) bytes of w spell, which are digits.
+func digitsPrefixValue(w uint64, n int) int64 {
+	switch n {
+	case 0:
+		return 0
+	case 8:
+		return int64(digitsValue(w))
+	}
+	// The n digits moved to the top bytes, '0's below them: the eight spell the same number. (The
+	// shifts masked to 63, which they are below, compile to a shift alone.)
+	return int64(digitsValue(w<<((64-8*n)&63) | (lsbs*'0')>>((8*n)&63)))
+}
+
+// digitRun returns how many of the bytes of w (little-endian: the first lowest) are ASCII digits
+// before the first that is not (8 when all are).
+func digitRun(w uint64) int {
+	// A digit's high nibble is 3, and stays 3 with 6 added: x has 0x33 in each digit's byte. (A
+	// carry from adding 6 only spoils a byte above one that is not a digit.)
+	x := (w&(lsbs*0xf0) | (w+lsbs*0x06)&(lsbs*0xf0)>>4) ^ (lsbs * 0x33)
+	nonzero := ((x &^ msbs) + (lsbs * 0x7f) | x) & msbs // the high bit of each byte of x that is not 0
+	return bits.TrailingZeros64(nonzero) >> 3
 }
 
 // digitsValue returns the number eight ASCII digits (w, little-endian: the first digit lowest)

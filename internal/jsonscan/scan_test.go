@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,6 +83,38 @@ func TestMicros(t *testing.T) {
 			t.Errorf("Micros(%q) = %d, %v; want %d, %v", c.in, ns, ok, c.ns, c.ok)
 		}
 	}
+	// Every count of digits before and after the point, read alone and in place (where the bytes
+	// after the value let a reader take sixteen at once), against exact decimal arithmetic.
+	digits := "9081726354918273645"
+	for whole := 1; whole <= len(digits); whole++ {
+		for frac := 0; frac <= 5; frac++ {
+			in := digits[:whole]
+			if frac > 0 {
+				in += "." + digits[len(digits)-frac:]
+			}
+			want, wantOK := exactMicros(in)
+			if ns, ok := Micros([]byte(in)); ok != wantOK || ok && ns != want {
+				t.Errorf("Micros(%q) = %d, %v; want %d, %v", in, ns, ok, want, wantOK)
+			}
+			var p Parser
+			p.Reset([]byte(in + `,"name":"aten::empty_strided","ph":"X"}`))
+			if ns, raw, ok, err := p.Micros(); err != nil || ok != wantOK || ok && ns != want || string(raw) != in {
+				t.Errorf("Parser.Micros(%q…) = %d, %q, %v, %v; want %d, %v", in, ns, raw, ok, err, want, wantOK)
+			}
+		}
+	}
+}
+
+// exactMicros is Micros for a plain decimal, in big integers: nanoseconds rounded at the fourth
+// decimal, false past int64.
+func exactMicros(s string) (int64, bool) {
+	whole, frac, _ := strings.Cut(s, ".")
+	frac += "0000"
+	n, _ := new(big.Int).SetString(whole+frac[:3], 10)
+	if frac[3] >= '5' {
+		n.Add(n, big.NewInt(1))
+	}
+	return n.Int64(), n.IsInt64()
 }
 
 // jsonSpace trims JSON's white space (and only it) from both ends.
@@ -227,20 +260,31 @@ func BenchmarkParser(b *testing.B) {
 	}
 }
 
-// The eight-digits-at-a-time reading agrees with reading one by one.
-func TestEightDigits(t *testing.T) {
-	for _, s := range []string{"00000000", "12345678", "99999999", "10000001", "87654321", "0000000/", ":0000000", "1234 678", "1234567\xb9"} {
-		w := binary.LittleEndian.Uint64([]byte(s))
-		n, err := strconv.ParseUint(s, 10, 64)
-		if ok := eightDigits(w); ok != (err == nil) {
-			t.Errorf("eightDigits(%q) = %v", s, ok)
-		} else if ok && digitsValue(w) != n {
-			t.Errorf("digitsValue(%q) = %d", s, digitsValue(w))
+// Reading up to eight digits at a time agrees with reading them one by one: every digit count,
+// followed by every byte value (and by digits, up to the eight), at every length of input.
+func TestLeadingDigits(t *testing.T) {
+	oneByOne := func(b []byte) (v int64, n int) {
+		for n < len(b) && n < 8 && '0' <= b[n] && b[n] <= '9' {
+			v = v*10 + int64(b[n]-'0')
+			n++
+		}
+		return v, n
+	}
+	digits := []byte("9081726354")
+	for d := 0; d <= 9; d++ {
+		for c := range 256 {
+			b := append(append(append([]byte{}, digits[:d]...), byte(c)), "7012345678."...)
+			for size := 0; size <= len(b); size++ {
+				v, n := leadingDigits(b[:size])
+				if wv, wn := oneByOne(b[:size]); v != wv || n != wn {
+					t.Fatalf("leadingDigits(%q) = %d, %d digits; want %d, %d", b[:size], v, n, wv, wn)
+				}
+			}
 		}
 	}
 	for n := uint64(0); n < 100_000_000; n += 9_973 {
 		s := fmt.Sprintf("%08d", n)
-		if w := binary.LittleEndian.Uint64([]byte(s)); !eightDigits(w) || digitsValue(w) != n {
+		if w := binary.LittleEndian.Uint64([]byte(s)); digitRun(w) != 8 || digitsValue(w) != n {
 			t.Fatalf("%s read as %d", s, digitsValue(w))
 		}
 	}
