@@ -488,7 +488,12 @@ func (c *runtimeCursor) index(corr uint32) int {
 	if corr == 0 {
 		return -1
 	}
-	k := searchFrom(len(c.calls), c.pos, func(k int) bool { return c.calls[k].corr < corr })
+	k := c.pos
+	// The usual case in line: the sought call is at the cursor, or would be (every call before it
+	// below corr, the one at it not).
+	if calls := c.calls; !(k < len(calls) && calls[k].corr >= corr && (k == 0 || calls[k-1].corr < corr)) {
+		k = searchFrom(len(calls), k, func(k int) bool { return calls[k].corr < corr })
+	}
 	c.pos = k
 	if k < len(c.calls) && c.calls[k].corr == corr {
 		return k

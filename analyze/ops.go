@@ -183,8 +183,12 @@ func (a *analysis) launchCursor() *launchCursor { return &launchCursor{l: a.laun
 
 // of returns the joins of operator op.
 func (c *launchCursor) of(op int32) []opLaunch {
-	l := c.l
-	k := searchFrom(len(l), c.pos, func(k int) bool { return l[k].op < op })
+	l, k := c.l, c.pos
+	// The usual case in line (see runtimeCursor.index): the cursor is where op's joins are, or
+	// would be.
+	if !(k < len(l) && l[k].op >= op && (k == 0 || l[k-1].op < op)) {
+		k = searchFrom(len(l), k, func(k int) bool { return l[k].op < op })
+	}
 	end := k
 	for end < len(l) && l[end].op == op {
 		end++

@@ -677,17 +677,11 @@ func leadingDigits(b []byte) (value int64, n int) {
 	return digitsPrefixValue(w, n), n
 }
 
-// digitsPrefixValue returns the number the first n (≤ 8) bytes of w spell, which are digits.
+// digitsPrefixValue returns the number the first n (≤ 8) bytes of w spell, which are digits: the n
+// digits moved to the top bytes and '0's below them spell the same number. (Go's shifts by 64
+// give 0, which makes n = 0 and n = 8 no special case.)
 func digitsPrefixValue(w uint64, n int) int64 {
-	switch n {
-	case 0:
-		return 0
-	case 8:
-		return int64(digitsValue(w))
-	}
-	// The n digits moved to the top bytes, '0's below them: the eight spell the same number. (The
-	// shifts masked to 63, which they are below, compile to a shift alone.)
-	return int64(digitsValue(w<<((64-8*n)&63) | (lsbs*'0')>>((8*n)&63)))
+	return int64(digitsValue(w<<(64-8*n) | (lsbs*'0')>>(8*n)))
 }
 
 // digitRun returns how many of the bytes of w (little-endian: the first lowest) are ASCII digits
