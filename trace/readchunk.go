@@ -293,6 +293,10 @@ func (rd *reader) parse(buf []byte, base int64, pos, limit int, first, final boo
 		var err error
 		if buf[pos] != '{' {
 			err = fmt.Errorf("%w: the element is not an object", jsonscan.ErrSyntax)
+		} else if n, ok := rd.fastEvent(buf[pos:]); ok {
+			pos += n
+			dmg = nil
+			continue
 		} else {
 			rd.p.Reset(buf[pos:])
 			err = rd.event()
@@ -402,7 +406,8 @@ func (rd *reader) keep(b []byte) []byte {
 
 // event parses the object at the parser's position and stores the event. It returns only JSON
 // syntax errors (the object's extent is then unknown); an event that is valid JSON but unusable
-// is skipped with a warning.
+// is skipped with a warning. Most events are read by fastEvent's walk instead, which reads the
+// same keys the same way: a key read here is read there too.
 func (rd *reader) event() error {
 	p := &rd.p
 	e := &rd.ev

@@ -20,6 +20,8 @@ type ReadOptions struct {
 	KeepPython bool // keep python_function events; dropped by default
 	// Workers is how many goroutines parse events (default GOMAXPROCS).
 	Workers int
+
+	slowEvents bool // every event read key by key (fastevent.go's walk off), for tests to compare
 }
 
 // ErrTruncated is wrapped by the error Read returns when the events stop early: the file ends in

@@ -58,7 +58,11 @@ func FuzzRead(f *testing.F) {
 				zw.Close()
 				in = buf.Bytes()
 			}
-			tab, err := readStream(bytes.NewReader(in), "fuzz", ReadOptions{KeepFlows: compressed, KeepPython: compressed})
+			opt := ReadOptions{KeepFlows: compressed, KeepPython: compressed}
+			tab, err := readStream(bytes.NewReader(in), "fuzz", opt)
+			opt.slowEvents = true
+			slow, slowErr := readStream(bytes.NewReader(in), "fuzz", opt)
+			sameRead(t, tab, err, slow, slowErr)
 			if err != nil && !strings.Contains(err.Error(), "fuzz") {
 				t.Fatalf("error does not name the input: %v", err)
 			}
@@ -71,6 +75,34 @@ func FuzzRead(f *testing.F) {
 			checkTable(t, tab)
 		}
 	})
+}
+
+// sameRead asserts that reading with the walk of fastevent.go gave what reading every event key
+// by key gave (ReadOptions.slowEvents): the same events, lanes, warnings and error. (String ids
+// may differ: readers running at once intern in no fixed order.)
+func sameRead(t testing.TB, fast *Table, fastErr error, slow *Table, slowErr error) {
+	t.Helper()
+	if fmt.Sprint(fastErr) != fmt.Sprint(slowErr) {
+		t.Fatalf("read with the walk: error %v; key by key: %v", fastErr, slowErr)
+	}
+	if fast == nil || slow == nil {
+		if fast != slow {
+			t.Fatalf("read with the walk: table %v; key by key: %v", fast, slow)
+		}
+		return
+	}
+	if fast.Len() != slow.Len() || !reflect.DeepEqual(fast.Lanes, slow.Lanes) || !slices.Equal(fast.Warnings, slow.Warnings) ||
+		fast.Source != slow.Source || fast.BaseTimeNs != slow.BaseTimeNs || !reflect.DeepEqual(fast.Meta, slow.Meta) ||
+		!reflect.DeepEqual(fast.DeviceProperties, slow.DeviceProperties) {
+		t.Fatalf("read with the walk: %d events, lanes %v, warnings %q; key by key: %d, %v, %q",
+			fast.Len(), fast.Lanes, fast.Warnings, slow.Len(), slow.Lanes, slow.Warnings)
+	}
+	for i := range fast.Len() {
+		if fast.Event(i) != slow.Event(i) || fast.ExtID[i] != slow.ExtID[i] || fast.Corr[i] != slow.Corr[i] ||
+			fast.Strings[fast.Cat[i]] != slow.Strings[slow.Cat[i]] || fast.Strings[fast.Shape[i]] != slow.Strings[slow.Shape[i]] {
+			t.Fatalf("event %d read with the walk: %+v; key by key: %+v", i, fast.Event(i), slow.Event(i))
+		}
+	}
 }
 
 // checkTable asserts a table's columns agree and its references are in range.
@@ -222,10 +254,14 @@ func FuzzReadDamage(f *testing.F) {
 		}
 		damaged := doc(slices.Concat(events[:k], []string{string(garbage)}, events[k+1:]))
 		withBlocks(t, 16+int(block), 48+3*int(block), 8+int(block)/3)
-		got, err := readStream(bytes.NewReader(damaged), "damaged", ReadOptions{Workers: 1 + int(block)%3})
+		opt := ReadOptions{Workers: 1 + int(block)%3}
+		got, err := readStream(bytes.NewReader(damaged), "damaged", opt)
 		if err != nil {
 			t.Fatalf("error %v (damage %q)", err, garbage)
 		}
+		opt.slowEvents = true
+		slow, slowErr := readStream(bytes.NewReader(damaged), "damaged", opt)
+		sameRead(t, got, err, slow, slowErr)
 		checkTable(t, got)
 		if got.Len() < before.Len()+after.Len() {
 			t.Fatalf("%d events, want at least %d before the damage and %d after (damage %q, warnings %q)",

@@ -2,7 +2,6 @@ package jsonscan
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -115,11 +114,22 @@ func (p *Parser) Str() ([]byte, error) {
 // in scratch space that the next string reuses, and a caller keeping it must copy it.
 func (p *Parser) Escaped() bool { return p.escaped }
 
+// PlainRun returns the offset of the first byte at or after i in b that ends a run of plain string
+// content: a closing quote, an escape or a control character (or len(b)).
+func PlainRun(b []byte, i int) int { return plainRun(b, i) }
+
+// StopMask is PlainRun's test of eight bytes (x, little-endian: the first lowest): the lowest set
+// bit of its result is the high bit of the first byte that ends plain string content.
+func StopMask(x uint64) uint64 { return stopMask(x) }
+
+// IsDelimiter reports whether c may follow a number or literal: ',', '}', ']' or white space.
+func IsDelimiter(c byte) bool { return delimiter[c] }
+
 // plainRun returns the offset of the first byte at or after i in b that ends a run of plain string
 // content (strStop), or len(b). It tests eight bytes at a time: most of a trace is strings.
 func plainRun(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
-		if m := stopMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+		if m := stopMask(Word(b, i)); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
@@ -427,7 +437,7 @@ func (p *Parser) key() ([]byte, error) {
 		// Most keys are short: their closing quote is among the eight bytes after the opening one
 		// (plainRun's first step, without the call).
 		var j int
-		if m := stopMask(binary.LittleEndian.Uint64(b[i+1:])); m != 0 {
+		if m := stopMask(Word(b, i+1)); m != 0 {
 			j = i + 1 + bits.TrailingZeros64(m)>>3
 		} else {
 			j = plainRun(b, i+9)
@@ -584,6 +594,11 @@ func Micros(v []byte) (int64, bool) {
 	return microsFloat(v) // exponents, NaN, and what overflows (which it rejects too)
 }
 
+// MicrosPrefix is Micros for the plain decimal (-?[0-9]+(\.[0-9]+)?) that b starts with, whatever
+// follows it: n is its length; ok is false when b does not start with one, or it does not fit
+// int64 nanoseconds.
+func MicrosPrefix(b []byte) (ns int64, n int, ok bool) { return microsPrefix(b) }
+
 // microsPrefix reads the decimal number (-?[0-9]+(\.[0-9]+)?) that b starts with, as microseconds,
 // into nanoseconds rounded at the fourth decimal; n is its length. ok is false when b does not
 // start with one, or it does not fit int64 nanoseconds.
@@ -598,7 +613,7 @@ func microsPrefix(b []byte) (ns int64, n int, ok bool) {
 	// 16 digits, where int64 nanoseconds can overflow) one by one, checked.
 	var whole int64
 	if i+16 <= len(b) { // the usual case: both words at hand, read at once
-		w1, w2 := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
+		w1, w2 := Word(b, i), Word(b, i+8)
 		if d := digitRun(w1); d < 8 {
 			whole, i = digitsPrefixValue(w1, d), i+d
 		} else {
@@ -672,7 +687,7 @@ func leadingDigits(b []byte) (value int64, n int) {
 		}
 		return value, n
 	}
-	w := binary.LittleEndian.Uint64(b)
+	w := Word(b, 0)
 	n = digitRun(w)
 	return digitsPrefixValue(w, n), n
 }

@@ -1,0 +1,67 @@
+package trace
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/internal/shareddata"
+)
+
+// The walk reads the traces in the repository and the shared data as reading every event key by
+// key does: torch's Kineto traces (indented), a legacy torch trace and gnnprof's own.
+func TestFastWalkReadsAlike(t *testing.T) {
+	files := []string{
+		shareddata.Path(t, "testdata", "torch", "kineto_gpu_benchmark.pt.trace.json.gz"),
+		filepath.Join("..", "analyze", "testdata", "dlrm_like.pt.trace.json.gz"),
+		filepath.Join("..", "analyze", "testdata", "legacy_torch.trace.json.gz"),
+	}
+	for _, f := range files {
+		opt := ReadOptions{KeepFlows: true, KeepPython: true}
+		fast, err := ReadFile(f, opt)
+		opt.slowEvents = true
+		slow, slowErr := ReadFile(f, opt)
+		sameRead(t, fast, err, slow, slowErr)
+	}
+	var own bytes.Buffer
+	w, _ := newWriter(&own, Header{Meta: map[string]any{"epochs": 3}})
+	rec := NewRecorder(w)
+	recordRandom(t, rec, 3, 4, 9)
+	rec.Close()
+	fast, err := readStream(bytes.NewReader(own.Bytes()), "own", ReadOptions{})
+	slow, slowErr := readStream(bytes.NewReader(own.Bytes()), "own", ReadOptions{slowEvents: true})
+	sameRead(t, fast, err, slow, slowErr)
+}
+
+// The forms trace writers use are the walk's own (what it leaves to event is read right, but at
+// event's cost): each event here is read whole by the walk.
+func TestFastWalkForms(t *testing.T) {
+	for _, ev := range []string{
+		// Kineto, compact (keys sorted, as analyze/internal/bigtrace writes them)
+		`{"args":{"External id":5569,"cbid":20,"correlation":5569},"cat":"cuda_runtime","dur":11592,"name":"cudaMalloc","ph":"X","pid":2869224,"tid":2869224,"ts":1695835585845263.000}`,
+		`{"bp":"e","cat":"ac2g","id":5569,"name":"ac2g","ph":"f","pid":2869224,"tid":2869224,"ts":1695835585845263.000}`,
+		`{"args":{"External id":5110,"block":[256,1,1],"blocks per SM":0.11111111,"context":1,"correlation":5110,"device":0,"est. achieved occupancy %":1,"grid":[12,1,1],"queued":0,"registers per thread":16,"shared memory":0,"stream":7,"warps per SM":0.8888889},"cat":"kernel","dur":4,"name":"void cask_cudnn::computeOffsetsKernel<false, false>(cask_cudnn::ComputeOffsetsParams)","ph":"X","pid":0,"tid":7,"ts":1695835583881571.000}`,
+		// Kineto, as torch writes it
+		"{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 2869224, \"tid\": 2869224,\n    \"ts\": 1695835542515301, \"dur\": 104,\n    \"args\": {\n      \"External id\": 2,\"Ev Idx\": 1, \"Input Dims\": [[2, 3], [3, 4]], \"Input type\": [\"float\", \"float\"]\n    }\n  }",
+		"{\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\",\n    \"pid\": 2869224, \"tid\": 2869224,\n    \"ts\": 1695835542515301,\n    \"args\": {\n      \"Total Reserved\": 2097152, \"Total Allocated\": 512, \"Bytes\": 512, \"Addr\": 140000000000, \"Device Id\": 0, \"Device Type\": 1\n    }\n  }",
+		"{\n    \"ph\": \"f\", \"id\": 218, \"pid\": 0, \"tid\": 7, \"ts\": 1695835573023613,\n    \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  }",
+		`{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":200,"dur":312,"args":{"bytes":8388608,"correlation":9,"device":0,"stream":7,"context":1}}`,
+		`{"ph":"C","name":"queue","pid":1,"tid":1,"ts":2,"args":{"depth":3}}`,
+		// gnnprof's own
+		`{"ph":"X","name":"forward","cat":"gnnprof","pid":2277,"tid":1,"ts":1234.567,"dur":89.012,"args":{"role":"forward","step":3}}`,
+		`{"ph":"X","name":"h2d","cat":"gnnprof","pid":0,"tid":1,"ts":1234.567,"dur":1.5,"args":{"role":"h2d","bytes":4096,"device":0,"async":1,"step":3}}`,
+		`{"ph":"M","name":"thread_name","pid":0,"tid":0,"args":{"name":"stream 0 default","lane":2,"device":0,"stream":0}}`,
+	} {
+		rd := newReader(0, ReadOptions{})
+		c := &chunk{}
+		c.reset()
+		rd.begin(c)
+		in := []byte(ev + ",\n")
+		if n, ok := rd.fastEvent(in); !ok || n != len(ev) {
+			t.Errorf("the walk took %d bytes of %d (ok %v): %s", n, len(ev), ok, ev)
+		}
+		if len(c.warnings) > 0 {
+			t.Errorf("warnings %v: %s", c.warnings, ev)
+		}
+	}
+}
