@@ -301,12 +301,12 @@ func fastToken(b []byte, i int) ([]byte, int) {
 
 // fastMicros reads the plain decimal time at b[i] (Parser.Micros's usual case).
 func fastMicros(b []byte, i int, dst *int64, has *bool) int {
-	ns, n, ok := jsonscan.MicrosPrefix(b[i:])
-	if !ok || i+n >= len(b) || !jsonscan.IsDelimiter(b[i+n]) {
+	ns, end, ok := jsonscan.MicrosAt(b, i)
+	if !ok {
 		return -1
 	}
 	*dst, *has = ns, true
-	return i + n
+	return end
 }
 
 // fastInt reads the integer of at most 18 digits at b[i] (Parser.Int64's usual case).

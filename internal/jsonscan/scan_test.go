@@ -83,6 +83,14 @@ func TestMicros(t *testing.T) {
 			t.Errorf("Micros(%q) = %d, %v; want %d, %v", c.in, ns, ok, c.ns, c.ok)
 		}
 	}
+	// At the edge of int64 nanoseconds, in place (where sixteen digits are read a word at a time).
+	for _, in := range []string{"9223372036854775.807", "9223372036854775.808", "9223372036854775", "9223372036854776", "9999999999999999.999", "0000000000000000.000"} {
+		want, wantOK := exactMicros(in)
+		b := []byte(in + `,"name":"aten::empty_strided","ph":"X"}`)
+		if ns, end, ok := MicrosAt(b, 0); ok != wantOK || ok && (ns != want || end != len(in)) {
+			t.Errorf("MicrosAt(%q) = %d, %d, %v; want %d, %v", in, ns, end, ok, want, wantOK)
+		}
+	}
 	// Every count of digits before and after the point, read alone and in place (where the bytes
 	// after the value let a reader take sixteen at once), against exact decimal arithmetic.
 	digits := "9081726354918273645"
@@ -100,6 +108,13 @@ func TestMicros(t *testing.T) {
 			p.Reset([]byte(in + `,"name":"aten::empty_strided","ph":"X"}`))
 			if ns, raw, ok, err := p.Micros(); err != nil || ok != wantOK || ok && ns != want || string(raw) != in {
 				t.Errorf("Parser.Micros(%q…) = %d, %q, %v, %v; want %d, %v", in, ns, raw, ok, err, want, wantOK)
+			}
+			for _, after := range []string{",", "}", " ", "]", "x", "0", "."} { // a delimiter must follow
+				b := []byte(in + after + `"name":"aten::empty_strided","ph":"X"}`)
+				ns, end, ok := MicrosAt(b, 0)
+				if wok := wantOK && IsDelimiter(after[0]); ok != wok || ok && (ns != want || end != len(in)) {
+					t.Errorf("MicrosAt(%q) = %d, %d, %v; want %d, %d, %v", b, ns, end, ok, want, len(in), wok)
+				}
 			}
 		}
 	}
