@@ -38,6 +38,18 @@ const (
 	keyValue  = uint64('v') | 'a'<<8 | 'l'<<16 | 'u'<<24 | 'e'<<32
 )
 
+// The long keys the walk knows by their words: the first eight bytes, and the next five, closing
+// quote and ':' included. (keyExternalID and keyCorrelation stand for them: no key of up to seven
+// bytes has the top bit.)
+const (
+	wordExternal   = uint64('E') | 'x'<<8 | 't'<<16 | 'e'<<24 | 'r'<<32 | 'n'<<40 | 'a'<<48 | 'l'<<56
+	tailID         = uint64(' ') | 'i'<<8 | 'd'<<16 | '"'<<24 | ':'<<32
+	wordCorrelat   = uint64('c') | 'o'<<8 | 'r'<<16 | 'r'<<24 | 'e'<<32 | 'l'<<40 | 'a'<<48 | 't'<<56
+	tailIon        = uint64('i') | 'o'<<8 | 'n'<<16 | '"'<<24 | ':'<<32
+	keyExternalID  = 1<<63 | 1
+	keyCorrelation = 1<<63 | 2
+)
+
 // keyMask[l] keeps the l bytes of a key of length l from its word.
 var keyMask = [8]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff}
 
@@ -80,6 +92,14 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 			// The usual key: it, its closing quote and the ':' in the word.
 			key = w & keyMask[l]
 			i += l + 3
+		} else if l == 8 && i+17 <= n && (w == wordExternal && jsonscan.Word(b, i+9)&keyMask[5] == tailID ||
+			w == wordCorrelat && jsonscan.Word(b, i+9)&keyMask[5] == tailIon) {
+			// The long keys of nearly every Kineto event, with their closing quote and ':'.
+			key = keyExternalID
+			if w == wordCorrelat {
+				key = keyCorrelation
+			}
+			i += 14
 		} else {
 			if l < 8 {
 				if byte(w>>(8*l&63)) != '"' {
@@ -172,6 +192,10 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 				e.argName, i = fastToken(b, i)
 			case keyLane:
 				i = fastInt(b, i, &e.laneID, &e.hasLaneID)
+			case keyExternalID:
+				i = fastID(b, i, &e.ext)
+			case keyCorrelation:
+				i = fastID(b, i, &e.corr)
 			case keyValue:
 				if v, i = fastToken(b, i); i >= 0 {
 					if f, ok := jsonscan.ParseFloat(v); ok {
