@@ -43,6 +43,17 @@ func (a *analysis) launches() Launches {
 		op, call int32
 		excess   int64 // how far past its cutoff it went
 	}
+	// The worst outliers, by how far past its cutoff each went (then by call start, then by op: an
+	// order with no ties), kept as they come: there can be hundreds of thousands.
+	worse := func(x, y outlier) int {
+		if c := cmp.Compare(y.excess, x.excess); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(t.Start[x.call], t.Start[y.call]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.op, y.op)
+	}
 	var outliers []outlier
 	for _, s := range a.deviceWork() {
 		for k, i := range s.ops {
@@ -71,23 +82,19 @@ func (a *analysis) launches() Launches {
 				l.DelayOutliers++
 				out = true
 			}
-			if out {
-				outliers = append(outliers, outlier{i, r, max(c-LaunchRuntimeCutoffNs, d-LaunchDelayCutoffNs)})
+			if o := (outlier{i, r, max(c-LaunchRuntimeCutoffNs, d-LaunchDelayCutoffNs)}); out &&
+				(len(outliers) < maxLaunchOutliers || worse(o, outliers[len(outliers)-1]) < 0) {
+				at, _ := slices.BinarySearchFunc(outliers, o, worse)
+				outliers = slices.Insert(outliers, at, o)
+				outliers = outliers[:min(len(outliers), maxLaunchOutliers)]
 			}
 		}
 	}
 	l.CPU = durationStats(samples)
 	l.GPU = durationStats(a.launchSamples(samples, func(op, _ int32) int64 { return t.Dur[op] }))
 	l.Delay = durationStats(a.launchSamples(samples, func(op, call int32) int64 { return t.Start[op] - (t.Start[call] + t.Dur[call]) }))
-	// The worst outliers: by how far past its cutoff each went.
-	slices.SortFunc(outliers, func(x, y outlier) int {
-		if c := cmp.Compare(y.excess, x.excess); c != 0 {
-			return c
-		}
-		return cmp.Compare(t.Start[x.call], t.Start[y.call])
-	})
 	l.Outliers = []LaunchOutlier{}
-	for _, o := range outliers[:min(len(outliers), maxLaunchOutliers)] {
+	for _, o := range outliers {
 		i, r := o.op, o.call
 		l.Outliers = append(l.Outliers, LaunchOutlier{Name: t.NameOf(int(i)), Runtime: t.NameOf(int(r)),
 			StartNs: t.Start[r] - a.origin, CPUNs: t.Dur[r], GPUNs: t.Dur[i], DelayNs: t.Start[i] - (t.Start[r] + t.Dur[r])})
@@ -108,13 +115,22 @@ func (a *analysis) launchSamples(buf []int64, f func(op, call int32) int64) []in
 	return buf
 }
 
-// durationStats summarises durations (the slice is sorted in place).
+// durationStats summarises durations (the slice is reordered: the percentiles are selected, not
+// sorted for, in linear time).
 func durationStats(xs []int64) DurationStats {
 	if len(xs) == 0 {
 		return DurationStats{}
 	}
-	slices.Sort(xs)
 	mean, _ := meanStd(xs)
-	return DurationStats{MeanNs: mean, P50Ns: percentile(xs, 50), P90Ns: percentile(xs, 90), P99Ns: percentile(xs, 99),
-		MinNs: xs[0], MaxNs: xs[len(xs)-1]}
+	st := DurationStats{MeanNs: mean, MinNs: slices.Min(xs), MaxNs: slices.Max(xs)}
+	// The ranks from the highest down: each selection leaves the lower ranks before it (and
+	// reorders them, so each is read as it is selected).
+	k99, k90, k50 := percentileRank(len(xs), 99), percentileRank(len(xs), 90), percentileRank(len(xs), 50)
+	selectRank(xs, k99)
+	st.P99Ns = xs[k99]
+	selectRank(xs[:k99+1], k90)
+	st.P90Ns = xs[k90]
+	selectRank(xs[:k90+1], k50)
+	st.P50Ns = xs[k50]
+	return st
 }

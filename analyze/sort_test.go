@@ -114,3 +114,48 @@ func TestSearchFrom(t *testing.T) {
 		}
 	}
 }
+
+// selectRank puts at every rank the element a sort puts there, with nothing greater before it and
+// nothing smaller after it: random values, few distinct ones, sorted, reversed and equal ones.
+func TestSelectRank(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 400 {
+		n := rng.IntN(300)
+		if trial%50 == 0 {
+			n = 20_000
+		}
+		xs := make([]int64, n)
+		for k := range xs {
+			switch trial % 5 {
+			case 0:
+				xs[k] = rng.Int64N(1 << 40)
+			case 1:
+				xs[k] = rng.Int64N(4) - 2
+			case 2:
+				xs[k] = int64(k)
+			case 3:
+				xs[k] = int64(n - k)
+			default:
+				xs[k] = 9
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		want := slices.Clone(xs)
+		slices.Sort(want)
+		k := rng.IntN(n)
+		selectRank(xs, k)
+		if xs[k] != want[k] || slices.Max(xs[:k+1]) != xs[k] || slices.Min(xs[k:]) != xs[k] {
+			t.Fatalf("trial %d: rank %d of %d is %d, want %d", trial, k, n, xs[k], want[k])
+		}
+		if slices.Sort(xs); !slices.Equal(xs, want) {
+			t.Fatalf("trial %d: selectRank lost or changed elements", trial)
+		}
+		if got, w := durationStats(slices.Clone(want)), (DurationStats{MinNs: want[0], MaxNs: want[n-1],
+			P50Ns: percentile(want, 50), P90Ns: percentile(want, 90), P99Ns: percentile(want, 99)}); got.P50Ns != w.P50Ns ||
+			got.P90Ns != w.P90Ns || got.P99Ns != w.P99Ns || got.MinNs != w.MinNs || got.MaxNs != w.MaxNs {
+			t.Fatalf("trial %d: durationStats %+v, want %+v", trial, got, w)
+		}
+	}
+}

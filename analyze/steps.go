@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -448,8 +449,51 @@ func percentile(sorted []int64, p float64) int64 {
 	if len(sorted) == 0 {
 		return 0
 	}
-	k := int(math.Ceil(p/100*float64(len(sorted)))) - 1
-	return sorted[max(0, min(k, len(sorted)-1))]
+	return sorted[percentileRank(len(sorted), p)]
+}
+
+// percentileRank is where the p-th percentile (nearest rank) of n sorted elements is.
+func percentileRank(n int, p float64) int {
+	return max(0, min(int(math.Ceil(p/100*float64(n)))-1, n-1))
+}
+
+// selectRank reorders xs so that xs[k] is the element a sort would put there, with none greater
+// before it and none smaller after it (quickselect, in linear time; a range that keeps splitting
+// badly is sorted instead).
+func selectRank(xs []int64, k int) {
+	lo, hi := 0, len(xs) // xs[k] is in [lo, hi)
+	for budget := 2 * bits.Len(uint(len(xs))); hi-lo > 16; budget-- {
+		if budget == 0 {
+			slices.Sort(xs[lo:hi])
+			return
+		}
+		// Median of three as the pivot, then a three-way partition: below, equal, above.
+		a, b, c := xs[lo], xs[lo+(hi-lo)/2], xs[hi-1]
+		pivot := max(min(a, b), min(max(a, b), c))
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch x := xs[i]; {
+			case x < pivot:
+				xs[lt], xs[i] = x, xs[lt]
+				lt++
+				i++
+			case x > pivot:
+				gt--
+				xs[gt], xs[i] = x, xs[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return // xs[k] equals the pivot, in place
+		}
+	}
+	slices.Sort(xs[lo:hi])
 }
 
 func pct(part, whole int64) float64 {
