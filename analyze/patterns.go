@@ -52,15 +52,19 @@ func (a *analysis) patterns() []KernelPattern {
 			g.GPUNs += t.Dur[k]
 		}
 	}
+	// The kernels of the calls on the stack, in one list: each call's own launches as it opens
+	// (see opGroups), then its callees' as they open, so that a call's kernels (its sequence) run
+	// from where it opened to the end of the list.
+	var kernels []int32
 	type call struct {
-		op  int32
-		seq []int32 // kernel events, in launch order
+		op     int32
+		lo, hi int // its sequence: kernels[lo:hi], sorted into launch order
 	}
 	// A call's sequence is counted when its caller ends, unless the caller launched exactly these
-	// kernels (then the pattern is the caller's): only the calls on the stack hold sequences.
+	// kernels (then the pattern is the caller's).
 	type frame struct {
 		i       int32
-		seq     []int32
+		lo      int
 		pending []call // calls inside it with a long enough sequence
 	}
 	var stack []frame
@@ -69,11 +73,10 @@ func (a *analysis) patterns() []KernelPattern {
 		if !a.isOp(int(i)) {
 			return false
 		}
-		// Its own launches as it opens (see opGroups), its children's as they close.
-		f := frame{i: i}
+		f := frame{i: i, lo: len(kernels)}
 		for _, x := range launches.of(i) {
 			if inScope(x.dev) {
-				f.seq = append(f.seq, x.dev)
+				kernels = append(kernels, x.dev)
 			}
 		}
 		stack = append(stack, f)
@@ -81,28 +84,28 @@ func (a *analysis) patterns() []KernelPattern {
 	}, func(i int32, _, _ int64) {
 		f := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, c := range f.pending {
-			if len(c.seq) != len(f.seq) {
-				add(c.op, c.seq)
+		seq := kernels[f.lo:]
+		for _, c := range f.pending { // before seq is sorted, which moves its callees' kernels
+			if c.hi-c.lo != len(seq) {
+				add(c.op, kernels[c.lo:c.hi])
 			}
 		}
-		var parent *frame
-		if len(stack) > 0 {
-			parent = &stack[len(stack)-1]
-			parent.seq = append(parent.seq, f.seq...)
-		}
-		if len(f.seq) >= PatternMinLen {
-			slices.SortFunc(f.seq, func(x, y int32) int {
+		if len(seq) >= PatternMinLen {
+			slices.SortFunc(seq, func(x, y int32) int {
 				if c := cmp.Compare(t.Start[x], t.Start[y]); c != 0 {
 					return c
 				}
 				return cmp.Compare(x, y)
 			})
-			if parent != nil {
-				parent.pending = append(parent.pending, call{op: i, seq: f.seq})
+			if len(stack) > 0 {
+				parent := &stack[len(stack)-1]
+				parent.pending = append(parent.pending, call{op: i, lo: f.lo, hi: len(kernels)})
 			} else {
-				add(i, f.seq)
+				add(i, seq)
 			}
+		}
+		if len(stack) == 0 {
+			kernels = kernels[:f.lo]
 		}
 	})
 	out := []KernelPattern{}
