@@ -13,7 +13,9 @@
 // ReadFile cuts its input into blocks that goroutines parse at once (each starts at the first event
 // in its block, found by jsonscan.NextElement); a merger takes each block's events where its reader
 // started exactly where the block before stopped, and parses the bytes itself where not, so the
-// table is the one a sequential read gives. Lanes get their kind from their events (device work
+// table is the one a sequential read gives. A reader takes an event in the forms trace writers use
+// (no escapes, plain numbers) in one walk that knows keys by their bytes, and any other key by
+// key; the fuzz targets read every input both ways. Lanes get their kind from their events (device work
 // makes a device stream; Kineto's thread_name only names it), so the order of events does not
 // matter. Damage never misleads: a corrupt event is skipped and reading resumes at the next
 // ("corrupt at byte X, N events skipped"), an input that ends early or fails (a cut file, corrupt
