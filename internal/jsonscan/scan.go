@@ -659,7 +659,7 @@ func microsPrefix(b []byte) (ns int64, n int, ok bool) {
 		}
 		frac += round
 	}
-	if whole > (math.MaxInt64-999)/1000 && whole > (math.MaxInt64-frac)/1000 {
+	if whole > maxWholeMicros && whole > (math.MaxInt64-frac)/1000 {
 		return 0, 0, false
 	}
 	ns = whole*1000 + frac
