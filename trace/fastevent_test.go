@@ -65,3 +65,23 @@ func TestFastWalkForms(t *testing.T) {
 		}
 	}
 }
+
+// The walk's key words spell their keys.
+func TestFastKeyWords(t *testing.T) {
+	word := func(s string) uint64 {
+		var w uint64
+		for i := range len(s) {
+			w |= uint64(s[i]) << (8 * i)
+		}
+		return w
+	}
+	for key, w := range map[string]uint64{"ph": keyPh, "name": keyName, "cat": keyCat, "pid": keyPid, "tid": keyTid,
+		"s": keyS, "ts": keyTs, "dur": keyDur, "step": keyStep, "args": keyArgs, "role": keyRole, "flops": keyFlops,
+		"bytes": keyBytes, "Bytes": keyBytesU, "device": keyDevice, "stream": keyStream, "async": keyAsync,
+		"lane": keyLane, "value": keyValue, "External": wordExternal, " id\":": tailID, "correlat": wordCorrelat,
+		"ion\":": tailIon} {
+		if word(key) != w {
+			t.Errorf("the word of %q is %#x, not %#x", key, w, word(key))
+		}
+	}
+}
