@@ -96,7 +96,7 @@ func (c *curve) done() []CounterPoint {
 func (a *analysis) queues() []StreamQueue {
 	t := a.t
 	out := []StreamQueue{}
-	var keys, scratch []uint64 // reused across streams: keys are the time since the first launch, then 1 to join, 0 to leave
+	var keys []uint64 // reused across streams: time since the first launch, then 1 to join, 0 to leave
 	for _, s := range a.deviceWork() {
 		first, last := int64(math.MaxInt64), int64(math.MinInt64)
 		for k, i := range s.ops {
@@ -114,7 +114,7 @@ func (a *analysis) queues() []StreamQueue {
 			}
 			keys = append(keys, uint64(enq-first)<<1|1, uint64(t.Start[i]+t.Dur[i]-first)<<1)
 		}
-		scratch = radixSort(keys, scratch) // leaving before joining at equal times
+		slices.Sort(keys) // leaving before joining at equal times
 		info := t.Lanes[s.lane]
 		q := StreamQueue{Device: int(s.device), Stream: int(info.Stream), Lane: info.Name}
 		c := newCurve(a.origin, first, last)

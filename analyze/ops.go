@@ -80,7 +80,7 @@ func (a *analysis) extIndex() []uint64 {
 			index = append(index, uint64(t.ExtID[i])<<32|uint64(i))
 		}
 	}
-	radixSort(index, nil)
+	slices.Sort(index)
 	return index
 }
 

@@ -17,7 +17,7 @@ func (a *analysis) temporal() []TemporalBreakdown {
 	t := a.t
 	streams := a.deviceWork()
 	out := []TemporalBreakdown{}
-	var bounds, scratch []uint64 // reused across devices
+	var bounds []uint64 // reused across devices
 	for _, d := range devicesOf(streams) {
 		tb := TemporalBreakdown{Device: int(d)}
 		first, last := int64(math.MaxInt64), int64(math.MinInt64)
@@ -44,7 +44,7 @@ func (a *analysis) temporal() []TemporalBreakdown {
 				bounds = append(bounds, packBoundary(int64(st>>shift), k, true), packBoundary(int64((st+uint64(t.Dur[i]))>>shift), k, false))
 			}
 		}
-		scratch = radixSort(bounds, scratch)
+		slices.Sort(bounds)
 		var open [numKernelTypes]int32
 		prev := int64(0)
 		for _, b := range bounds {
