@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/internal/shareddata"
@@ -84,4 +85,47 @@ func TestFastKeyWords(t *testing.T) {
 			t.Errorf("the word of %q is %#x, not %#x", key, w, word(key))
 		}
 	}
+}
+
+// Events at the edges of the walk's forms — keys of every length around its word, escapes, numbers
+// it leaves to event, white space, odd args — read as reading key by key reads them, each alone
+// and all in one trace.
+func TestFastWalkEdges(t *testing.T) {
+	events := []string{
+		`{"ph":"X","name":"a\"b","pid":1,"tid":1,"ts":1,"dur":2}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2,"args":{"context":1,"Ev Idx":2,"External":3,"External idx":4,"External id":5,"correlatio":6,"correlation ":7,"correlation":8}}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1695835585845263.0001,"dur":2}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":9223372036854775.807,"dur":0}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":9223372036854775.808,"dur":0}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":-5,"dur":1e3}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":"12","dur":"3"}`,
+		`{"ph":"X","name":12,"pid":"p","tid":true,"ts":1,"dur":2}`,
+		`{ "ph" : "X" , "name" : "n" , "pid" : 1 , "tid" : 1 , "ts" : 1 , "dur" : 2 , "args" : { "External id" : 9 } }`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2,"args":{"Input Dims":[[1,2],[3,[4]]],"Input type":["float",""],"e":[],"f":[1,]}}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2,"args":{"Input Dims":[[[[[1]]]]]}}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2,"args":{"External id":4294967296,"correlation":-1}}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2,"args":{}}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2,"args":[]}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2,"args":null}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2,"args":{"o":{"ph":"X"}}}`,
+		`{"ph":"C","name":"q","pid":1,"tid":1,"ts":3,"args":{"x":1.5}}`,
+		`{"args":{"x":2.5},"name":"q","ph":"C","pid":1,"tid":1,"ts":4}`,
+		`{"ph":"X","ph":"i","name":"n","name":"m","pid":1,"tid":1,"ts":1,"ts":7,"dur":2}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2,"step":123456789012345678901}`,
+		`{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2,"flag":true,"other":null,"neg":-0.5,"str":"x"}`,
+		`{"ph":"","name":"n","pid":1,"tid":1,"ts":1}`,
+		`{"":1,"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":2}`,
+		`{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pinned)","pid":0,"tid":7,"ts":1,"dur":2,"args":{"bytes":64,"device":0,"stream":7,"async":0}}`,
+	}
+	doc := func(els []string) []byte { return []byte(`{"traceEvents":[` + strings.Join(els, ",\n") + "]}") }
+	check := func(data []byte) {
+		t.Helper()
+		fast, err := readStream(bytes.NewReader(data), "edges", ReadOptions{})
+		slow, slowErr := readStream(bytes.NewReader(data), "edges", ReadOptions{slowEvents: true})
+		sameRead(t, fast, err, slow, slowErr)
+	}
+	for _, ev := range events {
+		check(doc([]string{ev, `{"ph":"X","name":"last","pid":1,"tid":1,"ts":100,"dur":1}`}))
+	}
+	check(doc(events))
 }
