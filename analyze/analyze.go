@@ -442,6 +442,7 @@ func (a *analysis) joinRuntimes() {
 		return
 	}
 	a.async = make([]bool, t.Len())
+	calls := a.runtimeCursor() // copies come in about the order of their ids
 	for i := range t.Len() {
 		if t.Kind[i] != trace.KindCopy {
 			continue
@@ -450,7 +451,7 @@ func (a *analysis) joinRuntimes() {
 			a.async[i] = t.Flags[i]&trace.FlagAsync != 0
 			continue
 		}
-		r := a.runtimeFor(t.Corr[i])
+		r := a.launchBy(calls, int32(i))
 		if r < 0 {
 			continue
 		}

@@ -104,6 +104,7 @@ func (a *analysis) deviceWork() []streamWork {
 		a.streams[k].ops, a.streams[k].launch = make([]int32, 0, n), make([]int32, 0, n)
 	}
 	k := -1
+	calls := a.runtimeCursor() // a stream's work is launched in about the order of its ids
 	for _, i := range a.order {
 		if !inScope(i) {
 			continue
@@ -113,7 +114,7 @@ func (a *analysis) deviceWork() []streamWork {
 		}
 		s := &a.streams[k]
 		s.ops = append(s.ops, i)
-		s.launch = append(s.launch, a.launchOf(i))
+		s.launch = append(s.launch, a.launchBy(calls, i))
 	}
 	return a.streams
 }
@@ -136,6 +137,14 @@ func (a *analysis) launchOf(i int32) int32 {
 		return -1
 	}
 	return a.runtimeFor(a.t.Corr[i])
+}
+
+// launchBy is launchOf for a walk that asks in about the order of correlation ids, through calls.
+func (a *analysis) launchBy(calls *runtimeCursor, i int32) int32 {
+	if k := calls.index(a.t.Corr[i]); k >= 0 {
+		return a.runtimes[k].event
+	}
+	return -1
 }
 
 // isWaitEvent reports whether a sync event only makes a stream wait for another (cudaStreamWaitEvent,
