@@ -467,16 +467,10 @@ type runtimeCall struct {
 	op    int32 // the innermost operator around the call, or -1 (set by ops)
 }
 
-// runtimeIndex returns the index in a.runtimes of the call with correlation id corr, or -1.
-// It reads only the calls' correlation ids: the join to operators (op) may be filled in meanwhile.
-func (a *analysis) runtimeIndex(corr uint32) int {
-	c := runtimeCursor{calls: a.runtimes, pos: len(a.runtimes)} // from the end: a search of all
-	return c.index(corr)
-}
-
 // runtimeCursor finds runtime calls by correlation id for a walk that asks for them mostly in
 // increasing order (in time order, as ids are given out): it searches forward from where its last
-// lookup ended (searchFrom), not the whole list each time.
+// lookup ended (searchFrom), not the whole list each time. It reads only the calls' correlation
+// ids: the join to operators (op) may be filled in meanwhile.
 type runtimeCursor struct {
 	calls []runtimeCall
 	pos   int
@@ -484,7 +478,7 @@ type runtimeCursor struct {
 
 func (a *analysis) runtimeCursor() *runtimeCursor { return &runtimeCursor{calls: a.runtimes} }
 
-// index returns the index in the calls of the one with correlation id corr, or -1 (as runtimeIndex).
+// index returns the index in the calls of the one with correlation id corr, or -1.
 func (c *runtimeCursor) index(corr uint32) int {
 	if corr == 0 {
 		return -1
@@ -526,14 +520,6 @@ func searchFrom(n, pos int, below func(k int) bool) int {
 		}
 	}
 	return lo
-}
-
-// runtimeFor returns the runtime event with correlation id corr, or -1.
-func (a *analysis) runtimeFor(corr uint32) int32 {
-	if k := a.runtimeIndex(corr); k >= 0 {
-		return a.runtimes[k].event
-	}
-	return -1
 }
 
 // isAsync reports whether copy event i ran asynchronously with respect to the host.

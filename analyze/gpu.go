@@ -133,10 +133,7 @@ func devicesOf(streams []streamWork) []int16 {
 
 // launchOf returns the host runtime call that launched device event i (the correlation join), or -1.
 func (a *analysis) launchOf(i int32) int32 {
-	if a.t.Corr[i] == 0 || a.runtimes == nil {
-		return -1
-	}
-	return a.runtimeFor(a.t.Corr[i])
+	return a.launchBy(&runtimeCursor{calls: a.runtimes, pos: len(a.runtimes)}, i) // from the end: a search of all
 }
 
 // launchBy is launchOf for a walk that asks in about the order of correlation ids, through calls.

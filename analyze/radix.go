@@ -8,8 +8,8 @@ import (
 // radixSort sorts s, using scratch (grown as needed, and returned for the next call) as room to
 // move elements through. It is a least-significant-digit radix sort over the bits that are not the
 // same in every element: the packed boundaries the sweeps sort differ in the few dozen bits of a
-// window's time span and class, which take three or four linear passes (of up to radixBits bits
-// each) where a comparison sort takes log n.
+// window's time span and class, which take a few linear passes (of up to radixBits bits each)
+// where a comparison sort takes log n.
 func radixSort(s, scratch []uint64) []uint64 {
 	if len(s) < 1<<8 {
 		slices.Sort(s)
