@@ -38,16 +38,43 @@ const (
 	keyValue  = uint64('v') | 'a'<<8 | 'l'<<16 | 'u'<<24 | 'e'<<32
 )
 
-// The long keys the walk knows by their words: the first eight bytes, and the next five, closing
-// quote and ':' included. (keyExternalID and keyCorrelation stand for them: no key of up to seven
-// bytes has the top bit.)
+// Keys of eight bytes or more, which the reader uses in args only, stand for themselves by these
+// numbers (no key of up to seven bytes has the top bit; 0, the empty key's, is any other).
 const (
-	wordExternal   = uint64('E') | 'x'<<8 | 't'<<16 | 'e'<<24 | 'r'<<32 | 'n'<<40 | 'a'<<48 | 'l'<<56
-	tailID         = uint64(' ') | 'i'<<8 | 'd'<<16 | '"'<<24 | ':'<<32
-	wordCorrelat   = uint64('c') | 'o'<<8 | 'r'<<16 | 'r'<<24 | 'e'<<32 | 'l'<<40 | 'a'<<48 | 't'<<56
-	tailIon        = uint64('i') | 'o'<<8 | 'n'<<16 | '"'<<24 | ':'<<32
-	keyExternalID  = 1<<63 | 1
-	keyCorrelation = 1<<63 | 2
+	keyExternalID = 1<<63 + iota + 1
+	keyCorrelation
+	keyTotalAllocated
+	keyDeviceType
+	keyDeviceID
+	keyInputDims
+)
+
+// longKey returns the number a key of eight bytes or more stands for (0: one the reader does not use).
+func longKey(key []byte) uint64 {
+	switch string(key) {
+	case "External id":
+		return keyExternalID
+	case "correlation":
+		return keyCorrelation
+	case "Total Allocated":
+		return keyTotalAllocated
+	case "Device Type":
+		return keyDeviceType
+	case "Device Id":
+		return keyDeviceID
+	case "Input Dims":
+		return keyInputDims
+	}
+	return 0
+}
+
+// The two long keys of nearly every Kineto event, known by their words: the first eight bytes,
+// and the next five, closing quote and ':' included.
+const (
+	wordExternal = uint64('E') | 'x'<<8 | 't'<<16 | 'e'<<24 | 'r'<<32 | 'n'<<40 | 'a'<<48 | 'l'<<56
+	tailID       = uint64(' ') | 'i'<<8 | 'd'<<16 | '"'<<24 | ':'<<32
+	wordCorrelat = uint64('c') | 'o'<<8 | 'r'<<16 | 'r'<<24 | 'e'<<32 | 'l'<<40 | 'a'<<48 | 't'<<56
+	tailIon      = uint64('i') | 'o'<<8 | 'n'<<16 | '"'<<24 | ':'<<32
 )
 
 // keyMask[l] keeps the l bytes of a key of length l from its word.
@@ -87,7 +114,6 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 		}
 		w := jsonscan.Word(b, i+1)
 		var key uint64
-		var long []byte
 		if l := bits.TrailingZeros64(jsonscan.StopMask(w)) >> 3; l < 7 && byte(w>>(8*l&63)) == '"' && byte(w>>(8*(l+1)&63)) == ':' {
 			// The usual key: it, its closing quote and the ':' in the word.
 			key = w & keyMask[l]
@@ -112,7 +138,7 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 				if j >= n || b[j] != '"' {
 					return 0, false
 				}
-				long = b[i+1 : j]
+				key = longKey(b[i+1 : j])
 				i = j + 1
 			}
 			if i = fastSpace(b, i); i >= n || b[i] != ':' {
@@ -126,10 +152,7 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 
 		// The value, as event (or args) reads the key's.
 		var v []byte
-		switch {
-		case long != nil:
-			i = rd.fastLong(b, i, long, inArgs)
-		case !inArgs:
+		if !inArgs {
 			switch key {
 			case keyPh:
 				if v, i = fastString(b, i); i >= 0 && len(v) > 0 {
@@ -167,7 +190,7 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 			default:
 				_, i = fastSkip(b, i)
 			}
-		default:
+		} else {
 			var has bool
 			switch key {
 			case keyRole:
@@ -196,6 +219,14 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 				i = fastID(b, i, &e.ext)
 			case keyCorrelation:
 				i = fastID(b, i, &e.corr)
+			case keyTotalAllocated:
+				i = fastInt(b, i, &e.total, &has)
+			case keyDeviceType:
+				i = fastInt(b, i, &e.devType, &has)
+			case keyDeviceID:
+				i = fastInt(b, i, &e.devID, &has)
+			case keyInputDims:
+				e.shape, i = fastSkip(b, i)
 			case keyValue:
 				if v, i = fastToken(b, i); i >= 0 {
 					if f, ok := jsonscan.ParseFloat(v); ok {
@@ -232,32 +263,6 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 			inArgs = false
 		}
 	}
-}
-
-// fastLong reads the value at b[i] of a key of eight bytes or more.
-func (rd *reader) fastLong(b []byte, i int, key []byte, inArgs bool) int {
-	e := &rd.ev
-	if inArgs {
-		var has bool
-		switch string(key) {
-		case "External id":
-			return fastID(b, i, &e.ext)
-		case "correlation":
-			return fastID(b, i, &e.corr)
-		case "Total Allocated":
-			return fastInt(b, i, &e.total, &has)
-		case "Device Type":
-			return fastInt(b, i, &e.devType, &has)
-		case "Device Id":
-			return fastInt(b, i, &e.devID, &has)
-		case "Input Dims":
-			e.shape, i = fastSkip(b, i)
-			return i
-		}
-		return rd.fastOtherArg(b, i)
-	}
-	_, i = fastSkip(b, i)
-	return i
 }
 
 // fastOtherArg passes over the value of an argument the reader does not use but, in a counter

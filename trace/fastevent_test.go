@@ -85,6 +85,17 @@ func TestFastKeyWords(t *testing.T) {
 			t.Errorf("the word of %q is %#x, not %#x", key, w, word(key))
 		}
 	}
+	seen := map[uint64]string{}
+	for _, key := range []string{"External id", "correlation", "Total Allocated", "Device Type", "Device Id", "Input Dims"} {
+		k := longKey([]byte(key))
+		if k == 0 || k>>63 == 0 || seen[k] != "" {
+			t.Errorf("long key %q stands for %#x (also %q)", key, k, seen[k])
+		}
+		seen[k] = key
+	}
+	if k := longKey([]byte("External idx")); k != 0 {
+		t.Errorf("an unknown long key stands for %#x", k)
+	}
 }
 
 // Events at the edges of the walk's forms — keys of every length around its word, escapes, numbers
