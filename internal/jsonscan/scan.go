@@ -604,28 +604,20 @@ func microsPrefix(b []byte) (ns int64, n int, ok bool) {
 		i = 1
 	}
 	start := i
-	// Today's epoch microseconds have 16 digits, durations a few: up to eight at a time, then (past
-	// 16 digits, where int64 nanoseconds can overflow) one by one, checked.
 	var whole int64
-	if i+16 <= len(b) { // the usual case: both words at hand, read at once
-		w1, w2 := Word(b, i), Word(b, i+8)
-		if d := digitRun(w1); d < 8 {
-			whole, i = digitsPrefixValue(w1, d), i+d
-		} else {
-			d = digitRun(w2)
-			whole, i = int64(digitsValue(w1))*pow10[d]+digitsPrefixValue(w2, d), i+8+d
+	// Today's epoch microseconds have 16 digits (MicrosAt reads those in place): eight at a time,
+	// then one by one. Up to 16 digits cannot overflow; past that every digit is checked.
+	for k := 0; k < 2 && i+8 <= len(b); k++ {
+		w := Word(b, i)
+		if !eightDigits(w) {
+			break
 		}
-	} else {
-		w, d := leadingDigits(b[i:])
-		whole, i = w, i+d
-		if d == 8 {
-			w, d = leadingDigits(b[i:])
-			whole, i = whole*pow10[d]+w, i+d
-		}
+		whole = whole*100_000_000 + int64(digitsValue(w))
+		i += 8
 	}
 	for ; i < len(b) && b[i]-'0' <= 9; i++ {
 		digit := int64(b[i] - '0')
-		if whole > (math.MaxInt64/1000-digit)/10 {
+		if i-start >= 15 && whole > (math.MaxInt64/1000-digit)/10 {
 			return 0, 0, false
 		}
 		whole = whole*10 + digit
@@ -667,31 +659,6 @@ func microsPrefix(b []byte) (ns int64, n int, ok bool) {
 		ns = -ns
 	}
 	return ns, i, true
-}
-
-// pow10[d] is 10^d.
-var pow10 = [9]int64{1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000}
-
-// leadingDigits returns how many ASCII digits b starts with, up to eight, and the number they
-// spell: eight bytes read and tested at once when b holds them.
-func leadingDigits(b []byte) (value int64, n int) {
-	if len(b) < 8 {
-		for n < len(b) && b[n]-'0' <= 9 {
-			value = value*10 + int64(b[n]-'0')
-			n++
-		}
-		return value, n
-	}
-	w := Word(b, 0)
-	n = digitRun(w)
-	return digitsPrefixValue(w, n), n
-}
-
-// digitsPrefixValue returns the number the first n (≤ 8) bytes of w spell, which are digits: the n
-// digits moved to the top bytes and '0's below them spell the same number. (Go's shifts by 64
-// give 0, which makes n = 0 and n = 8 no special case.)
-func digitsPrefixValue(w uint64, n int) int64 {
-	return int64(digitsValue(w<<(64-8*n) | (lsbs*'0')>>(8*n)))
 }
 
 // digitRun returns how many of the bytes of w (little-endian: the first lowest) are ASCII digits

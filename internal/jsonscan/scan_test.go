@@ -275,25 +275,22 @@ func BenchmarkParser(b *testing.B) {
 	}
 }
 
-// Reading up to eight digits at a time agrees with reading them one by one: every digit count,
-// followed by every byte value (and by digits, up to the eight), at every length of input.
-func TestLeadingDigits(t *testing.T) {
-	oneByOne := func(b []byte) (v int64, n int) {
-		for n < len(b) && n < 8 && '0' <= b[n] && b[n] <= '9' {
-			v = v*10 + int64(b[n]-'0')
+// Counting and reading digits eight at a time agrees with reading them one by one: every count of
+// digits followed by every byte value, and every eight digits' value.
+func TestDigitRun(t *testing.T) {
+	oneByOne := func(b []byte) (n int) {
+		for n < len(b) && '0' <= b[n] && b[n] <= '9' {
 			n++
 		}
-		return v, n
+		return n
 	}
 	digits := []byte("9081726354")
-	for d := 0; d <= 9; d++ {
+	for d := 0; d <= 8; d++ {
 		for c := range 256 {
-			b := append(append(append([]byte{}, digits[:d]...), byte(c)), "7012345678."...)
-			for size := 0; size <= len(b); size++ {
-				v, n := leadingDigits(b[:size])
-				if wv, wn := oneByOne(b[:size]); v != wv || n != wn {
-					t.Fatalf("leadingDigits(%q) = %d, %d digits; want %d, %d", b[:size], v, n, wv, wn)
-				}
+			b := append(append(append([]byte{}, digits[:d]...), byte(c)), "7012345678."...)[:8]
+			w := binary.LittleEndian.Uint64(b)
+			if n, want := digitRun(w), oneByOne(b); n != want || eightDigits(w) != (want == 8) {
+				t.Fatalf("digitRun(%q) = %d, eightDigits %v; want %d", b, n, eightDigits(w), want)
 			}
 		}
 	}
