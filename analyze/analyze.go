@@ -158,15 +158,15 @@ func (a *analysis) warnf(format string, args ...any) {
 
 // sortMostlySorted sorts s by cmp, a total order, in linear time when few elements are out of
 // place (sortFew), in GOMAXPROCS pieces at once, then merged.
-func sortMostlySorted(s []int32, cmp func(x, y int32) int) {
+func sortMostlySorted[T any](s []T, cmp func(x, y T) int) {
 	sortPieces(s, cmp, sortFew)
 }
 
 // sortFew sorts s by cmp: the elements in order so far stay where they are (moved up), the others
 // (late ones, and single spikes) are sorted aside and merged back in from the end: a sort of the
 // few. With more than half out of place it sorts s whole.
-func sortFew(s []int32, cmp func(x, y int32) int) {
-	var rest []int32
+func sortFew[T any](s []T, cmp func(x, y T) int) {
+	var rest []T
 	m := 0 // s[:m] holds the elements kept in place, in order
 	for k, x := range s {
 		switch {
@@ -210,7 +210,7 @@ func forPieces(n, pieces int, fn func(p, lo, hi int)) {
 
 // sortPieces sorts s by cmp, a total order (so that the result does not depend on the pieces):
 // sort sorts GOMAXPROCS pieces of it at once, which are then merged (mergeSortedRuns).
-func sortPieces(s []int32, cmp func(x, y int32) int, sort func([]int32, func(x, y int32) int)) {
+func sortPieces[T any](s []T, cmp func(x, y T) int, sort func([]T, func(x, y T) int)) {
 	pieces := runtime.GOMAXPROCS(0)
 	if pieces < 2 || len(s) < 1<<16 {
 		sort(s, cmp)
@@ -227,7 +227,7 @@ func sortPieces(s []int32, cmp func(x, y int32) int, sort func([]int32, func(x, 
 }
 
 // mergeRuns merges the sorted runs x and y into dst.
-func mergeRuns(dst, x, y []int32, cmp func(x, y int32) int) {
+func mergeRuns[T any](dst, x, y []T, cmp func(x, y T) int) {
 	i, j := 0, 0
 	for k := range dst {
 		if j == len(y) || i < len(x) && cmp(x[i], y[j]) <= 0 {
@@ -243,11 +243,11 @@ func mergeRuns(dst, x, y []int32, cmp func(x, y int32) int) {
 // mergeSortedRuns returns s, whose runs (starting at runs[k]) are each sorted by cmp, sorted:
 // neighbouring runs merged at once, doubling their length each round (the result is in s or in
 // a new slice).
-func mergeSortedRuns(s []int32, runs []int, cmp func(x, y int32) int) []int32 {
+func mergeSortedRuns[T any](s []T, runs []int, cmp func(x, y T) int) []T {
 	if len(runs) < 2 {
 		return s
 	}
-	dst := make([]int32, len(s))
+	dst := make([]T, len(s))
 	for len(runs) > 1 {
 		merged := make([]int, 0, (len(runs)+1)/2)
 		var merges []func()

@@ -101,7 +101,7 @@ func TestSortPieces(t *testing.T) {
 		for _, n := range []int{0, 1, 1 << 16, len(keys)} {
 			ref := slices.Clone(input[:n])
 			slices.SortFunc(ref, less)
-			for name, sort := range map[string]func([]int32, func(x, y int32) int){"slices.SortFunc": slices.SortFunc[[]int32], "sortFew": sortFew} {
+			for name, sort := range map[string]func([]int32, func(x, y int32) int){"slices.SortFunc": slices.SortFunc[[]int32], "sortFew": sortFew[int32]} {
 				got := slices.Clone(input[:n])
 				sortPieces(got, less, sort)
 				if !slices.Equal(got, ref) {

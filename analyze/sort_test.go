@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -156,6 +157,43 @@ func TestSelectRank(t *testing.T) {
 			P50Ns: percentile(want, 50), P90Ns: percentile(want, 90), P99Ns: percentile(want, 99)}); got.P50Ns != w.P50Ns ||
 			got.P90Ns != w.P90Ns || got.P99Ns != w.P99Ns || got.MinNs != w.MinNs || got.MaxNs != w.MaxNs {
 			t.Fatalf("trial %d: durationStats %+v, want %+v", trial, got, w)
+		}
+	}
+}
+
+// merge unions intervals as a sort and a scan do, whatever their order: sorted, lane by lane
+// (sorted runs one after another, as the compute intervals come), and shuffled.
+func TestMergeIntervals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var lanes [][]ival
+	for range 4 {
+		var lane []ival
+		at := rng.Int64N(100)
+		for range 3000 {
+			at += rng.Int64N(20)
+			lane = append(lane, ival{at, at + rng.Int64N(30)})
+		}
+		lanes = append(lanes, lane)
+	}
+	union := func(iv []ival) (out []ival) { // the definition: sort, then scan
+		iv = slices.Clone(iv)
+		slices.SortFunc(iv, func(a, b ival) int { return cmp.Compare(a.s, b.s) })
+		for _, x := range iv {
+			if n := len(out); n > 0 && x.s <= out[n-1].e {
+				out[n-1].e = max(out[n-1].e, x.e)
+				continue
+			}
+			out = append(out, x)
+		}
+		return out
+	}
+	all := slices.Concat(lanes...)
+	shuffled := slices.Clone(all)
+	rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for name, in := range map[string][]ival{"one lane": lanes[0], "lane by lane": all, "shuffled": shuffled} {
+		want := union(in)
+		if got := merge(slices.Clone(in)); !slices.Equal(got, want) {
+			t.Errorf("%s: merge gives %d intervals, the union %d", name, len(got), len(want))
 		}
 	}
 }

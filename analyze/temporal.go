@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -44,7 +45,7 @@ func (a *analysis) temporal() []TemporalBreakdown {
 				bounds = append(bounds, packBoundary(int64(st>>shift), k, true), packBoundary(int64((st+uint64(t.Dur[i]))>>shift), k, false))
 			}
 		}
-		slices.Sort(bounds)
+		sortFew(bounds, cmp.Compare[uint64]) // mostly in order: each stream's are
 		var open [numKernelTypes]int32
 		prev := int64(0)
 		for _, b := range bounds {
