@@ -491,25 +491,36 @@ func (c *runtimeCursor) index(corr uint32) int {
 	}
 	c.pos = k
 	if k < len(c.calls) && c.calls[k].corr == corr {
+		c.pos = k + 1 // where the next id up is
 		return k
 	}
 	return -1
 }
 
 // searchFrom returns the first index in [0, n) of a sorted list whose element is not below the one
-// sought (below(k) says element k is; n if none), as sort.Search does. When every element before
-// pos is below it, it gallops forward from pos: lookups in increasing order take a step or two
-// each, where a binary search of millions takes twenty, each a likely cache miss. Else it searches
-// all of the list. below reads the elements it needs, so that other fields may change meanwhile.
+// sought (below(k) says element k is; n if none), as sort.Search does. It gallops from pos: forward
+// when every element before pos is below, else backward. Lookups in about increasing order (a walk
+// in nesting order meets a parent, written after its children, a little ahead of them) take a step
+// or two each, where a binary search of millions takes twenty, each a likely cache miss. below
+// reads the elements it needs, so that other fields may change meanwhile.
 func searchFrom(n, pos int, below func(k int) bool) int {
-	lo, hi := 0, n
+	// Every element before lo is below; element hi (if any) is not.
+	var lo, hi int
 	if pos == 0 || below(pos-1) {
-		// Every element before lo is below; element hi (if any) is not.
 		lo, hi = pos, pos
 		for step := 1; hi < n && below(hi); step *= 2 {
 			lo, hi = hi+1, hi+step
 		}
 		hi = min(hi, n)
+	} else {
+		hi = pos - 1
+		for step := 1; ; step *= 2 {
+			if k := hi - step; k < 0 || below(k) {
+				lo = max(k+1, 0)
+				break
+			}
+			hi -= step
+		}
 	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)

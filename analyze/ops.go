@@ -241,13 +241,19 @@ func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*op
 	// The maps as looked up for every operator: by name id, and each name's last shape (an
 	// operator mostly recurs with the shapes of its last call).
 	named, lastShape := make([]*opAgg, len(t.Strings)), make([]*opAgg, len(t.Strings))
-	// Per open span: the device time it launched itself, and its children's device total. Its
-	// launches are looked up as it opens: spans open in about the order of the joins (by
-	// operator), which the cursor follows in a step; they close children first.
+	// Per open span: the device time it launched itself, and its children's device total. An
+	// operator's launches are looked up as it opens: operators open in about the order of the
+	// joins (by operator), which the cursor follows in a step; they close children first. Other
+	// spans launch nothing (the joins are to operators), and are not looked up: their events,
+	// which Kineto writes apart from the operators, would send the cursor away and back.
 	var devSelf, devChild []int64
 	launches := a.launchCursor()
 	t.Nest(a.hostSpans, func(i, _ int32, _ int) bool {
-		devSelf = append(devSelf, launches.deviceSelf(t, i))
+		var self int64
+		if a.isOp(int(i)) {
+			self = launches.deviceSelf(t, i)
+		}
+		devSelf = append(devSelf, self)
 		devChild = append(devChild, 0)
 		return true
 	}, func(i int32, dur, childNs int64) {
