@@ -427,30 +427,44 @@ func addGap(gaps []Gap, g Gap) []Gap {
 
 // gapNeighbours names, for each gap, the work on the step thread that ended last before it (After)
 // and the first that started after it (Before), step spans aside. One pass over the thread's events
-// serves every gap.
+// serves every gap: an event is a candidate for the gaps that start at or after its end, so it is
+// kept, if it ends last, for the first of them by start (its bucket); a later bucket's events all
+// end later, so a gap takes the last of the nearest bucket at or before its own that has one.
 func (a *analysis) gapNeighbours(gaps []Gap) {
 	t := a.t
 	lane := a.laneOrder(a.stepLane)
-	after := make([]int32, len(gaps))
-	afterEnd := make([]int64, len(gaps))
-	for k := range after {
-		after[k] = -1
+	byStart := make([]int, len(gaps))
+	for k := range byStart {
+		byStart[k] = k
+	}
+	slices.SortFunc(byStart, func(x, y int) int { return cmp.Compare(gaps[x].StartNs, gaps[y].StartNs) })
+	starts := make([]int64, len(gaps))
+	for b, k := range byStart {
+		starts[b] = gaps[k].StartNs
+	}
+	last := make([]int32, len(gaps)) // per bucket: the event that ends last (the later at a tie), or -1
+	lastEnd := make([]int64, len(gaps))
+	for b := range last {
+		last[b] = -1
 	}
 	for _, i := range lane {
 		if t.Role[i] == role.Step {
 			continue
 		}
 		end := t.Start[i] + t.Dur[i]
-		for k, g := range gaps {
-			if end <= g.StartNs && (after[k] < 0 || end >= afterEnd[k]) {
-				after[k], afterEnd[k] = i, end
-			}
+		if b, _ := slices.BinarySearch(starts, end); b < len(starts) && (last[b] < 0 || end >= lastEnd[b]) {
+			last[b], lastEnd[b] = i, end
+		}
+	}
+	for b, k := range byStart {
+		if b > 0 && last[b] < 0 {
+			last[b] = last[b-1]
+		}
+		if last[b] >= 0 {
+			gaps[k].After = t.NameOf(int(last[b]))
 		}
 	}
 	for k := range gaps {
-		if after[k] >= 0 {
-			gaps[k].After = t.NameOf(int(after[k]))
-		}
 		e := gaps[k].StartNs + gaps[k].DurNs
 		j, _ := slices.BinarySearchFunc(lane, e, func(i int32, e int64) int { return cmp.Compare(t.Start[i], e) })
 		for ; j < len(lane); j++ {

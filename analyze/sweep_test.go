@@ -140,13 +140,17 @@ func TestGapNeighbours(t *testing.T) {
 	s.main.Complete("inner", role.CPU, ms/2, ms) // ends before load does: not the neighbour
 	s.main.Complete("forward", role.Forward, 3*ms, 4*ms)
 	s.main.Complete("backward", role.Backward, 4*ms, 5*ms)
+	// A kernel splits the end of the step in two gaps: nothing on the step thread ends between
+	// them, so the second's neighbour before it is the first's.
+	s.stream.Complete("kernel", role.Kernel, 6*ms, 7*ms)
 	p := s.profile()
 	type gap struct{ after, before string }
 	var got []gap
 	for _, g := range p.Breakdown.Gaps {
 		got = append(got, gap{g.After, g.Before})
 	}
-	want := []gap{{"backward", ""}, {"load", "forward"}} // longest first: 5–10 ms, then 2–3 ms
+	// Longest first: 7–10 ms, then 2–3 ms and 5–6 ms.
+	want := []gap{{"backward", ""}, {"load", "forward"}, {"backward", ""}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("gap neighbours %v, want %v", got, want)
 	}
