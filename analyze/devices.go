@@ -80,6 +80,7 @@ type unionLength struct {
 	cur  ival
 	open bool
 	n    int64
+	win  int // the first window that does not end before the intervals (they come in start order)
 }
 
 func (u *unionLength) add(s, e int64, win []ival) {
@@ -94,7 +95,10 @@ func (u *unionLength) add(s, e int64, win []ival) {
 // total closes the interval being extended and returns the length so far.
 func (u *unionLength) total(win []ival) int64 {
 	if u.open {
-		u.n += overlap(win, u.cur.s, u.cur.e)
+		for u.win < len(win) && win[u.win].e <= u.cur.s {
+			u.win++
+		}
+		u.n += covered(win[u.win:], u.cur.s, u.cur.e)
 		u.open = false
 	}
 	return u.n

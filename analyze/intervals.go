@@ -47,8 +47,13 @@ func length(iv []ival) int64 {
 // overlap returns how much of [s, e) the merged, sorted intervals iv cover.
 func overlap(iv []ival, s, e int64) int64 {
 	i, _ := slices.BinarySearchFunc(iv, s, func(x ival, t int64) int { return cmp.Compare(x.e, t+1) })
+	return covered(iv[i:], s, e)
+}
+
+// covered is overlap for intervals of which none ends at or before s.
+func covered(iv []ival, s, e int64) int64 {
 	var n int64
-	for ; i < len(iv) && iv[i].s < e; i++ {
+	for i := 0; i < len(iv) && iv[i].s < e; i++ {
 		lo, hi := max(iv[i].s, s), min(iv[i].e, e)
 		if hi > lo {
 			n += hi - lo
