@@ -114,7 +114,7 @@ func (a *analysis) queues() []StreamQueue {
 			}
 			keys = append(keys, uint64(enq-first)<<1|1, uint64(t.Start[i]+t.Dur[i]-first)<<1)
 		}
-		sortFew(keys, cmp.Compare[uint64]) // leaving before joining at equal times; each stream's ops are in order
+		slices.Sort(keys) // leaving before joining at equal times
 		info := t.Lanes[s.lane]
 		q := StreamQueue{Device: int(s.device), Stream: int(info.Stream), Lane: info.Name}
 		c := newCurve(a.origin, first, last)

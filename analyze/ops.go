@@ -80,7 +80,7 @@ func (a *analysis) extIndex() []uint64 {
 			index = append(index, uint64(t.ExtID[i])<<32|uint64(i))
 		}
 	}
-	sortFew(index, cmp.Compare[uint64]) // a thread's ids mostly rise with its ops' starts
+	slices.Sort(index)
 	return index
 }
 
