@@ -175,10 +175,10 @@ func sortFew[T any](s []T, cmp func(x, y T) int) {
 			m++
 			continue
 		case m >= 2 && cmp(s[m-2], x) <= 0: // the last one kept was a spike: it goes aside
-			rest = append(rest, s[m-1])
+			rest = appendDoubling(rest, s[m-1])
 			s[m-1] = x
 		default:
-			rest = append(rest, x)
+			rest = appendDoubling(rest, x)
 		}
 		if len(rest) > len(s)/2 {
 			copy(s[m:k+1], rest) // every element is back in s
@@ -197,6 +197,15 @@ func sortFew[T any](s []T, cmp func(x, y T) int) {
 			j--
 		}
 	}
+}
+
+// appendDoubling appends x to s, doubling its room when full: append grows a long list a quarter
+// at a time, which for millions of elements is a dozen copies and as many lists of garbage.
+func appendDoubling[T any](s []T, x T) []T {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 256))
+	}
+	return append(s, x)
 }
 
 // forPieces calls fn for pieces of [0, n) at once: piece p of pieces is [lo, hi).

@@ -11,18 +11,12 @@ import (
 // ival is a half-open time interval [s, e).
 type ival struct{ s, e int64 }
 
-// merge sorts iv and unions overlapping or touching intervals, in place. Lists made lane by lane
-// come mostly in order, which the sort takes in linear time.
+// merge sorts iv and unions overlapping or touching intervals, in place.
 func merge(iv []ival) []ival {
 	if len(iv) == 0 {
 		return iv
 	}
-	sortFew(iv, func(a, b ival) int {
-		if c := cmp.Compare(a.s, b.s); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.e, b.e)
-	})
+	slices.SortFunc(iv, func(a, b ival) int { return cmp.Compare(a.s, b.s) })
 	out := iv[:1]
 	for _, x := range iv[1:] {
 		last := &out[len(out)-1]
@@ -83,21 +77,52 @@ func (a *analysis) computeIntervals() []ival {
 		}
 		return false
 	}
+	// Each lane's intervals come in start order (the nesting order): they are unioned as they
+	// come, and the lanes' unions into the whole, with no sort. The room for a lane's is made
+	// once, for all of them: appending to a large list reallocates it at every quarter.
 	n := 0
 	for _, i := range a.order {
 		if isCompute(int(i)) {
 			n++
 		}
 	}
-	iv := make([]ival, 0, n)
-	for _, i := range a.order {
-		if isCompute(int(i)) {
-			iv = append(iv, ival{t.Start[i], t.Start[i] + t.Dur[i]})
+	a.compute = []ival{}
+	lane := make([]ival, 0, n)
+	for l := range t.Lanes {
+		lane = lane[:0]
+		for _, i := range a.laneOrder(int32(l)) {
+			if !isCompute(int(i)) {
+				continue
+			}
+			s, e := t.Start[i], t.Start[i]+t.Dur[i]
+			if n := len(lane); n > 0 && s <= lane[n-1].e {
+				lane[n-1].e = max(lane[n-1].e, e)
+			} else {
+				lane = append(lane, ival{s, e})
+			}
+		}
+		if len(lane) > 0 {
+			a.compute = union(a.compute, lane)
 		}
 	}
-	a.compute = merge(iv)
-	if a.compute == nil {
-		a.compute = []ival{}
-	}
 	return a.compute
+}
+
+// union returns the union of x and y, each merged and sorted (see merge), merged and sorted.
+func union(x, y []ival) []ival {
+	out := make([]ival, 0, len(x)+len(y))
+	for len(x) > 0 || len(y) > 0 {
+		var next ival
+		if len(y) == 0 || len(x) > 0 && x[0].s <= y[0].s {
+			next, x = x[0], x[1:]
+		} else {
+			next, y = y[0], y[1:]
+		}
+		if n := len(out); n > 0 && next.s <= out[n-1].e {
+			out[n-1].e = max(out[n-1].e, next.e)
+		} else {
+			out = append(out, next)
+		}
+	}
+	return out
 }

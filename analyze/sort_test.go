@@ -162,7 +162,8 @@ func TestSelectRank(t *testing.T) {
 }
 
 // merge unions intervals as a sort and a scan do, whatever their order: sorted, lane by lane
-// (sorted runs one after another, as the compute intervals come), and shuffled.
+// (sorted runs one after another), and shuffled; and so does union, lane by lane (as the compute
+// intervals are made).
 func TestMergeIntervals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var lanes [][]ival
@@ -175,7 +176,7 @@ func TestMergeIntervals(t *testing.T) {
 		}
 		lanes = append(lanes, lane)
 	}
-	union := func(iv []ival) (out []ival) { // the definition: sort, then scan
+	sortScan := func(iv []ival) (out []ival) { // the definition: sort, then scan
 		iv = slices.Clone(iv)
 		slices.SortFunc(iv, func(a, b ival) int { return cmp.Compare(a.s, b.s) })
 		for _, x := range iv {
@@ -191,9 +192,16 @@ func TestMergeIntervals(t *testing.T) {
 	shuffled := slices.Clone(all)
 	rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 	for name, in := range map[string][]ival{"one lane": lanes[0], "lane by lane": all, "shuffled": shuffled} {
-		want := union(in)
+		want := sortScan(in)
 		if got := merge(slices.Clone(in)); !slices.Equal(got, want) {
 			t.Errorf("%s: merge gives %d intervals, the union %d", name, len(got), len(want))
 		}
+	}
+	var byLane []ival
+	for _, lane := range lanes {
+		byLane = union(byLane, merge(slices.Clone(lane)))
+	}
+	if want := sortScan(all); !slices.Equal(byLane, want) {
+		t.Errorf("union lane by lane gives %d intervals, the union %d", len(byLane), len(want))
 	}
 }
