@@ -158,8 +158,8 @@ func (a *analysis) warnf(format string, args ...any) {
 
 // sortMostlySorted sorts s by cmp, a total order, in linear time when few elements are out of
 // place (sortFew), in GOMAXPROCS pieces at once, then merged.
-func sortMostlySorted[T any](s []T, cmp func(x, y T) int) {
-	sortPieces(s, cmp, sortFew)
+func sortMostlySorted(s []int32, cmp func(x, y int32) int) {
+	sortPieces(s, cmp, sortFew[int32])
 }
 
 // sortFew sorts s by cmp: the elements in order so far stay where they are (moved up), the others
@@ -219,7 +219,7 @@ func forPieces(n, pieces int, fn func(p, lo, hi int)) {
 
 // sortPieces sorts s by cmp, a total order (so that the result does not depend on the pieces):
 // sort sorts GOMAXPROCS pieces of it at once, which are then merged (mergeSortedRuns).
-func sortPieces[T any](s []T, cmp func(x, y T) int, sort func([]T, func(x, y T) int)) {
+func sortPieces(s []int32, cmp func(x, y int32) int, sort func([]int32, func(x, y int32) int)) {
 	pieces := runtime.GOMAXPROCS(0)
 	if pieces < 2 || len(s) < 1<<16 {
 		sort(s, cmp)
@@ -236,7 +236,7 @@ func sortPieces[T any](s []T, cmp func(x, y T) int, sort func([]T, func(x, y T) 
 }
 
 // mergeRuns merges the sorted runs x and y into dst.
-func mergeRuns[T any](dst, x, y []T, cmp func(x, y T) int) {
+func mergeRuns(dst, x, y []int32, cmp func(x, y int32) int) {
 	i, j := 0, 0
 	for k := range dst {
 		if j == len(y) || i < len(x) && cmp(x[i], y[j]) <= 0 {
@@ -252,11 +252,11 @@ func mergeRuns[T any](dst, x, y []T, cmp func(x, y T) int) {
 // mergeSortedRuns returns s, whose runs (starting at runs[k]) are each sorted by cmp, sorted:
 // neighbouring runs merged at once, doubling their length each round (the result is in s or in
 // a new slice).
-func mergeSortedRuns[T any](s []T, runs []int, cmp func(x, y T) int) []T {
+func mergeSortedRuns(s []int32, runs []int, cmp func(x, y int32) int) []int32 {
 	if len(runs) < 2 {
 		return s
 	}
-	dst := make([]T, len(s))
+	dst := make([]int32, len(s))
 	for len(runs) > 1 {
 		merged := make([]int, 0, (len(runs)+1)/2)
 		var merges []func()
@@ -508,10 +508,9 @@ func (c *runtimeCursor) index(corr uint32) int {
 
 // searchFrom returns the first index in [0, n) of a sorted list whose element is not below the one
 // sought (below(k) says element k is; n if none), as sort.Search does. It gallops from pos: forward
-// when every element before pos is below, else backward. Lookups in about increasing order (a walk
-// in nesting order meets a parent, written after its children, a little ahead of them) take a step
-// or two each, where a binary search of millions takes twenty, each a likely cache miss. below
-// reads the elements it needs, so that other fields may change meanwhile.
+// when every element before pos is below, else backward. Lookups in about increasing order take a
+// step or two each, where a binary search of millions takes twenty, each a likely cache miss.
+// below reads the elements it needs, so that other fields may change meanwhile.
 func searchFrom(n, pos int, below func(k int) bool) int {
 	// Every element before lo is below; element hi (if any) is not.
 	var lo, hi int
