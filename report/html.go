@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gnnprof/gnnprof/analyze"
@@ -75,23 +76,26 @@ func render(w io.Writer, page *htmlPage) error {
 	// The library is our own embedded file; "</script" cannot occur in it (checked by a test),
 	// but neutralise it anyway so the element cannot end early.
 	page.Echarts = template.JS(strings.ReplaceAll(echartsJS, "</script", `<\/script`))
-	if err := pageTemplate.Execute(w, page); err != nil {
+	if err := pageTemplate().Execute(w, page); err != nil {
 		return fmt.Errorf("writing HTML report: %w", err)
 	}
 	return nil
 }
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"f1":         func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
-	"f3":         func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) },
-	"colorOfDir": func(dir string) string { return roleColor(dirRole(dir)) },
-	"chart": func(charts map[string]chartBlock, key string) *chartBlock {
-		if c, ok := charts[key]; ok {
-			return &c
-		}
-		return nil
-	},
-}).Parse(pageHTML))
+// pageTemplate is the report page's template, parsed on first use (most commands write no page).
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{
+		"f1":         func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
+		"f3":         func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) },
+		"colorOfDir": func(dir string) string { return roleColor(dirRole(dir)) },
+		"chart": func(charts map[string]chartBlock, key string) *chartBlock {
+			if c, ok := charts[key]; ok {
+				return &c
+			}
+			return nil
+		},
+	}).Parse(pageHTML))
+})
 
 // htmlPage is everything the template shows; all numbers are formatted here. The section
 // builders (html_sections.go) fill the profile page, buildDiffPage (html_diff.go) the diff page.

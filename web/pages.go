@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gnnprof/gnnprof/analyze"
@@ -26,18 +27,22 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"runURL":   runURL,
-	"pprofURL": pprofURL,
-	"dur":      report.FormatDuration,
-	"pct":      func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
-	"name":     displayName,
-	"ago":      func(t time.Time) string { return ago(time.Since(t)) },
-	"stamp":    func(t time.Time) string { return t.Format("2006-01-02 15:04:05") },
-}).ParseFS(assets, "assets/*.html"))
+// templates are the pages' templates, parsed on first use: every gnnprof command starts with this
+// package linked in, and only serve uses them.
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"runURL":   runURL,
+		"pprofURL": pprofURL,
+		"dur":      report.FormatDuration,
+		"pct":      func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
+		"name":     displayName,
+		"ago":      func(t time.Time) string { return ago(time.Since(t)) },
+		"stamp":    func(t time.Time) string { return t.Format("2006-01-02 15:04:05") },
+	}).ParseFS(assets, "assets/*.html"))
+})
 
-// statics are the files under /static, ready to serve.
-var statics = func() map[string]*blob {
+// statics are the files under /static, ready to serve (compressed on first use, as templates).
+var statics = sync.OnceValue(func() map[string]*blob {
 	out := map[string]*blob{}
 	entries, err := fs.ReadDir(assets, "assets")
 	if err != nil {
@@ -54,10 +59,10 @@ var statics = func() map[string]*blob {
 		out[e.Name()] = newBlob(data, mime.TypeByExtension(path.Ext(e.Name())))
 	}
 	return out
-}()
+})
 
 func handleStatic(w http.ResponseWriter, r *http.Request) {
-	b, ok := statics[r.PathValue("name")]
+	b, ok := statics()[r.PathValue("name")]
 	if !ok {
 		http.NotFound(w, r)
 		return
@@ -107,7 +112,7 @@ func ago(d time.Duration) string {
 // servePage renders a template of the server's own into a page served with pageCSP.
 func servePage(w http.ResponseWriter, r *http.Request, name string, data any) error {
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := templates().ExecuteTemplate(&buf, name, data); err != nil {
 		return fmt.Errorf("rendering %s: %w", name, err)
 	}
 	w.Header().Set("Content-Security-Policy", pageCSP)

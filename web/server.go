@@ -53,7 +53,7 @@ func New(dir string) (*Server, error) {
 	s.mux.HandleFunc("GET /{$}", s.handleList)
 	s.mux.HandleFunc("GET /runs.json", s.handleRunsJSON)
 	s.mux.HandleFunc("GET /static/{name}", handleStatic)
-	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { statics["favicon.svg"].serve(w, r) })
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { statics()["favicon.svg"].serve(w, r) })
 	s.mux.HandleFunc("GET /run/{path...}", s.handleRun)
 	s.mux.HandleFunc("GET /diff", s.handleDiff)
 	s.mux.HandleFunc("GET /pprof/{kind}/{path...}", s.handlePprof)
