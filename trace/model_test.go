@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -86,5 +87,30 @@ func TestStepColumnEmptyUntilRecorded(t *testing.T) {
 	}
 	if kineto.Len() == 0 || len(kineto.Step) != 0 || kineto.Event(0).Step != -1 {
 		t.Fatalf("Kineto trace: %d events, Step column of %d", kineto.Len(), len(kineto.Step))
+	}
+}
+
+// TestReserveThenOutgrow: columns reserved together (one allocation per element type) keep every
+// row when more rows come than were reserved, each column growing out of its room, not into the
+// next column's.
+func TestReserveThenOutgrow(t *testing.T) {
+	tab := &Table{}
+	row := func(k int) Event {
+		return Event{Kind: KindSpan, Step: int32(k), Lane: int32(k + 1), Name: fmt.Sprint("op", k%7),
+			Start: int64(k) * 10, Dur: int64(k) + 1, Bytes: int64(k) * 3, FLOPs: int64(k) * 5, Total: int64(k) * 7}
+	}
+	for k := range 10 {
+		tab.Append(row(k), "cat", "")
+	}
+	reserve(tab, 40) // more than the ten rows have room for; fewer than will come
+	for k := 10; k < 100; k++ {
+		tab.Append(row(k), "cat", fmt.Sprint("[", k%3, "]"))
+	}
+	for k := range 100 {
+		got, want := tab.Event(k), row(k)
+		if got.Kind != want.Kind || got.Step != want.Step || got.Lane != want.Lane || got.Name != want.Name ||
+			got.Start != want.Start || got.Dur != want.Dur || got.Bytes != want.Bytes || got.FLOPs != want.FLOPs || got.Total != want.Total {
+			t.Fatalf("row %d reads %+v, was %+v", k, got, want)
+		}
 	}
 }

@@ -181,14 +181,15 @@ func (t tee) Close() error {
 	return first
 }
 
-// reserve gives the table's columns room for n events in all.
+// reserve gives the table's columns room for n events in all. The columns of one element type
+// share one allocation: at the low GC target a big trace is analysed with, every large allocation
+// starts a GC cycle.
 func reserve(t *Table, n int) {
 	t.Kind, t.Role, t.Dir, t.Flags = resized(t.Kind, n), resized(t.Role, n), resized(t.Dir, n), resized(t.Flags, n)
-	t.Device, t.Step, t.Lane = resized(t.Device, n), resized(t.Step, n), resized(t.Lane, n)
-	t.Name, t.Cat, t.Shape = resized(t.Name, n), resized(t.Cat, n), resized(t.Shape, n)
-	t.Start, t.Dur, t.Bytes = resized(t.Start, n), resized(t.Dur, n), resized(t.Bytes, n)
-	t.FLOPs, t.Total, t.Value = resized(t.FLOPs, n), resized(t.Total, n), resized(t.Value, n)
-	t.ExtID, t.Corr = resized(t.ExtID, n), resized(t.Corr, n)
+	t.Device, t.Value = resized(t.Device, n), resized(t.Value, n)
+	resizedTogether(n, &t.Step, &t.Lane, &t.Name, &t.Cat, &t.Shape)
+	resizedTogether(n, &t.Start, &t.Dur, &t.Bytes, &t.FLOPs, &t.Total)
+	resizedTogether(n, &t.ExtID, &t.Corr)
 }
 
 func resized[T any](s []T, n int) []T {
@@ -196,6 +197,21 @@ func resized[T any](s []T, n int) []T {
 		return s
 	}
 	return append(make([]T, 0, n), s...)
+}
+
+// resizedTogether is resized for several columns in one allocation, each capped at its own room
+// (a column that outgrows it is copied out, not into the next).
+func resizedTogether[T any](n int, cols ...*[]T) {
+	var short []*[]T
+	for _, c := range cols {
+		if cap(*c) < n {
+			short = append(short, c)
+		}
+	}
+	room := make([]T, n*len(short))
+	for k, c := range short {
+		*c = append(room[k*n:k*n:(k+1)*n], *c...)
+	}
 }
 
 // appendRows appends r's rows to t, mapping string and lane ids.
