@@ -20,6 +20,9 @@ type Options struct {
 	TopOps int
 	// Read is passed to the trace reader.
 	Read trace.ReadOptions
+	// Analysing, if set, is called by ReadProfile and ReadProfileTable once the trace is read,
+	// before it is analysed: the CLI lowers the GC target there, for the analysis only.
+	Analysing func()
 
 	sweepWindowEvents int // events the breakdown sweeps at a time (default sweepWindowEvents; tests set it)
 }
@@ -79,6 +82,9 @@ func ReadProfile(path string, opt Options) (*Profile, error) {
 // them (the HTML timeline, pprof).
 func ReadProfileTable(path string, opt Options) (*Profile, *trace.Table, error) {
 	t, err := trace.ReadFile(path, opt.Read)
+	if opt.Analysing != nil {
+		opt.Analysing()
+	}
 	truncated := false
 	if err != nil {
 		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {

@@ -36,10 +36,15 @@ and writes a single-file HTML report next to the input (report.html in a run dir
 				return err
 			}
 			// The analysis holds a few large, pointer-free columns, which the GC does not scan: a
-			// low GC target keeps peak memory near the live data at little CPU cost.
-			defer debug.SetGCPercent(debug.SetGCPercent(analysisGCPercent))
+			// low GC target keeps peak memory near the live data at little CPU cost. Reading
+			// allocates the table once and little else, and keeps the target it had: at a low one,
+			// each of its large allocations starts a GC cycle.
+			gcPercent := debug.SetGCPercent(analysisGCPercent)
+			debug.SetGCPercent(gcPercent)
+			defer debug.SetGCPercent(gcPercent)
+			opt := analyze.Options{TopOps: top, Analysing: func() { debug.SetGCPercent(analysisGCPercent) }}
 			ctx, p := cmd.Context(), progressOf(cmd)
-			a, err := loadForReport(ctx, p, args[0], analyze.Options{TopOps: top})
+			a, err := loadForReport(ctx, p, args[0], opt)
 			if err != nil {
 				return err
 			}
