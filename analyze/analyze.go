@@ -154,6 +154,8 @@ type analysis struct {
 	launched []opLaunch   // device events joined to their operators (launchedOps)
 	streams  []streamWork // device work per stream (deviceWork)
 	gpuScope string
+
+	syncNames []uint8 // per string id: what isHostSync needs of the name (syncNamesOf)
 }
 
 func (a *analysis) warnf(format string, args ...any) {
@@ -296,6 +298,7 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 	a := &analysis{t: t, opt: opt, ours: t.Source == trace.SourceGnnprof, stepLane: -1}
 	a.userAnnot = a.stringID("user_annotation")
 	a.gpuAnnot = a.stringID("gpu_user_annotation")
+	a.syncNames = syncNamesOf(t.Strings)
 	a.lane = make([]laneKind, len(t.Lanes))
 	for i, l := range t.Lanes {
 		if l.Device != trace.NoDevice {

@@ -210,7 +210,8 @@ func TestGPUScenariosNameTheirTopCost(t *testing.T) {
 }
 
 // Each .item() counts once as a sync point, though it nests _local_scalar_dense, a copy call and a
-// cudaStreamSynchronize; cudaStreamWaitEvent does not block the host and does not count.
+// cudaStreamSynchronize; a synchronous cudaMemcpy counts; cudaStreamWaitEvent and cudaMemcpyAsync do
+// not block the host and do not count.
 func TestSyncPointsCountOutermost(t *testing.T) {
 	k := newKineto(t)
 	for n := range 3 {
@@ -220,13 +221,15 @@ func TestSyncPointsCountOutermost(t *testing.T) {
 			for range 70 {
 				k.item(kinetoStream)
 			}
+			k.copyTo("HtoD", false, 1<<20, kinetoStream, 10*us) // cudaMemcpyAsync from pinned memory: no sync
+			k.runtime("cudaMemcpy", 20*us)                      // a synchronous copy: the host waits
 			k.sync(kinetoStream)
 		})
 	}
 	p := k.profile()
 	for _, s := range p.Steps.Steps {
-		if s.SyncCount != 71 {
-			t.Errorf("step %d: %d sync points, want 71 (70 items and the final sync)", s.Number, s.SyncCount)
+		if s.SyncCount != 72 {
+			t.Errorf("step %d: %d sync points, want 72 (70 items, the synchronous cudaMemcpy and the final sync)", s.Number, s.SyncCount)
 		}
 	}
 	if hasFinding(p, "sync-storm") == nil {

@@ -158,13 +158,36 @@ func (a *analysis) isHostSync(i int32) bool {
 	if t.Kind[i] != trace.KindSpan || a.lane[t.Lane[i]] == laneDevice {
 		return false
 	}
-	name := t.NameOf(int(i))
-	if t.Role[i] == role.Sync {
-		return !isWaitEvent(name)
+	name := a.syncNames[t.Name[i]]
+	switch t.Role[i] {
+	case role.Sync:
+		return name&nameWaits == 0
+	case role.Runtime:
+		return name&(nameReadsScalar|nameCopiesSync) != 0
 	}
-	switch name {
-	case "aten::item", "aten::_local_scalar_dense":
-		return true
+	return name&nameReadsScalar != 0
+}
+
+// What isHostSync needs of an event's name, worked out once per name (syncNames).
+const (
+	nameWaits       = 1 << iota // a stream waiting for another (isWaitEvent)
+	nameReadsScalar             // aten::item, aten::_local_scalar_dense
+	nameCopiesSync              // cudaMemcpy, not cudaMemcpyAsync
+)
+
+// syncNamesOf returns, per string id, the name's bits for isHostSync.
+func syncNamesOf(strs []string) []uint8 {
+	out := make([]uint8, len(strs))
+	for k, name := range strs {
+		if isWaitEvent(name) {
+			out[k] |= nameWaits
+		}
+		if name == "aten::item" || name == "aten::_local_scalar_dense" {
+			out[k] |= nameReadsScalar
+		}
+		if strings.HasPrefix(name, "cudaMemcpy") && !strings.Contains(name, "Async") {
+			out[k] |= nameCopiesSync
+		}
 	}
-	return t.Role[i] == role.Runtime && strings.HasPrefix(name, "cudaMemcpy") && !strings.Contains(name, "Async")
+	return out
 }
