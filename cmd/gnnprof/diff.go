@@ -1,8 +1,6 @@
 package main
 
 import (
-	"runtime/debug"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gnnprof/gnnprof/analyze"
@@ -26,11 +24,12 @@ A and B are anything "gnnprof report" accepts.`,
 			if err := checkFormat(format, "summary", "text", "json"); err != nil {
 				return err
 			}
-			defer debug.SetGCPercent(debug.SetGCPercent(analysisGCPercent))
+			var opt analyze.Options
+			defer lowGCForAnalysis(&opt)()
 			ctx, p := cmd.Context(), progressOf(cmd)
 			var profiles [2]*analyze.Profile
 			for i, path := range args {
-				a, err := loadForReport(ctx, p, path, analyze.Options{})
+				a, err := loadForReport(ctx, p, path, opt)
 				if err != nil {
 					return err
 				}
