@@ -84,13 +84,22 @@ func (a *analysis) extIndex() []uint64 {
 	return index
 }
 
-// opByExt returns the (first) operator with External id ext in index, or -1.
-func opByExt(index []uint64, ext uint32) int32 {
-	k, _ := slices.BinarySearch(index, uint64(ext)<<32)
-	if k == len(index) || uint32(index[k]>>32) != ext {
+// extCursor finds operators by External id in extIndex's index, searching from where the last
+// lookup ended (searchFrom): device events ask in about increasing id order.
+type extCursor struct {
+	index []uint64
+	pos   int
+}
+
+// op returns the (first) operator with External id ext, or -1.
+func (c *extCursor) op(ext uint32) int32 {
+	key := uint64(ext) << 32
+	k := searchFrom(len(c.index), c.pos, func(k int) bool { return c.index[k] < key })
+	c.pos = k
+	if k == len(c.index) || uint32(c.index[k]>>32) != ext {
 		return -1
 	}
-	return int32(uint32(index[k]))
+	return int32(uint32(c.index[k]))
 }
 
 // joinRuntimeOps sets each runtime call's op to the innermost operator around it on its thread:
@@ -139,19 +148,19 @@ func (a *analysis) launchedOps() []opLaunch {
 		}
 	}
 	a.launched = make([]opLaunch, 0, n)
-	calls := a.runtimeCursor()
+	calls, ops := a.runtimeCursor(), &extCursor{index: ext}
 	for i := range t.Len() {
 		if !a.isDeviceWork(i) {
 			continue
 		}
 		op := int32(-1)
 		if t.ExtID[i] != 0 {
-			op = opByExt(ext, t.ExtID[i])
+			op = ops.op(t.ExtID[i])
 		}
 		if op < 0 && t.Corr[i] != 0 {
 			if k := calls.index(t.Corr[i]); k >= 0 {
 				if r := a.runtimes[k].event; t.ExtID[r] != 0 {
-					op = opByExt(ext, t.ExtID[r])
+					op = ops.op(t.ExtID[r])
 				}
 				if op < 0 {
 					op = a.runtimes[k].op

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -127,17 +128,25 @@ func TestLaunchCursor(t *testing.T) {
 	}
 }
 
-// TestOpByExt: an External id finds its operator (the first event among operators sharing it),
-// and an id no operator has finds none, at the ends of the 32-bit range too.
-func TestOpByExt(t *testing.T) {
+// TestExtCursor: an External id finds its operator (the first event among operators sharing it),
+// and an id no operator has finds none, at the ends of the 32-bit range too, whatever the lookups
+// before it (the ids are asked in map order, and again in increasing order, through one cursor).
+func TestExtCursor(t *testing.T) {
 	pack := func(ext uint32, op int32) uint64 { return uint64(ext)<<32 | uint64(op) }
 	index := []uint64{pack(1, 40), pack(5, 7), pack(5, 9), pack(9, 3), pack(math.MaxUint32, 11)}
-	for ext, want := range map[uint32]int32{1: 40, 5: 7, 9: 3, math.MaxUint32: 11, 0: -1, 2: -1, 6: -1, 10: -1, math.MaxUint32 - 1: -1} {
-		if got := opByExt(index, ext); got != want {
+	want := map[uint32]int32{1: 40, 5: 7, 9: 3, math.MaxUint32: 11, 0: -1, 2: -1, 6: -1, 10: -1, math.MaxUint32 - 1: -1}
+	shared := &extCursor{index: index}
+	for ext, want := range want {
+		if got := shared.op(ext); got != want {
 			t.Errorf("External id %d: operator %d, want %d", ext, got, want)
 		}
 	}
-	if got := opByExt(nil, 1); got != -1 {
+	for _, ext := range slices.Sorted(maps.Keys(want)) {
+		if got := shared.op(ext); got != want[ext] {
+			t.Errorf("External id %d, in order: operator %d, want %d", ext, got, want[ext])
+		}
+	}
+	if got := (&extCursor{}).op(1); got != -1 {
 		t.Errorf("empty index: operator %d", got)
 	}
 }
