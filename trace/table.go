@@ -185,23 +185,20 @@ func (t tee) Close() error {
 // share one allocation: at the low GC target a big trace is analysed with, every large allocation
 // starts a GC cycle.
 func reserve(t *Table, n int) {
-	t.Kind, t.Role, t.Dir, t.Flags = resized(t.Kind, n), resized(t.Role, n), resized(t.Dir, n), resized(t.Flags, n)
-	t.Device, t.Value = resized(t.Device, n), resized(t.Value, n)
-	resizedTogether(n, &t.Step, &t.Lane, &t.Name, &t.Cat, &t.Shape)
-	resizedTogether(n, &t.Start, &t.Dur, &t.Bytes, &t.FLOPs, &t.Total)
-	resizedTogether(n, &t.ExtID, &t.Corr)
+	makeRoom(n, &t.Kind)
+	makeRoom(n, &t.Role)
+	makeRoom(n, &t.Dir)
+	makeRoom(n, &t.Flags)
+	makeRoom(n, &t.Device)
+	makeRoom(n, &t.Value)
+	makeRoom(n, &t.Step, &t.Lane, &t.Name, &t.Cat, &t.Shape)
+	makeRoom(n, &t.Start, &t.Dur, &t.Bytes, &t.FLOPs, &t.Total)
+	makeRoom(n, &t.ExtID, &t.Corr)
 }
 
-func resized[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s
-	}
-	return append(make([]T, 0, n), s...)
-}
-
-// resizedTogether is resized for several columns in one allocation, each capped at its own room
-// (a column that outgrows it is copied out, not into the next).
-func resizedTogether[T any](n int, cols ...*[]T) {
+// makeRoom gives each of cols with less room room for n elements, all in one allocation, each
+// capped at its own room (a column that outgrows it is copied out, not into the next).
+func makeRoom[T any](n int, cols ...*[]T) {
 	var short []*[]T
 	for _, c := range cols {
 		if cap(*c) < n {
