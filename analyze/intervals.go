@@ -17,16 +17,21 @@ func merge(iv []ival) []ival {
 		return iv
 	}
 	slices.SortFunc(iv, func(a, b ival) int { return cmp.Compare(a.s, b.s) })
-	out := iv[:1]
-	for _, x := range iv[1:] {
-		last := &out[len(out)-1]
-		if x.s <= last.e {
-			last.e = max(last.e, x.e)
-			continue
-		}
-		out = append(out, x)
+	out := iv[:0]
+	for _, x := range iv {
+		out = appendUnion(out, x)
 	}
 	return out
+}
+
+// appendUnion adds x to merged, sorted intervals none of which starts after x: to the last, if it
+// overlaps or touches it.
+func appendUnion(iv []ival, x ival) []ival {
+	if n := len(iv); n > 0 && x.s <= iv[n-1].e {
+		iv[n-1].e = max(iv[n-1].e, x.e)
+		return iv
+	}
+	return append(iv, x)
 }
 
 // length sums merged intervals.
@@ -94,12 +99,7 @@ func (a *analysis) computeIntervals() []ival {
 			if !isCompute(int(i)) {
 				continue
 			}
-			s, e := t.Start[i], t.Start[i]+t.Dur[i]
-			if n := len(lane); n > 0 && s <= lane[n-1].e {
-				lane[n-1].e = max(lane[n-1].e, e)
-			} else {
-				lane = append(lane, ival{s, e})
-			}
+			lane = appendUnion(lane, ival{t.Start[i], t.Start[i] + t.Dur[i]})
 		}
 		if len(lane) > 0 {
 			a.compute = union(a.compute, lane)
@@ -118,11 +118,7 @@ func union(x, y []ival) []ival {
 		} else {
 			next, y = y[0], y[1:]
 		}
-		if n := len(out); n > 0 && next.s <= out[n-1].e {
-			out[n-1].e = max(out[n-1].e, next.e)
-		} else {
-			out = append(out, next)
-		}
+		out = appendUnion(out, next)
 	}
 	return out
 }
