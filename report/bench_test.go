@@ -53,3 +53,13 @@ func BenchmarkWriteSummary(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkWriteJSON(b *testing.B) {
+	p := analyze.Analyze(synthTable(benchSteps, "spmm"), "bench/trace.json.gz", analyze.Options{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := WriteJSON(io.Discard, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
