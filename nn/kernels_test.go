@@ -284,6 +284,31 @@ func TestExp32(t *testing.T) {
 	}
 }
 
+// TestExpm1Neg: within 1.5 ulp of math.Expm1 for x ≤ 0, tiny x and x past float32's range of eˣ
+// included.
+func TestExpm1Neg(t *testing.T) {
+	worst, at := 0.0, float32(0)
+	check := func(x float32) {
+		want := math.Expm1(float64(x))
+		ulp := math.Abs(float64(math.Nextafter32(float32(want), float32(math.Inf(1)))) - float64(float32(want)))
+		if e := math.Abs(float64(expm1Neg(x))-want) / ulp; e > worst {
+			worst, at = e, x
+		}
+	}
+	for x := -100.0; x <= 0; x += 0.0003 {
+		check(float32(x))
+	}
+	for x := float32(1e-38); x < 1; x *= 1.01 {
+		check(-x)
+	}
+	if worst > 1.5 {
+		t.Fatalf("expm1Neg(%g) is %.1f ulp from math.Expm1", at, worst)
+	}
+	if expm1Neg(0) != 0 || expm1Neg(-1e4) != -1 || expm1Neg(float32(math.Inf(-1))) != -1 || !math.IsNaN(float64(expm1Neg(float32(math.NaN())))) {
+		t.Fatal("expm1Neg limits wrong")
+	}
+}
+
 func TestBuildAdj(t *testing.T) {
 	// Path 0–1–2 with a self loop on 1.
 	indptr := []int64{0, 1, 4, 5}

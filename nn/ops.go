@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 )
 
 // Scale multiplies every element of m by a (a = 0 clears it).
@@ -78,7 +77,7 @@ func ELU(x, y *Mat, alpha float32) *Mat {
 		if v > 0 {
 			yd[i] = v
 		} else {
-			yd[i] = alpha * float32(math.Expm1(float64(v)))
+			yd[i] = alpha * expm1Neg(v)
 		}
 	}
 	return y
