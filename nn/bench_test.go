@@ -160,3 +160,25 @@ func BenchmarkELU(b *testing.B) {
 		ELU(x, y, 1)
 	}
 }
+
+// BenchmarkELUBackward is ELU's backward pass over 1M values, half of them from negative inputs.
+func BenchmarkELUBackward(b *testing.B) {
+	y := ELU(randomMat(1024, 1024, NewRNG(1)), nil, 1)
+	dy := randomMat(1024, 1024, NewRNG(2))
+	dx := NewMat(1024, 1024)
+	b.SetBytes(y.Bytes())
+	for b.Loop() {
+		ELUBackward(y, dy, dx, 1)
+	}
+}
+
+// BenchmarkReLUBackward is ReLU's backward pass over 1M values, half of them from negative inputs.
+func BenchmarkReLUBackward(b *testing.B) {
+	y := ReLU(randomMat(1024, 1024, NewRNG(1)), nil)
+	dy := randomMat(1024, 1024, NewRNG(2))
+	dx := NewMat(1024, 1024)
+	b.SetBytes(y.Bytes())
+	for b.Loop() {
+		ReLUBackward(y, dy, dx)
+	}
+}

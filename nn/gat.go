@@ -243,9 +243,7 @@ func (l *GATConv) scoreRow(i, h int, idx []int32, dst []float32) float32 {
 	mx := float32(math.Inf(-1))
 	for k, j := range idx {
 		v := aSrc[int(j)*H+h] + ad
-		if v < 0 {
-			v *= slope
-		}
+		v = choose(v < 0, v*slope, v) // LeakyReLU
 		dst[k] = v
 		mx = max(mx, v)
 	}
@@ -306,10 +304,7 @@ func (l *GATConv) transposed(c *Ctx) (*Sparse, []int32) {
 
 // leakyGradAt is LeakyReLU's derivative at the pre-activation score of edge (i ← j), head h.
 func (l *GATConv) leakyGradAt(i, j, h int) float32 {
-	if l.aSrc[j*l.Heads+h]+l.aDst[i*l.Heads+h] > 0 {
-		return 1
-	}
-	return l.NegSlope
+	return choose(l.aSrc[j*l.Heads+h]+l.aDst[i*l.Heads+h] > 0, 1, l.NegSlope)
 }
 
 // mask returns the dropout factor of edge e, head h: 0 or 1/(1−p) while dropping, else 1.

@@ -356,3 +356,27 @@ func TestGatherDot(t *testing.T) {
 		useAVX = saved
 	}
 }
+
+// TestActivationBackward: ReLU's and ELU's backward passes, which pick their factor by a mask
+// (choose), give what a branch would, bit for bit, at the edges too.
+func TestActivationBackward(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	y := []float32{2, 1e-30, 0, float32(math.Copysign(0, -1)), -0.5, -1, inf, nan, -1e-30}
+	dy := []float32{3, -2, 5, 7, 11, 13, 17, 19, -inf}
+	ym, dym := NewMat(1, len(y)), NewMat(1, len(dy))
+	copy(ym.Data, y)
+	copy(dym.Data, dy)
+	elu, relu := ELUBackward(ym, dym, nil, 1.5), ReLUBackward(ym, dym, nil)
+	for i, g := range dy {
+		wantELU, wantReLU := g*(y[i]+1.5), float32(0)
+		if y[i] > 0 {
+			wantELU, wantReLU = g, g
+		}
+		if math.Float32bits(elu.Data[i]) != math.Float32bits(wantELU) {
+			t.Errorf("ELU: y = %g, dy = %g: dx = %g, want %g", y[i], g, elu.Data[i], wantELU)
+		}
+		if math.Float32bits(relu.Data[i]) != math.Float32bits(wantReLU) {
+			t.Errorf("ReLU: y = %g, dy = %g: dx = %g, want %g", y[i], g, relu.Data[i], wantReLU)
+		}
+	}
+}
