@@ -329,11 +329,7 @@ func (l *GATConv) dropRun(start int, src, dst []float32) {
 		if k == 0 || i&3 == 0 {
 			z = maskWord(l.seed, i>>2) >> (16 * (i & 3))
 		}
-		if uint16(z) >= l.thr {
-			dst[k] = v * l.scale
-		} else {
-			dst[k] = 0
-		}
+		dst[k] = v * keepScale(uint16(z), l.thr, l.scale) // attention weights: v ≥ 0, finite
 		z >>= 16
 	}
 }
