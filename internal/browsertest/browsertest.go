@@ -151,11 +151,20 @@ func Eval[T any](t *testing.T, tab *Tab, script string) T {
 	return v
 }
 
-// WaitFor evaluates a boolean script until it holds, failing the test after timeout.
+// WaitFor evaluates a boolean script until it holds, failing the test after timeout. An
+// evaluation that fails is tried again: what a test waits for may be a navigation, during which
+// the page has no context to evaluate in ("Inspected target navigated or closed").
 func (tab *Tab) WaitFor(t *testing.T, script string, timeout time.Duration, what string) {
 	t.Helper()
-	for deadline := time.Now().Add(timeout); !Eval[bool](t, tab, script); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
+		ok, err := chromedp.Run(tab.Ctx, chromedp.Evaluate[bool](script))
+		if err == nil && ok {
+			return
+		}
 		if time.Now().After(deadline) {
+			if err != nil {
+				t.Fatalf("waited %v for %s: evaluating %.80q: %v", timeout, what, script, err)
+			}
 			t.Fatalf("waited %v for %s", timeout, what)
 		}
 	}
