@@ -48,5 +48,15 @@ func expm1Neg(x float32) float32 {
 
 // expPoly is the polynomial of exp32 and expm1Neg: eʳ = 1 + r + r²·expPoly(r) for |r| ≤ ln2/2.
 func expPoly(r float32) float32 {
-	return ((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r + 5.0000001201e-1
+	return ((((expP0*r+expP1)*r+expP2)*r+expP3)*r+expP4)*r + expP5
 }
+
+// expPoly's coefficients, the highest degree's first.
+const (
+	expP0 = 1.9875691500e-4
+	expP1 = 1.3981999507e-3
+	expP2 = 8.3334519073e-3
+	expP3 = 4.1665795894e-2
+	expP4 = 1.6666665459e-1
+	expP5 = 5.0000001201e-1
+)

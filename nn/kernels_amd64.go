@@ -214,6 +214,22 @@ func adamSIMD(w, g, m, v []float32, k *adamConsts) int {
 }
 
 //go:noescape
+func eluAVX(x, y *float32, n int, alpha float32, k *[13]float32) int
+
+// eluConsts are expm1Neg's constants, in the order eluAVX broadcasts them, and 127, 2⁰'s exponent.
+var eluConsts = [13]float32{-88, log2e, shifter, ln2hi, ln2lo, expP0, expP1, expP2, expP3, expP4, expP5, 1, 127}
+
+// eluSIMD computes ELU over the leading multiple of 8 values of x into y when the AVX kernels
+// are available, and returns how many it did: both sides for 8 at a time, kept by a mask, in
+// expm1Neg's operations and order, so the results are the same bits.
+func eluSIMD(x, y []float32, alpha float32) int {
+	if !useAVX || len(x) < 8 {
+		return 0
+	}
+	return eluAVX(&x[0], &y[0], len(x), alpha, &eluConsts)
+}
+
+//go:noescape
 func narrowRows8(acc *float32, a *float32, lda int, w *float32, k int)
 
 //go:noescape

@@ -1276,3 +1276,71 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+// func eluAVX(x, y *float32, n int, alpha float32, k *[13]float32) int
+// ELU of n values, 8 at a time: x where x > 0, else α·expm1Neg(x), both worked out and one kept
+// by a mask, with expm1Neg's operations in its order (no fused multiply-adds), so the results are
+// the same bits. k holds −88, log₂e, 1.5·2²³, ln2 (high, low), expPoly's coefficients, 1 and 127.
+TEXT ·eluAVX(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS alpha+24(FP), Y15
+	MOVQ k+32(FP), DX
+	VBROADCASTSS 0(DX), Y14  // −88
+	VBROADCASTSS 4(DX), Y13  // log₂e
+	VBROADCASTSS 8(DX), Y12  // 1.5·2²³
+	VBROADCASTSS 12(DX), Y11 // ln2hi
+	VBROADCASTSS 16(DX), Y10 // ln2lo
+	VBROADCASTSS 44(DX), Y9  // 1
+	VBROADCASTSS 48(DX), Y8  // 127
+	XORQ AX, AX
+loop:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT done
+	VMOVUPS (SI)(AX*4), Y0 // v
+	VMAXPS Y0, Y14, Y1     // x = max(v, −88); NaN stays
+	VMULPS Y13, Y1, Y2
+	VADDPS Y12, Y2, Y2
+	VSUBPS Y12, Y2, Y2     // n = round(x·log₂e)
+	VMULPS Y11, Y2, Y3
+	VSUBPS Y3, Y1, Y3
+	VMULPS Y10, Y2, Y4
+	VSUBPS Y4, Y3, Y3      // r = x − n·ln2hi − n·ln2lo
+	VBROADCASTSS 20(DX), Y4
+	VMULPS Y3, Y4, Y4
+	VBROADCASTSS 24(DX), Y5
+	VADDPS Y5, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VBROADCASTSS 28(DX), Y5
+	VADDPS Y5, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VBROADCASTSS 32(DX), Y5
+	VADDPS Y5, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VBROADCASTSS 36(DX), Y5
+	VADDPS Y5, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VBROADCASTSS 40(DX), Y5
+	VADDPS Y5, Y4, Y4      // expPoly(r)
+	VMULPS Y3, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VADDPS Y3, Y4, Y4      // eʳ−1 = expPoly(r)·r·r + r
+	VADDPS Y8, Y2, Y5
+	VCVTTPS2DQ Y5, Y5
+	VPSLLD $23, Y5, Y5     // s = 2ⁿ: n + 127 in the exponent field
+	VMULPS Y4, Y5, Y6
+	VSUBPS Y9, Y5, Y7
+	VADDPS Y7, Y6, Y6      // eˣ−1 = s·(eʳ−1) + (s − 1)
+	VMULPS Y6, Y15, Y6     // α·(eˣ−1)
+	VXORPS Y7, Y7, Y7
+	VCMPPS $0x0e, Y7, Y0, Y7 // v > 0
+	VBLENDVPS Y7, Y0, Y6, Y6
+	VMOVUPS Y6, (DI)(AX*4)
+	MOVQ BX, AX
+	JMP loop
+done:
+	MOVQ AX, ret+40(FP)
+	VZEROUPPER
+	RET

@@ -70,11 +70,12 @@ func ReLUBackward(y, dy, dx *Mat) *Mat {
 func ELU(x, y *Mat, alpha float32) *Mat {
 	y = Resize(y, x.Rows, x.Cols)
 	yd, xd := y.Data, x.Data[:x.Len()]
-	for i, v := range xd {
+	done := eluSIMD(xd, yd, alpha)
+	for i, v := range xd[done:] {
 		if v > 0 {
-			yd[i] = v
+			yd[done+i] = v
 		} else {
-			yd[i] = alpha * expm1Neg(v)
+			yd[done+i] = alpha * expm1Neg(v)
 		}
 	}
 	return y
