@@ -253,11 +253,17 @@ func (l *GATConv) scoreRow(i, h int, idx []int32, dst []float32) float32 {
 // expNormalize turns scores into softmax weights given their maximum, returning the sum of the
 // exponentials it divided by.
 func expNormalize(a []float32, mx float32) float32 {
-	var sum float32
 	for k, v := range a {
-		ev := exp32(v - mx)
-		a[k] = ev
-		sum += ev
+		a[k] = exp32(v - mx)
+	}
+	return normalize(a)
+}
+
+// normalize divides a by its sum, which it returns.
+func normalize(a []float32) float32 {
+	var sum float32
+	for _, v := range a {
+		sum += v
 	}
 	inv := 1 / sum
 	for k := range a {

@@ -12,17 +12,24 @@ func (l *GATConv) forwardReorganized(c *Ctx) {
 	l.alphaD = c.floats(l.alphaD, E*H)
 	sp := c.Begin("gat.edge_softmax", role.Forward)
 	parallelRows(adj.Indptr, int64(E*H)*8, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
-			if e0 == e1 {
-				continue
+		// A head at a time over the rows' edges, which lie together: the scores less their row's
+		// maximum, then all their exponentials in one pass (8 at a time with AVX; a row has a
+		// few), then each row divided by its sum, as expNormalize does one row.
+		e0, e1 := int(adj.Indptr[lo]), int(adj.Indptr[hi])
+		for h := 0; h < H; h++ {
+			a := l.alpha[h*E : (h+1)*E]
+			for i := lo; i < hi; i++ {
+				row := a[adj.Indptr[i]:adj.Indptr[i+1]]
+				mx := l.scoreRow(i, h, adj.Indices[adj.Indptr[i]:adj.Indptr[i+1]], row)
+				for k := range row {
+					row[k] -= mx
+				}
 			}
-			idx := adj.Indices[e0:e1]
-			for h := 0; h < H; h++ {
-				a := l.alpha[h*E+e0 : h*E+e1]
-				expNormalize(a, l.scoreRow(i, h, idx, a))
-				l.dropRun(h*E+e0, a, l.alphaD[h*E+e0:h*E+e1])
+			exp32s(a[e0:e1])
+			for i := lo; i < hi; i++ {
+				normalize(a[adj.Indptr[i]:adj.Indptr[i+1]])
 			}
+			l.dropRun(h*E+e0, a[e0:e1], l.alphaD[h*E+e0:h*E+e1])
 		}
 	})
 	sp.EndWork(10*int64(E*H), int64(E*H)*16+adj.Bytes())

@@ -230,6 +230,21 @@ func eluSIMD(x, y []float32, alpha float32) int {
 }
 
 //go:noescape
+func exp32AVX(x *float32, n int, k *[14]float32) int
+
+// exp32Consts are exp32's constants, in the order exp32AVX broadcasts them, and 127, 2⁰'s exponent.
+var exp32Consts = [14]float32{-87.33654, 88.72283, log2e, shifter, ln2hi, ln2lo, expP0, expP1, expP2, expP3, expP4, expP5, 1, 127}
+
+// exp32SIMD sets the leading multiple of 8 values of x to exp32 of them when the AVX kernels are
+// available, and returns how many it did: exp32's operations in its order, so the same bits.
+func exp32SIMD(x []float32) int {
+	if !useAVX || len(x) < 8 {
+		return 0
+	}
+	return exp32AVX(&x[0], len(x), &exp32Consts)
+}
+
+//go:noescape
 func narrowRows8(acc *float32, a *float32, lda int, w *float32, k int)
 
 //go:noescape

@@ -1344,3 +1344,82 @@ done:
 	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// func exp32AVX(x *float32, n int, k *[14]float32) int
+// exp32 of n values in place, 8 at a time, with exp32's operations in its order (no fused
+// multiply-adds; 2ⁿ in two halves, h = n/2 rounded toward zero), so the results are the same bits:
+// below −87.33654 it is 0, above 88.72283 +Inf, NaN stays NaN. k holds those two bounds, log₂e,
+// 1.5·2²³, ln2 (high, low), expPoly's coefficients, 1 and 127.
+TEXT ·exp32AVX(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ k+16(FP), DX
+	VBROADCASTSS 0(DX), Y15  // −87.33654
+	VBROADCASTSS 4(DX), Y14  // 88.72283
+	VBROADCASTSS 8(DX), Y13  // log₂e
+	VBROADCASTSS 12(DX), Y12 // 1.5·2²³
+	VBROADCASTSS 16(DX), Y11 // ln2hi
+	VBROADCASTSS 20(DX), Y10 // ln2lo
+	VBROADCASTSS 48(DX), Y9  // 1
+	VBROADCASTSS 52(DX), Y8  // 127
+	XORQ AX, AX
+loop:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT done
+	VMOVUPS (SI)(AX*4), Y0 // v
+	VMAXPS Y0, Y15, Y1
+	VMINPS Y1, Y14, Y1     // x: v within the bounds; NaN stays
+	VMULPS Y13, Y1, Y2
+	VADDPS Y12, Y2, Y2
+	VSUBPS Y12, Y2, Y2     // n = round(x·log₂e)
+	VMULPS Y11, Y2, Y3
+	VSUBPS Y3, Y1, Y3
+	VMULPS Y10, Y2, Y4
+	VSUBPS Y4, Y3, Y3      // r = x − n·ln2hi − n·ln2lo
+	VBROADCASTSS 24(DX), Y4
+	VMULPS Y3, Y4, Y4
+	VBROADCASTSS 28(DX), Y5
+	VADDPS Y5, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VBROADCASTSS 32(DX), Y5
+	VADDPS Y5, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VBROADCASTSS 36(DX), Y5
+	VADDPS Y5, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VBROADCASTSS 40(DX), Y5
+	VADDPS Y5, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VBROADCASTSS 44(DX), Y5
+	VADDPS Y5, Y4, Y4      // expPoly(r)
+	VMULPS Y3, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VADDPS Y3, Y4, Y4
+	VADDPS Y9, Y4, Y4      // p = expPoly(r)·r·r + r + 1
+	VCVTTPS2DQ Y2, Y5      // ni
+	VPSRLD $31, Y5, Y6
+	VPADDD Y6, Y5, Y6
+	VPSRAD $1, Y6, Y6      // h = ni/2, toward zero
+	VPSUBD Y6, Y5, Y5      // ni − h
+	VCVTTPS2DQ Y8, Y7      // 127
+	VPADDD Y7, Y6, Y6
+	VPSLLD $23, Y6, Y6     // 2ʰ
+	VPADDD Y7, Y5, Y5
+	VPSLLD $23, Y5, Y5     // 2ⁿ⁻ʰ
+	VMULPS Y6, Y4, Y4
+	VMULPS Y5, Y4, Y4      // p·2ʰ·2ⁿ⁻ʰ
+	VCMPPS $0x01, Y15, Y0, Y6 // v < −87.33654: 0
+	VANDNPS Y4, Y6, Y4
+	VCMPPS $0x0e, Y14, Y0, Y6 // v > 88.72283: +Inf
+	VPCMPEQD Y7, Y7, Y7       // all ones
+	VPSRLD $24, Y7, Y7
+	VPSLLD $23, Y7, Y7        // +Inf: 0x7f800000
+	VBLENDVPS Y6, Y7, Y4, Y4
+	VMOVUPS Y4, (SI)(AX*4)
+	MOVQ BX, AX
+	JMP loop
+done:
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET

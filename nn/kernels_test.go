@@ -428,3 +428,37 @@ func TestELUKernelMatchesGo(t *testing.T) {
 		t.Errorf("ELU through AVX of a NaN: %v", y.Data)
 	}
 }
+
+// TestExp32KernelMatchesGo: exp32s through the AVX kernel agrees with exp32 bit for bit, on
+// values across its range and past its bounds (0 below, +Inf above), infinities and zeros, and
+// on lengths around the vector width; NaN stays NaN.
+func TestExp32KernelMatchesGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no AVX kernel here")
+	}
+	special := []float32{0, float32(math.Copysign(0, -1)), 1e-30, -1e-30, -0.34, -0.35, -1, -3.7, -87.33654, -87.3365,
+		-87.34, -88, -200, float32(math.Inf(-1)), 88.72283, 88.7228, 88.73, 300, float32(math.Inf(1)), -86.64, 87.5, -0.6931}
+	rng := NewRNG(9)
+	for _, n := range []int{1, 7, 8, 9, 16, 23, 100} {
+		x := make([]float32, n)
+		for i := range x {
+			if i < len(special) && n >= len(special) {
+				x[i] = special[i]
+			} else {
+				x[i] = float32(200 * (rng.Float64() - 0.5))
+			}
+		}
+		got := slices.Clone(x)
+		exp32s(got)
+		for i, v := range x {
+			if want := exp32(v); math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Errorf("n %d: exp32s gives exp(%g) = %g, exp32 %g", n, v, got[i], want)
+			}
+		}
+	}
+	nan := make([]float32, 8)
+	nan[5] = float32(math.NaN())
+	if exp32s(nan); !math.IsNaN(float64(nan[5])) || nan[4] != 1 {
+		t.Errorf("exp32s of a NaN: %v", nan)
+	}
+}
