@@ -214,10 +214,16 @@ func adamSIMD(w, g, m, v []float32, k *adamConsts) int {
 }
 
 //go:noescape
-func eluAVX(x, y *float32, n int, alpha float32, k *[13]float32) int
+func eluAVX(x, y *float32, n int, alpha float32, k *[15]float32) int
 
-// eluConsts are expm1Neg's constants, in the order eluAVX broadcasts them, and 127, 2⁰'s exponent.
-var eluConsts = [13]float32{-88, log2e, shifter, ln2hi, ln2lo, expP0, expP1, expP2, expP3, expP4, expP5, 1, 127}
+//go:noescape
+func exp32AVX(x *float32, n int, k *[15]float32) int
+
+// expConsts are the constants eluAVX and exp32AVX broadcast, in the kernels' order: log₂e,
+// 1.5·2²³, ln2 (high, low), expPoly's coefficients, 1, 127 (2⁰'s exponent), expm1Neg's lower
+// bound and exp32's two.
+var expConsts = [15]float32{log2e, shifter, ln2hi, ln2lo, expP0, expP1, expP2, expP3, expP4, expP5, 1, 127,
+	-88, -87.33654, 88.72283}
 
 // eluSIMD computes ELU over the leading multiple of 8 values of x into y when the AVX kernels
 // are available, and returns how many it did: both sides for 8 at a time, kept by a mask, in
@@ -226,14 +232,8 @@ func eluSIMD(x, y []float32, alpha float32) int {
 	if !useAVX || len(x) < 8 {
 		return 0
 	}
-	return eluAVX(&x[0], &y[0], len(x), alpha, &eluConsts)
+	return eluAVX(&x[0], &y[0], len(x), alpha, &expConsts)
 }
-
-//go:noescape
-func exp32AVX(x *float32, n int, k *[14]float32) int
-
-// exp32Consts are exp32's constants, in the order exp32AVX broadcasts them, and 127, 2⁰'s exponent.
-var exp32Consts = [14]float32{-87.33654, 88.72283, log2e, shifter, ln2hi, ln2lo, expP0, expP1, expP2, expP3, expP4, expP5, 1, 127}
 
 // exp32SIMD sets the leading multiple of 8 values of x to exp32 of them when the AVX kernels are
 // available, and returns how many it did: exp32's operations in its order, so the same bits.
@@ -241,7 +241,7 @@ func exp32SIMD(x []float32) int {
 	if !useAVX || len(x) < 8 {
 		return 0
 	}
-	return exp32AVX(&x[0], len(x), &exp32Consts)
+	return exp32AVX(&x[0], len(x), &expConsts)
 }
 
 //go:noescape

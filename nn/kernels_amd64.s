@@ -1277,56 +1277,62 @@ done:
 	VZEROUPPER
 	RET
 
-// func eluAVX(x, y *float32, n int, alpha float32, k *[13]float32) int
+// EXP_SETUP broadcasts the range reduction's constants from the table at DX (expConsts): Y13
+// log₂e, Y12 1.5·2²³, Y11 ln2hi, Y10 ln2lo, Y9 1, Y8 127.
+#define EXP_SETUP \
+	VBROADCASTSS 0(DX), Y13; \
+	VBROADCASTSS 4(DX), Y12; \
+	VBROADCASTSS 8(DX), Y11; \
+	VBROADCASTSS 12(DX), Y10; \
+	VBROADCASTSS 40(DX), Y9; \
+	VBROADCASTSS 44(DX), Y8
+
+// HORNER is a step of expPoly's Horner scheme: Y4 = Y4·r + the coefficient at off(DX).
+#define HORNER(off) \
+	VMULPS Y3, Y4, Y4; \
+	VBROADCASTSS off(DX), Y5; \
+	VADDPS Y5, Y4, Y4
+
+// EXP_REDUCE takes x in Y1 to Y2 = n = round(x·log₂e), Y3 = r = x − n·ln2hi − n·ln2lo and
+// Y4 = eʳ−1 = expPoly(r)·r·r + r, in exp32's operations and order (clobbers Y5).
+#define EXP_REDUCE \
+	VMULPS Y13, Y1, Y2; \
+	VADDPS Y12, Y2, Y2; \
+	VSUBPS Y12, Y2, Y2; \
+	VMULPS Y11, Y2, Y3; \
+	VSUBPS Y3, Y1, Y3; \
+	VMULPS Y10, Y2, Y4; \
+	VSUBPS Y4, Y3, Y3; \
+	VBROADCASTSS 16(DX), Y4; \
+	HORNER(20); \
+	HORNER(24); \
+	HORNER(28); \
+	HORNER(32); \
+	HORNER(36); \
+	VMULPS Y3, Y4, Y4; \
+	VMULPS Y3, Y4, Y4; \
+	VADDPS Y3, Y4, Y4
+
+// func eluAVX(x, y *float32, n int, alpha float32, k *[15]float32) int
 // ELU of n values, 8 at a time: x where x > 0, else α·expm1Neg(x), both worked out and one kept
 // by a mask, with expm1Neg's operations in its order (no fused multiply-adds), so the results are
-// the same bits. k holds −88, log₂e, 1.5·2²³, ln2 (high, low), expPoly's coefficients, 1 and 127.
+// the same bits. k is expConsts.
 TEXT ·eluAVX(SB), NOSPLIT, $0-48
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DI
 	MOVQ n+16(FP), CX
 	VBROADCASTSS alpha+24(FP), Y15
 	MOVQ k+32(FP), DX
-	VBROADCASTSS 0(DX), Y14  // −88
-	VBROADCASTSS 4(DX), Y13  // log₂e
-	VBROADCASTSS 8(DX), Y12  // 1.5·2²³
-	VBROADCASTSS 12(DX), Y11 // ln2hi
-	VBROADCASTSS 16(DX), Y10 // ln2lo
-	VBROADCASTSS 44(DX), Y9  // 1
-	VBROADCASTSS 48(DX), Y8  // 127
+	EXP_SETUP
+	VBROADCASTSS 48(DX), Y14 // −88
 	XORQ AX, AX
-loop:
+eluLoop:
 	LEAQ 8(AX), BX
 	CMPQ BX, CX
-	JGT done
+	JGT eluDone
 	VMOVUPS (SI)(AX*4), Y0 // v
 	VMAXPS Y0, Y14, Y1     // x = max(v, −88); NaN stays
-	VMULPS Y13, Y1, Y2
-	VADDPS Y12, Y2, Y2
-	VSUBPS Y12, Y2, Y2     // n = round(x·log₂e)
-	VMULPS Y11, Y2, Y3
-	VSUBPS Y3, Y1, Y3
-	VMULPS Y10, Y2, Y4
-	VSUBPS Y4, Y3, Y3      // r = x − n·ln2hi − n·ln2lo
-	VBROADCASTSS 20(DX), Y4
-	VMULPS Y3, Y4, Y4
-	VBROADCASTSS 24(DX), Y5
-	VADDPS Y5, Y4, Y4
-	VMULPS Y3, Y4, Y4
-	VBROADCASTSS 28(DX), Y5
-	VADDPS Y5, Y4, Y4
-	VMULPS Y3, Y4, Y4
-	VBROADCASTSS 32(DX), Y5
-	VADDPS Y5, Y4, Y4
-	VMULPS Y3, Y4, Y4
-	VBROADCASTSS 36(DX), Y5
-	VADDPS Y5, Y4, Y4
-	VMULPS Y3, Y4, Y4
-	VBROADCASTSS 40(DX), Y5
-	VADDPS Y5, Y4, Y4      // expPoly(r)
-	VMULPS Y3, Y4, Y4
-	VMULPS Y3, Y4, Y4
-	VADDPS Y3, Y4, Y4      // eʳ−1 = expPoly(r)·r·r + r
+	EXP_REDUCE
 	VADDPS Y8, Y2, Y5
 	VCVTTPS2DQ Y5, Y5
 	VPSLLD $23, Y5, Y5     // s = 2ⁿ: n + 127 in the exponent field
@@ -1339,64 +1345,33 @@ loop:
 	VBLENDVPS Y7, Y0, Y6, Y6
 	VMOVUPS Y6, (DI)(AX*4)
 	MOVQ BX, AX
-	JMP loop
-done:
+	JMP eluLoop
+eluDone:
 	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func exp32AVX(x *float32, n int, k *[14]float32) int
+// func exp32AVX(x *float32, n int, k *[15]float32) int
 // exp32 of n values in place, 8 at a time, with exp32's operations in its order (no fused
 // multiply-adds; 2ⁿ in two halves, h = n/2 rounded toward zero), so the results are the same bits:
-// below −87.33654 it is 0, above 88.72283 +Inf, NaN stays NaN. k holds those two bounds, log₂e,
-// 1.5·2²³, ln2 (high, low), expPoly's coefficients, 1 and 127.
+// below −87.33654 it is 0, above 88.72283 +Inf, NaN stays NaN. k is expConsts.
 TEXT ·exp32AVX(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	MOVQ k+16(FP), DX
-	VBROADCASTSS 0(DX), Y15  // −87.33654
-	VBROADCASTSS 4(DX), Y14  // 88.72283
-	VBROADCASTSS 8(DX), Y13  // log₂e
-	VBROADCASTSS 12(DX), Y12 // 1.5·2²³
-	VBROADCASTSS 16(DX), Y11 // ln2hi
-	VBROADCASTSS 20(DX), Y10 // ln2lo
-	VBROADCASTSS 48(DX), Y9  // 1
-	VBROADCASTSS 52(DX), Y8  // 127
+	EXP_SETUP
+	VBROADCASTSS 52(DX), Y15 // −87.33654
+	VBROADCASTSS 56(DX), Y14 // 88.72283
 	XORQ AX, AX
-loop:
+expLoop:
 	LEAQ 8(AX), BX
 	CMPQ BX, CX
-	JGT done
+	JGT expDone
 	VMOVUPS (SI)(AX*4), Y0 // v
 	VMAXPS Y0, Y15, Y1
 	VMINPS Y1, Y14, Y1     // x: v within the bounds; NaN stays
-	VMULPS Y13, Y1, Y2
-	VADDPS Y12, Y2, Y2
-	VSUBPS Y12, Y2, Y2     // n = round(x·log₂e)
-	VMULPS Y11, Y2, Y3
-	VSUBPS Y3, Y1, Y3
-	VMULPS Y10, Y2, Y4
-	VSUBPS Y4, Y3, Y3      // r = x − n·ln2hi − n·ln2lo
-	VBROADCASTSS 24(DX), Y4
-	VMULPS Y3, Y4, Y4
-	VBROADCASTSS 28(DX), Y5
-	VADDPS Y5, Y4, Y4
-	VMULPS Y3, Y4, Y4
-	VBROADCASTSS 32(DX), Y5
-	VADDPS Y5, Y4, Y4
-	VMULPS Y3, Y4, Y4
-	VBROADCASTSS 36(DX), Y5
-	VADDPS Y5, Y4, Y4
-	VMULPS Y3, Y4, Y4
-	VBROADCASTSS 40(DX), Y5
-	VADDPS Y5, Y4, Y4
-	VMULPS Y3, Y4, Y4
-	VBROADCASTSS 44(DX), Y5
-	VADDPS Y5, Y4, Y4      // expPoly(r)
-	VMULPS Y3, Y4, Y4
-	VMULPS Y3, Y4, Y4
-	VADDPS Y3, Y4, Y4
-	VADDPS Y9, Y4, Y4      // p = expPoly(r)·r·r + r + 1
+	EXP_REDUCE
+	VADDPS Y9, Y4, Y4      // p = eʳ
 	VCVTTPS2DQ Y2, Y5      // ni
 	VPSRLD $31, Y5, Y6
 	VPADDD Y6, Y5, Y6
@@ -1418,8 +1393,8 @@ loop:
 	VBLENDVPS Y6, Y7, Y4, Y4
 	VMOVUPS Y4, (SI)(AX*4)
 	MOVQ BX, AX
-	JMP loop
-done:
+	JMP expLoop
+expDone:
 	MOVQ AX, ret+24(FP)
 	VZEROUPPER
 	RET
