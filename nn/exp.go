@@ -24,10 +24,8 @@ func exp32(x float32) float32 {
 	if x != x {
 		return x
 	}
-	// Round x·log2(e) to the nearest integer: adding and subtracting 1.5·2²³ leaves no fraction bits.
-	n := (x*log2e + shifter) - shifter
-	r := x - n*ln2hi - n*ln2lo
-	p := expPoly(r)*r*r + r + 1
+	n, r := expReduce(x)
+	p := float32(expPoly(r)*r*r) + r + 1
 	// n ∈ [−126, 128]; build 2ⁿ in two halves so n = 128 does not overflow the exponent.
 	ni := int32(n)
 	h := ni / 2
@@ -49,15 +47,30 @@ func exp32s(x []float32) {
 // (n = 0) and losing little elsewhere (2ⁿ−1 ≤ −½).
 func expm1Neg(x float32) float32 {
 	x = max(x, -88) // n ≥ −127: 2ⁿ is then 0, and eˣ−1 is −1 in float32 anyway
-	n := (x*log2e + shifter) - shifter
-	r := x - n*ln2hi - n*ln2lo
+	n, r := expReduce(x)
 	s := math.Float32frombits(uint32(int32(n)+127) << 23)
-	return s*(expPoly(r)*r*r+r) + (s - 1)
+	return float32(s*(float32(expPoly(r)*r*r)+r)) + (s - 1)
+}
+
+// expReduce returns n, x·log₂e rounded to an integer (adding and subtracting 1.5·2²³ leaves no
+// fraction bits), and r = x − n·ln2, with |r| ≤ ln2/2.
+//
+// Here and in expPoly each product is rounded (float32(…)) before it is added: the compiler may
+// otherwise fuse the two into a multiply-add that rounds once (it does at GOAMD64=v3), and the
+// results would differ in their last bits from the AVX kernels', which round twice — and with
+// them, the results of a GAT layer between kernel thread counts.
+func expReduce(x float32) (n, r float32) {
+	n = (float32(x*log2e) + shifter) - shifter
+	return n, x - float32(n*ln2hi) - float32(n*ln2lo)
 }
 
 // expPoly is the polynomial of exp32 and expm1Neg: eʳ = 1 + r + r²·expPoly(r) for |r| ≤ ln2/2.
 func expPoly(r float32) float32 {
-	return ((((expP0*r+expP1)*r+expP2)*r+expP3)*r+expP4)*r + expP5
+	p := float32(expP0*r) + expP1
+	p = float32(p*r) + expP2
+	p = float32(p*r) + expP3
+	p = float32(p*r) + expP4
+	return float32(p*r) + expP5
 }
 
 // expPoly's coefficients, the highest degree's first.

@@ -117,10 +117,12 @@ func adamUpdate(w, g, m, v []float32, k *adamConsts) {
 }
 
 func adamGo(w, g, m, v []float32, k *adamConsts) {
+	// The products are rounded before they are added (float32(…)), as the kernel does: the
+	// compiler may otherwise fuse them into multiply-adds (GOAMD64=v3), which round once.
 	for i, gi := range g {
-		gi += k.wd * w[i]
-		m[i] = k.beta1*m[i] + k.beta1c*gi
-		v[i] = k.beta2*v[i] + k.beta2c*gi*gi
+		gi += float32(k.wd * w[i])
+		m[i] = float32(k.beta1*m[i]) + float32(k.beta1c*gi)
+		v[i] = float32(k.beta2*v[i]) + float32(k.beta2c*gi*gi)
 		w[i] -= k.stepSize * m[i] / (float32(math.Sqrt(float64(v[i])))/k.sqrtBC2 + k.eps)
 	}
 }
