@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -63,21 +64,33 @@ func TestReadKineto(t *testing.T) {
 }
 
 // BenchmarkReadKineto measures reading torch.profiler's Kineto form (a third of the events are
-// flows, which are skipped).
+// flows, which are skipped): compact, and indented as torch.profiler writes its traces (a key a
+// line here), where white space is a large share of the bytes.
 func BenchmarkReadKineto(b *testing.B) {
-	data := kinetoTrace(20_000)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	var n int
-	for b.Loop() {
-		t, err := readStream(bytes.NewReader(data), "bench", ReadOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		n = t.Len()
+	compact := kinetoTrace(20_000)
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, compact, "", "  "); err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N*7*20_000)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(n), "kept")
+	for _, layout := range []struct {
+		name string
+		data []byte
+	}{{"compact", compact}, {"indented", indented.Bytes()}} {
+		b.Run(layout.name, func(b *testing.B) {
+			b.SetBytes(int64(len(layout.data)))
+			b.ReportAllocs()
+			var n int
+			for b.Loop() {
+				t, err := readStream(bytes.NewReader(layout.data), "bench", ReadOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = t.Len()
+			}
+			b.ReportMetric(float64(b.N*7*20_000)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(n), "kept")
+		})
+	}
 }
 
 // TestJoinIDsPast32Bits: a correlation or External id past 32 bits cannot be kept; the event is
