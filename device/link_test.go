@@ -9,12 +9,14 @@ import (
 )
 
 // slowLink makes copies slow enough that the modelled time dominates the memory copy even on a
-// loaded machine: 2 MiB take 21 ms pinned or between devices, 42 ms pageable. (A device-to-device
-// copy modelled at 10 ms was once outlasted by the memory copy itself, under the race detector
-// with other packages' tests and a fuzzer on two cores.)
-var slowLink = &LinkModel{Name: "test", PinnedBandwidth: 100e6, PageableBandwidth: 50e6, DeviceBandwidth: 100e6, Latency: 100 * time.Microsecond}
+// loaded machine: 512 KiB take 21 ms pinned or between devices, 42 ms pageable. (The memory copy
+// itself once outlasted the model twice under the race detector, with other packages' tests on
+// two cores: a device-to-device copy modelled at 10 ms, then a 2 MiB pinned one modelled at 21 ms
+// that took 28. The race detector's copy of 2 MiB takes 7–8 ms on an idle machine; a quarter of
+// it, a quarter of that.)
+var slowLink = &LinkModel{Name: "test", PinnedBandwidth: 25e6, PageableBandwidth: 12.5e6, DeviceBandwidth: 25e6, Latency: 100 * time.Microsecond}
 
-const slowCopy = 2 << 20
+const slowCopy = 512 << 10
 
 // TestLinkModelDurations checks each recorded copy against the model: it lasts exactly latency +
 // bytes/bandwidth of its direction and host memory kind.
@@ -38,7 +40,7 @@ func TestLinkModelDurations(t *testing.T) {
 		}
 	}
 	if got, want := slowLink.Duration(trace.DirH2D, true, slowCopy), 100*time.Microsecond+20971520*time.Nanosecond; got != want {
-		t.Errorf("2 MiB pinned at 100 MB/s: %v, want %v", got, want)
+		t.Errorf("512 KiB pinned at 25 MB/s: %v, want %v", got, want)
 	}
 }
 
