@@ -148,6 +148,12 @@ func TestGASTransferFindings(t *testing.T) {
 		}
 		t.Logf("sync=%v: findings %v; in-step copies %.1f ms, %.0f%% overlapped with compute", sync, ids,
 			float64(copyNs)/1e6, 100*float64(overlapNs)/float64(max(copyNs, 1)))
+		if raceEnabled {
+			// The race detector slows the compute threefold: the synchronous run's copies fall to
+			// 10–12% of step time (35% without it), at the findings' 10% thresholds. The run
+			// above still goes through the race detector; the shares are checked without it.
+			continue
+		}
 		for _, id := range []string{"history-exposed", "copies-not-overlapped"} {
 			if slices.Contains(ids, id) != sync {
 				t.Errorf("sync=%v: %s fired = %v", sync, id, !sync)
