@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+
+	"github.com/gnnprof/gnnprof/internal/jsonscan"
 )
 
 // WriteJSON writes v, a profile (the versioned schema of analyze/SCHEMA.md) or a diff, as
@@ -32,13 +34,10 @@ func writeIndented(w io.Writer, src []byte) error {
 			buf = buf[:0]
 		}
 		switch c := src[i]; c {
-		case '"':
-			j := i + 1
-			for j < len(src) && src[j] != '"' {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
+		case '"': // a string: to its closing quote, past escapes
+			j := jsonscan.PlainRun(src, i+1)
+			for j < len(src) && src[j] == '\\' {
+				j = jsonscan.PlainRun(src, j+2)
 			}
 			j = min(j+1, len(src))
 			buf = append(buf, src[i:j]...)
@@ -60,7 +59,7 @@ func writeIndented(w io.Writer, src []byte) error {
 			buf = append(buf, ':', ' ')
 		default: // a number or literal
 			j := i + 1
-			for j < len(src) && !isJSONPunct(src[j]) {
+			for j < len(src) && !jsonscan.IsDelimiter(src[j]) {
 				j++
 			}
 			buf = append(buf, src[i:j]...)
@@ -84,9 +83,4 @@ func newLine(buf []byte, depth int) []byte {
 		buf = append(buf, ' ', ' ')
 	}
 	return buf
-}
-
-// isJSONPunct tells the bytes that end a number or literal in compact JSON.
-func isJSONPunct(c byte) bool {
-	return c == ',' || c == '}' || c == ']' || c == ':' || c == '"'
 }
