@@ -19,8 +19,9 @@ func (l *GATConv) forwardReorganized(c *Ctx) {
 		for h := 0; h < H; h++ {
 			a := l.alpha[h*E : (h+1)*E]
 			for i := lo; i < hi; i++ {
-				row := a[adj.Indptr[i]:adj.Indptr[i+1]]
-				mx := l.scoreRow(i, h, adj.Indices[adj.Indptr[i]:adj.Indptr[i+1]], row)
+				r0, r1 := adj.Indptr[i], adj.Indptr[i+1]
+				row := a[r0:r1]
+				mx := l.scoreRow(i, h, adj.Indices[r0:r1], row)
 				for k := range row {
 					row[k] -= mx
 				}

@@ -24,6 +24,9 @@ A and B are anything "gnnprof report" accepts.`,
 			if err := checkFormat(format, "summary", "text", "json"); err != nil {
 				return err
 			}
+			// The second trace is read at the low target the first one's analysis set: the first's
+			// table is garbage by then, and a high target would leave it resident through the
+			// read (peak RSS 52 → 74 MiB for two 100 MiB traces, for 13 GC cycles fewer).
 			var opt analyze.Options
 			defer lowGCForAnalysis(&opt)()
 			ctx, p := cmd.Context(), progressOf(cmd)
