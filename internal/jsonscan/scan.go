@@ -128,8 +128,11 @@ func IsDelimiter(c byte) bool { return delimiter[c] }
 // plainRun returns the offset of the first byte at or after i in b that ends a run of plain string
 // content (strStop), or len(b). It tests eight bytes at a time: most of a trace is strings.
 func plainRun(b []byte, i int) int {
+	if i < 0 {
+		panic("jsonscan.PlainRun: a negative offset")
+	}
 	for ; i+8 <= len(b); i += 8 {
-		if m := stopMask(Word(b, i)); m != 0 {
+		if m := stopMask(UncheckedWord(b, i)); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
@@ -686,19 +689,30 @@ const maxWholeMicros = (math.MaxInt64 - 999) / 1000
 // MicrosAt reads the plain decimal time at b[i] (-?[0-9]+(\.[0-9]+)?), which a delimiter must
 // follow, as Micros does: its nanoseconds and the offset after it; ok is false for anything else.
 // Today's epoch times, sixteen digits and, as torch writes them, three decimals, are read a word at
-// a time, with no step that waits on the one before (most of a trace's numbers are these).
+// a time, with no step that waits on the one before (most of a trace's numbers are these), and so
+// are times of under eight digits, as most durations are.
 func MicrosAt(b []byte, i int) (ns int64, end int, ok bool) {
-	if i+24 <= len(b) {
-		w1, w2, w3 := Word(b, i), Word(b, i+8), Word(b, i+16)
-		if eightDigits(w1) && eightDigits(w2) {
+	if i >= 0 && i+24 <= len(b) {
+		w1, w2, w3 := UncheckedWord(b, i), UncheckedWord(b, i+8), UncheckedWord(b, i+16)
+		if n := digitRun(w1); n > 0 && n < 8 {
+			// Under eight digits, as most durations are: them moved up to the word's top with
+			// '0's below (the same number), then what follows them, as below.
+			whole := int64(digitsValue(w1<<(64-8*n) | lsbs*'0'>>(8*n)))
+			rest := w1>>(8*n) | w2<<(64-8*n)
+			switch {
+			case delimiter[byte(rest)]:
+				return whole * 1000, i + n, true
+			case byte(rest) == '.' && digitRun(rest>>8) == 3 && delimiter[byte(rest>>32)]:
+				return whole*1000 + threeDigits(rest>>8), i + n + 4, true
+			}
+		} else if eightDigits(w1) && eightDigits(w2) {
 			whole := int64(digitsValue(w1))*100_000_000 + int64(digitsValue(w2))
 			switch {
 			case whole > maxWholeMicros:
 			case delimiter[byte(w3)]:
 				return whole * 1000, i + 16, true
 			case byte(w3) == '.' && digitRun(w3>>8) == 3 && delimiter[byte(w3>>32)]:
-				frac := int64(byte(w3>>8)-'0')*100 + int64(byte(w3>>16)-'0')*10 + int64(byte(w3>>24)-'0')
-				return whole*1000 + frac, i + 20, true
+				return whole*1000 + threeDigits(w3>>8), i + 20, true
 			}
 		}
 	}
@@ -707,6 +721,11 @@ func MicrosAt(b []byte, i int) (ns int64, end int, ok bool) {
 		return 0, 0, false
 	}
 	return ns, i + n, true
+}
+
+// threeDigits returns the number the three ASCII digits at the bottom of w spell.
+func threeDigits(w uint64) int64 {
+	return int64(byte(w)-'0')*100 + int64(byte(w>>8)-'0')*10 + int64(byte(w>>16)-'0')
 }
 
 // eightDigits reports whether the eight bytes of w (little-endian) are all ASCII digits.

@@ -205,6 +205,11 @@ func FuzzMicros(f *testing.F) {
 			if err != nil || pok != ok || pok && pns != ns || string(raw) != s || p.Offset() != len(s) {
 				t.Fatalf("Parser.Micros(%q) = %d, %q, %v, %v; Micros says %d, %v", s, pns, raw, pok, err, ns, ok)
 			}
+			// In place, with room after it for the readers that take a word at a time.
+			p.Reset([]byte(s + `,"name":"aten::empty_strided"}`))
+			if pns, _, pok, err := p.Micros(); err != nil || pok != ok || pok && pns != ns || p.Offset() != len(s) {
+				t.Fatalf("Parser.Micros(%q…) = %d, %v, %v at %d; Micros says %d, %v", s, pns, pok, err, p.Offset(), ns, ok)
+			}
 			n, iok := Int([]byte(s))
 			p.Reset([]byte(s + "}"))
 			pn, raw, pok, err := p.Int64()

@@ -14,3 +14,10 @@ func Word(b []byte, i int) uint64 {
 	}
 	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))
 }
+
+// UncheckedWord is Word without its check, for a caller that has just checked that b[i:i+8] lies
+// in b (0 ≤ i and i+8 ≤ len(b)): in the loops that read a word per key or per eight bytes of a
+// string, the check costs 3–5% of the instructions of reading a trace.
+func UncheckedWord(b []byte, i int) uint64 {
+	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))
+}
