@@ -107,19 +107,19 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 	if i < n && b[i] == '}' {
 		return i + 1, true
 	}
+	if !keyAt(b, i) {
+		return 0, false
+	}
 	for {
-		// The key: a string without escapes, known by its first eight bytes; then ':'.
-		if i+9 > n || b[i] != '"' {
-			return 0, false
-		}
-		w := jsonscan.Word(b, i+1)
+		// The key (keyAt b[i]): a string without escapes, known by its first eight bytes; then ':'.
+		w := jsonscan.UncheckedWord(b, i+1)
 		var key uint64
 		if l := bits.TrailingZeros64(jsonscan.StopMask(w)) >> 3; l < 7 && byte(w>>(8*l&63)) == '"' && byte(w>>(8*(l+1)&63)) == ':' {
 			// The usual key: it, its closing quote and the ':' in the word.
 			key = w & keyMask[l]
 			i += l + 3
-		} else if l == 8 && i+17 <= n && (w == wordExternal && jsonscan.Word(b, i+9)&keyMask[5] == tailID ||
-			w == wordCorrelat && jsonscan.Word(b, i+9)&keyMask[5] == tailIon) {
+		} else if l == 8 && i+17 <= n && (w == wordExternal && jsonscan.UncheckedWord(b, i+9)&keyMask[5] == tailID ||
+			w == wordCorrelat && jsonscan.UncheckedWord(b, i+9)&keyMask[5] == tailIon) {
 			// The long keys of nearly every Kineto event, with their closing quote and ':'.
 			key = keyExternalID
 			if w == wordCorrelat {
@@ -185,6 +185,9 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 					i++ // empty args
 					break
 				}
+				if !keyAt(b, i) {
+					return 0, false
+				}
 				inArgs = true
 				continue
 			default:
@@ -241,7 +244,11 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 			return 0, false
 		}
 
-		// Then ',' or the object's end (the args' end, then the event's).
+		// Then ',' and the next key, or the object's end (the args' end, then the event's).
+		if i+10 <= n && uint16(jsonscan.UncheckedWord(b, i)) == ','|'"'<<8 { // i ≥ 0: checked above
+			i++ // compact JSON: the key at once
+			continue
+		}
 		for {
 			if i < n && b[i] != ',' && b[i] != '}' {
 				i = fastSpace(b, i)
@@ -250,7 +257,9 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 				return 0, false
 			}
 			if b[i] == ',' {
-				i = fastSpace(b, i+1)
+				if i = fastSpace(b, i+1); !keyAt(b, i) {
+					return 0, false
+				}
 				break
 			}
 			if b[i] != '}' {
@@ -264,6 +273,9 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 		}
 	}
 }
+
+// keyAt reports whether a key may start at b[i]: its opening quote, with room for the word after it.
+func keyAt(b []byte, i int) bool { return i+9 <= len(b) && b[i] == '"' }
 
 // fastOtherArg passes over the value of an argument the reader does not use but, in a counter
 // event (ph "C") whose value has not been read, as its value, as args does.
@@ -295,7 +307,7 @@ func fastString(b []byte, i int) ([]byte, int) {
 	}
 	j := i + 1
 	if j+8 <= len(b) { // PlainRun's first step in line: most strings are short
-		if m := jsonscan.StopMask(jsonscan.Word(b, j)); m != 0 {
+		if m := jsonscan.StopMask(jsonscan.UncheckedWord(b, j)); m != 0 { // j > i, b[i] read
 			j += bits.TrailingZeros64(m) >> 3
 		} else {
 			j = jsonscan.PlainRun(b, j+8)
