@@ -359,6 +359,12 @@ func fastInt(b []byte, i int, dst *int64, has *bool) int {
 	}
 	start := j
 	var v int64
+	if j+8 <= len(b) { // j ≥ 0: b[i] was read
+		w := jsonscan.UncheckedWord(b, j)
+		if d := jsonscan.DigitRun(w); d > 0 && d < 8 { // most ids and counts: a word at once
+			v, j = int64(jsonscan.ShortDigits(w, d)), j+d
+		}
+	}
 	for ; j < len(b) && b[j]-'0' <= 9 && j-start < 18; j++ {
 		v = v*10 + int64(b[j]-'0')
 	}

@@ -664,9 +664,16 @@ func microsPrefix(b []byte) (ns int64, n int, ok bool) {
 	return ns, i, true
 }
 
-// digitRun returns how many of the bytes of w (little-endian: the first lowest) are ASCII digits
+// ShortDigits returns the number the first n (1 to 7) bytes of w spell, ASCII digits all: most ids
+// and counts, and durations, have under eight digits.
+func ShortDigits(w uint64, n int) uint64 {
+	// The n digits moved up to the word's top bytes, with '0's below: eight digits, the same number.
+	return digitsValue(w<<(64-8*n) | lsbs*'0'>>(8*n))
+}
+
+// DigitRun returns how many of the bytes of w (little-endian: the first lowest) are ASCII digits
 // before the first that is not (8 when all are).
-func digitRun(w uint64) int {
+func DigitRun(w uint64) int {
 	// A digit's high nibble is 3, and stays 3 with 6 added: x has 0x33 in each digit's byte. (A
 	// carry from adding 6 only spoils a byte above one that is not a digit.)
 	x := (w&(lsbs*0xf0) | (w+lsbs*0x06)&(lsbs*0xf0)>>4) ^ (lsbs * 0x33)
@@ -694,15 +701,13 @@ const maxWholeMicros = (math.MaxInt64 - 999) / 1000
 func MicrosAt(b []byte, i int) (ns int64, end int, ok bool) {
 	if i >= 0 && i+24 <= len(b) {
 		w1, w2, w3 := UncheckedWord(b, i), UncheckedWord(b, i+8), UncheckedWord(b, i+16)
-		if n := digitRun(w1); n > 0 && n < 8 {
-			// Under eight digits, as most durations are: them moved up to the word's top with
-			// '0's below (the same number), then what follows them, as below.
-			whole := int64(digitsValue(w1<<(64-8*n) | lsbs*'0'>>(8*n)))
-			rest := w1>>(8*n) | w2<<(64-8*n)
+		if n := DigitRun(w1); n > 0 && n < 8 {
+			// Under eight digits, as most durations are; then what follows them, as below.
+			whole, rest := int64(ShortDigits(w1, n)), w1>>(8*n)|w2<<(64-8*n)
 			switch {
 			case delimiter[byte(rest)]:
 				return whole * 1000, i + n, true
-			case byte(rest) == '.' && digitRun(rest>>8) == 3 && delimiter[byte(rest>>32)]:
+			case byte(rest) == '.' && DigitRun(rest>>8) == 3 && delimiter[byte(rest>>32)]:
 				return whole*1000 + threeDigits(rest>>8), i + n + 4, true
 			}
 		} else if eightDigits(w1) && eightDigits(w2) {
@@ -711,7 +716,7 @@ func MicrosAt(b []byte, i int) (ns int64, end int, ok bool) {
 			case whole > maxWholeMicros:
 			case delimiter[byte(w3)]:
 				return whole * 1000, i + 16, true
-			case byte(w3) == '.' && digitRun(w3>>8) == 3 && delimiter[byte(w3>>32)]:
+			case byte(w3) == '.' && DigitRun(w3>>8) == 3 && delimiter[byte(w3>>32)]:
 				return whole*1000 + threeDigits(w3>>8), i + 20, true
 			}
 		}

@@ -294,15 +294,23 @@ func TestDigitRun(t *testing.T) {
 		for c := range 256 {
 			b := append(append(append([]byte{}, digits[:d]...), byte(c)), "7012345678."...)[:8]
 			w := binary.LittleEndian.Uint64(b)
-			if n, want := digitRun(w), oneByOne(b); n != want || eightDigits(w) != (want == 8) {
-				t.Fatalf("digitRun(%q) = %d, eightDigits %v; want %d", b, n, eightDigits(w), want)
+			if n, want := DigitRun(w), oneByOne(b); n != want || eightDigits(w) != (want == 8) {
+				t.Fatalf("DigitRun(%q) = %d, eightDigits %v; want %d", b, n, eightDigits(w), want)
 			}
 		}
 	}
 	for n := uint64(0); n < 100_000_000; n += 9_973 {
 		s := fmt.Sprintf("%08d", n)
-		if w := binary.LittleEndian.Uint64([]byte(s)); digitRun(w) != 8 || digitsValue(w) != n {
+		if w := binary.LittleEndian.Uint64([]byte(s)); DigitRun(w) != 8 || digitsValue(w) != n {
 			t.Fatalf("%s read as %d", s, digitsValue(w))
+		}
+		// Its first one to seven digits, with what follows them (no digit).
+		for d := 1; d < 8; d++ {
+			b := []byte(s[8-d:] + `,"x":1}`)
+			want, _ := strconv.ParseUint(s[8-d:], 10, 64)
+			if w := binary.LittleEndian.Uint64(b); DigitRun(w) != d || ShortDigits(w, d) != want {
+				t.Fatalf("ShortDigits(%q, %d) = %d (DigitRun %d); want %d", b, d, ShortDigits(w, d), DigitRun(w), want)
+			}
 		}
 	}
 }
