@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -257,6 +258,27 @@ func mergeRuns(dst, x, y []int32, cmp func(x, y int32) int) {
 	}
 }
 
+// mergeParts returns what merges the sorted runs x and y into dst as mergeRuns does, in parts that
+// run at once: part p fills its share of dst from the elements of x and y that go there, which a
+// binary search finds (the merge path).
+func mergeParts(dst, x, y []int32, cmp func(x, y int32) int, parts int) []func() {
+	// fromX returns how many of the first k merged elements come from x.
+	fromX := func(k int) int {
+		lo, hi := max(0, k-len(y)), min(k, len(x))
+		return lo + sort.Search(hi-lo, func(d int) bool { return cmp(x[lo+d], y[k-lo-d-1]) > 0 })
+	}
+	fns := make([]func(), parts)
+	k, i := 0, 0 // where part p starts in dst, and in x
+	for p := range parts {
+		nextK := len(dst) * (p + 1) / parts
+		nextI := fromX(nextK)
+		dst, x, y := dst[k:nextK], x[i:nextI], y[k-i:nextK-nextI]
+		fns[p] = func() { mergeRuns(dst, x, y, cmp) }
+		k, i = nextK, nextI
+	}
+	return fns
+}
+
 // mergeSortedRuns returns s, whose runs (starting at runs[k]) are each sorted by cmp, sorted:
 // neighbouring runs merged at once, doubling their length each round (the result is in s or in
 // a new slice).
@@ -266,6 +288,11 @@ func mergeSortedRuns(s []int32, runs []int, cmp func(x, y int32) int) []int32 {
 	}
 	dst := make([]int32, len(s))
 	for len(runs) > 1 {
+		// Fewer merges than processors (the last rounds): each merge in parts, so that none waits.
+		parts := 1
+		if n := (len(runs) + 1) / 2; len(s) >= 1<<16 && n < runtime.GOMAXPROCS(0) {
+			parts = runtime.GOMAXPROCS(0) / n
+		}
 		merged := make([]int, 0, (len(runs)+1)/2)
 		var merges []func()
 		for k := 0; k < len(runs); k += 2 {
@@ -276,8 +303,8 @@ func mergeSortedRuns(s []int32, runs []int, cmp func(x, y int32) int) []int32 {
 			if k+2 < len(runs) {
 				hi = runs[k+2]
 			}
-			merges = append(merges, func() { mergeRuns(dst[lo:hi], s[lo:mid], s[mid:hi], cmp) })
 			merged = append(merged, lo)
+			merges = append(merges, mergeParts(dst[lo:hi], s[lo:mid], s[mid:hi], cmp, parts)...)
 		}
 		parallel(merges...)
 		s, dst, runs = dst, s, merged

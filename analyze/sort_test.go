@@ -95,6 +95,44 @@ func TestMergeSortedRuns(t *testing.T) {
 	}
 }
 
+// mergeParts merges as mergeRuns does, whatever the number of parts: equal keys come first from x,
+// as in one merge (the elements are indices of keys with many repeats, so the order of ties shows).
+func TestMergeParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	keys := make([]int32, 4000)
+	for k := range keys {
+		keys[k] = rng.Int32N(40)
+	}
+	byKey := func(x, y int32) int { return int(keys[x]) - int(keys[y]) }
+	for trial := range 200 {
+		nx := rng.IntN(len(keys) + 1)
+		if trial%10 == 0 {
+			nx = 0
+		}
+		idx := rng.Perm(len(keys))
+		x, y := make([]int32, nx), make([]int32, rng.IntN(len(keys)-nx+1))
+		for k := range x {
+			x[k] = int32(idx[k])
+		}
+		for k := range y {
+			y[k] = int32(idx[nx+k])
+		}
+		slices.SortStableFunc(x, byKey)
+		slices.SortStableFunc(y, byKey)
+		want := make([]int32, len(x)+len(y))
+		mergeRuns(want, x, y, byKey)
+		for parts := 1; parts <= 5; parts++ {
+			got := make([]int32, len(want))
+			for _, fn := range mergeParts(got, x, y, byKey, parts) {
+				fn()
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("trial %d, %d parts: merged %d and %d elements differently from one merge", trial, parts, len(x), len(y))
+			}
+		}
+	}
+}
+
 // searchFrom finds what a binary search finds, from any starting position, over values with
 // duplicates, and for values below, between and above those present.
 func TestSearchFrom(t *testing.T) {
