@@ -2,6 +2,8 @@ package device
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,8 +21,29 @@ var slowLink = &LinkModel{Name: "test", PinnedBandwidth: 25e6, PageableBandwidth
 const slowCopy = 512 << 10
 
 // TestLinkModelDurations checks each recorded copy against the model: it lasts exactly latency +
-// bytes/bandwidth of its direction and host memory kind.
+// bytes/bandwidth of its direction and host memory kind. A copy lasts longer only when its real
+// memory copy does, which a loaded machine can make happen (the copying goroutine descheduled past
+// the modelled end: once in a full race run beside a fuzzer); such a run is tried again, up to
+// three times. A copy shorter than the model fails at once.
 func TestLinkModelDurations(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		problems, longer := linkModelDurations(t)
+		if len(problems) == 0 {
+			break
+		}
+		if !longer || attempt == 3 {
+			t.Fatalf("attempt %d: %s", attempt, strings.Join(problems, "; "))
+		}
+		t.Logf("attempt %d: %s (the real copies outlasted the model: trying again)", attempt, strings.Join(problems, "; "))
+	}
+	if got, want := slowLink.Duration(trace.DirH2D, true, slowCopy), 100*time.Microsecond+20971520*time.Nanosecond; got != want {
+		t.Errorf("512 KiB pinned at 25 MB/s: %v, want %v", got, want)
+	}
+}
+
+// linkModelDurations records a pinned, a pageable and a device-to-device copy and returns how
+// their durations differ from the model, and whether every one that differs is longer.
+func linkModelDurations(t *testing.T) (problems []string, longer bool) {
 	r := newRecorded(t, CPUConfig{Link: slowLink})
 	pin, page := allocPinned(t, r.dev, slowCopy, "pinned"), make([]byte, slowCopy)
 	d1, d2 := alloc(t, r.dev, slowCopy, "d1"), alloc(t, r.dev, slowCopy, "d2")
@@ -33,15 +56,15 @@ func TestLinkModelDurations(t *testing.T) {
 	if len(copies) != 3 {
 		t.Fatalf("%d copies recorded, want 3", len(copies))
 	}
+	longer = true
 	for _, c := range copies {
 		want := slowLink.Duration(c.Dir, c.Flags&trace.FlagPinned != 0, slowCopy).Nanoseconds()
 		if c.Dur != want {
-			t.Errorf("%s recorded for %d ns, the model gives %d ns", c.Name, c.Dur, want)
+			problems = append(problems, fmt.Sprintf("%s recorded for %d ns, the model gives %d ns", c.Name, c.Dur, want))
+			longer = longer && c.Dur > want
 		}
 	}
-	if got, want := slowLink.Duration(trace.DirH2D, true, slowCopy), 100*time.Microsecond+20971520*time.Nanosecond; got != want {
-		t.Errorf("512 KiB pinned at 25 MB/s: %v, want %v", got, want)
-	}
+	return problems, longer
 }
 
 // TestLinkModelEngines checks the copy engines: copies in one direction queue for their engine
