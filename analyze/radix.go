@@ -30,8 +30,8 @@ func radixSort(s, scratch []uint64) []uint64 {
 	counts := make([][1 << radixBits]int, passes) // 16 KiB a pass: on the heap, not the stack
 	for _, x := range s {
 		x >>= lo
-		for k := range passes {
-			counts[k][x&mask]++
+		for k := range counts {
+			counts[k][x&mask&(1<<radixBits-1)]++ // mask has at most radixBits bits: no bounds check
 			x >>= digit
 		}
 	}
@@ -46,7 +46,7 @@ func radixSort(s, scratch []uint64) []uint64 {
 		}
 		shift := lo + k*digit
 		for _, x := range src {
-			v := x >> shift & mask
+			v := x >> shift & mask & (1<<radixBits - 1)
 			dst[c[v]] = x
 			c[v]++
 		}
