@@ -113,18 +113,16 @@ type reader struct {
 	ev    rawEvent
 	arena []byte // the current event's strings
 
-	strings  []string
-	index    map[string]int32
-	recent   [509]int32       // string ids by intern's hash of their bytes (0: none)
-	lanes    map[string]int32 // "pid\x00tid" → lane id
-	laneKeys []laneKey
-	laneKey  []byte
-	lastLane struct { // the lane of the previous event: most events follow one on the same lane
-		pid, tid []byte
-		id       int32
-	}
-	reported    []int      // per lane: the chunk sequence number that last listed it as a device lane
-	roles       []roleMemo // per name id
+	strings     []string
+	index       map[string]int32
+	recent      [509]int32       // string ids by intern's hash of their bytes (0: none)
+	lanes       map[string]int32 // "pid\x00tid" → lane id
+	laneKeys    []laneKey
+	laneKey     []byte
+	recentLanes [4]recentLane // the lanes of the last few (pid, tid) pairs seen (id -1: none)
+	nextRecent  int           // the entry of recentLanes to replace next
+	reported    []int         // per lane: the chunk sequence number that last listed it as a device lane
+	roles       []roleMemo    // per name id
 	seq         int
 	open        map[int32][]int32 // B rows waiting for their E, per lane, within the chunk
 	unknownCats map[string]bool
@@ -141,7 +139,9 @@ func newReader(id int, opt ReadOptions) *reader {
 	rd := &reader{id: id, opt: opt, strings: []string{""}, index: map[string]int32{"": 0},
 		lanes: map[string]int32{}, unknownCats: map[string]bool{}, open: map[int32][]int32{}}
 	rd.p.Mark = []byte("ph")
-	rd.lastLane.id = -1
+	for k := range rd.recentLanes {
+		rd.recentLanes[k].id = -1
+	}
 	return rd
 }
 
@@ -609,12 +609,21 @@ func (rd *reader) args() error {
 	})
 }
 
-// lane returns the lane of the event's pid and tid, creating it on first sight.
+// recentLane is a (pid, tid) pair's lane, kept by lane for the events that follow.
+type recentLane struct {
+	pid, tid []byte
+	id       int32
+}
+
+// lane returns the lane of the event's pid and tid, creating it on first sight. Events come from
+// a few lanes at a time (a Kineto trace alternates between a thread and the streams it launches
+// on), which recentLanes answers without building a key and looking it up.
 func (rd *reader) lane() int32 {
 	e := &rd.ev
-	last := &rd.lastLane
-	if last.id >= 0 && bytes.Equal(last.pid, e.pid) && bytes.Equal(last.tid, e.tid) {
-		return last.id
+	for k := range rd.recentLanes {
+		if r := &rd.recentLanes[k]; r.id >= 0 && bytes.Equal(r.pid, e.pid) && bytes.Equal(r.tid, e.tid) {
+			return r.id
+		}
 	}
 	rd.laneKey = append(append(append(rd.laneKey[:0], e.pid...), 0), e.tid...)
 	id, ok := rd.lanes[string(rd.laneKey)]
@@ -624,7 +633,9 @@ func (rd *reader) lane() int32 {
 		rd.lanes[string(rd.laneKey)] = id
 		rd.reported = append(rd.reported, 0)
 	}
-	last.pid, last.tid, last.id = append(last.pid[:0], e.pid...), append(last.tid[:0], e.tid...), id
+	r := &rd.recentLanes[rd.nextRecent]
+	rd.nextRecent = (rd.nextRecent + 1) % len(rd.recentLanes)
+	r.pid, r.tid, r.id = append(r.pid[:0], e.pid...), append(r.tid[:0], e.tid...), id
 	return id
 }
 
