@@ -22,7 +22,11 @@ func TestKilledRunLeavesReadableTrace(t *testing.T) {
 		}
 		rec := NewRecorder(file)
 		recordTraining(rec, 5)
-		time.Sleep(300 * time.Millisecond) // the step-end flush runs on the writer goroutine
+		// The step-end flush runs on the writer goroutine: wait until the file holds the five
+		// steps (rather than a fixed time, which a loaded machine can outlast).
+		for deadline := time.Now().Add(20 * time.Second); stepsIn(path) < 5 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		os.Stdout.WriteString("recorded\n")
 		time.Sleep(time.Hour) // wait to be killed
 	}
@@ -48,14 +52,27 @@ func TestKilledRunLeavesReadableTrace(t *testing.T) {
 	if !errors.Is(err, ErrTruncated) {
 		t.Fatalf("want a truncation error, got %v", err)
 	}
+	if steps := countSteps(tab); steps != 5 {
+		t.Fatalf("read back %d steps, want 5 (error: %v)", steps, err)
+	}
+	t.Logf("killed run: %d events, %v", tab.Len(), err)
+}
+
+// stepsIn returns how many steps the trace at path reads back with so far.
+func stepsIn(path string) int {
+	tab, _ := ReadFile(path, ReadOptions{})
+	if tab == nil {
+		return 0
+	}
+	return countSteps(tab)
+}
+
+func countSteps(tab *Table) int {
 	steps := 0
 	for i := range tab.Len() {
 		if tab.Role[i] == role.Step {
 			steps++
 		}
 	}
-	if steps != 5 {
-		t.Fatalf("read back %d steps, want 5 (error: %v)", steps, err)
-	}
-	t.Logf("killed run: %d events, %v", tab.Len(), err)
+	return steps
 }
