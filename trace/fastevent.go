@@ -245,9 +245,15 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 		}
 
 		// Then ',' and the next key, or the object's end (the args' end, then the event's).
-		if i+10 <= n && uint16(jsonscan.UncheckedWord(b, i)) == ','|'"'<<8 { // i ≥ 0: checked above
-			i++ // compact JSON: the key at once
-			continue
+		if i+11 <= n { // i ≥ 0: checked above
+			switch w := jsonscan.UncheckedWord(b, i); {
+			case uint16(w) == ','|'"'<<8:
+				i++ // compact JSON: the key at once
+				continue
+			case uint32(w)&0xffffff == ','|' '<<8|'"'<<16:
+				i += 2 // torch.profiler's layout: a space between
+				continue
+			}
 		}
 		for {
 			if i < n && b[i] != ',' && b[i] != '}' {
@@ -295,6 +301,9 @@ func (rd *reader) fastOtherArg(b []byte, i int) int {
 func fastSpace(b []byte, i int) int {
 	if i < len(b) && b[i] > ' ' {
 		return i
+	}
+	if i+1 < len(b) && b[i] == ' ' && b[i+1] > ' ' {
+		return i + 1 // one space, as torch.profiler writes after each ':' and ','
 	}
 	return skipSpace(b, i)
 }
