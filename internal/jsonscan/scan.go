@@ -701,23 +701,15 @@ const maxWholeMicros = (math.MaxInt64 - 999) / 1000
 func MicrosAt(b []byte, i int) (ns int64, end int, ok bool) {
 	if i >= 0 && i+24 <= len(b) {
 		w1, w2, w3 := UncheckedWord(b, i), UncheckedWord(b, i+8), UncheckedWord(b, i+16)
-		if n := DigitRun(w1); n > 0 && n < 8 {
-			// Under eight digits, as most durations are; then what follows them, as below.
-			whole, rest := int64(ShortDigits(w1, n)), w1>>(8*n)|w2<<(64-8*n)
-			switch {
-			case delimiter[byte(rest)]:
-				return whole * 1000, i + n, true
-			case byte(rest) == '.' && DigitRun(rest>>8) == 3 && delimiter[byte(rest>>32)]:
-				return whole*1000 + threeDigits(rest>>8), i + n + 4, true
+		if n := DigitRun(w1); n > 0 && n < 8 { // under eight digits, as most durations are
+			if ns, end, ok := wordTime(int64(ShortDigits(w1, n)), w1>>(8*n)|w2<<(64-8*n), i+n); ok {
+				return ns, end, true
 			}
 		} else if eightDigits(w1) && eightDigits(w2) {
-			whole := int64(digitsValue(w1))*100_000_000 + int64(digitsValue(w2))
-			switch {
-			case whole > maxWholeMicros:
-			case delimiter[byte(w3)]:
-				return whole * 1000, i + 16, true
-			case byte(w3) == '.' && DigitRun(w3>>8) == 3 && delimiter[byte(w3>>32)]:
-				return whole*1000 + threeDigits(w3>>8), i + 20, true
+			if whole := int64(digitsValue(w1))*100_000_000 + int64(digitsValue(w2)); whole <= maxWholeMicros {
+				if ns, end, ok := wordTime(whole, w3, i+16); ok {
+					return ns, end, true
+				}
 			}
 		}
 	}
@@ -726,6 +718,19 @@ func MicrosAt(b []byte, i int) (ns int64, end int, ok bool) {
 		return 0, 0, false
 	}
 	return ns, i + n, true
+}
+
+// wordTime finishes MicrosAt's reading of a time a word at a time: whole is its microseconds,
+// read up to end, and after holds the bytes from end. A delimiter must follow, or three decimals
+// and one (ok is false for anything else, which MicrosAt leaves to microsPrefix).
+func wordTime(whole int64, after uint64, end int) (ns int64, next int, ok bool) {
+	switch {
+	case delimiter[byte(after)]:
+		return whole * 1000, end, true
+	case byte(after) == '.' && DigitRun(after>>8) == 3 && delimiter[byte(after>>32)]:
+		return whole*1000 + threeDigits(after>>8), end + 4, true
+	}
+	return 0, 0, false
 }
 
 // threeDigits returns the number the three ASCII digits at the bottom of w spell.
