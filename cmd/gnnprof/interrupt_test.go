@@ -182,6 +182,17 @@ func TestInterruptTwice(t *testing.T) {
 	c := startCLI(t, "run", "full", "sbm:nodes=30000,classes=4,degree=16,features=64", "--model", "gat",
 		"--epochs", "100000", "--patience", "0", "--out", dir)
 	c.waitLine(t, trainingLine)
+	// An exit at once keeps what the writer goroutine has flushed at the end of a step: wait for
+	// the first flush (a loaded machine can put it after both signals), then interrupt twice.
+	tracePath := filepath.Join(dir, rundir.TraceFile)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if tbl, _ := trace.ReadFile(tracePath, trace.ReadOptions{}); tbl != nil && tbl.Len() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no event reached the trace in a minute of training")
+		}
+	}
 	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +216,7 @@ func TestInterruptTwice(t *testing.T) {
 		t.Error("an unfinished CPU profile was left behind")
 	}
 	t.Logf("run.json written before the second signal: %v", errRun == nil)
-	tbl, err := trace.ReadFile(filepath.Join(dir, rundir.TraceFile), trace.ReadOptions{})
+	tbl, err := trace.ReadFile(tracePath, trace.ReadOptions{})
 	if err != nil && (!errors.Is(err, trace.ErrTruncated) || tbl.Len() == 0) {
 		t.Errorf("trace after an exit at once: %v", err)
 	}
