@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gnnprof/gnnprof/internal/stepname"
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -38,7 +39,7 @@ func (a *analysis) findSteps() {
 	perLane := map[int32]int{}
 	for _, i := range a.order {
 		if t.Role[i] == role.Step && a.lane[t.Lane[i]] != laneDevice {
-			if _, ok := trace.ParseStepName(t.NameOf(int(i))); ok {
+			if _, ok := stepname.Parse(t.NameOf(int(i))); ok {
 				perLane[t.Lane[i]]++
 			}
 		}
@@ -59,7 +60,7 @@ func (a *analysis) findSteps() {
 		var steps []step
 		for _, i := range a.order {
 			if t.Lane[i] == best && t.Role[i] == role.Step {
-				if n, ok := trace.ParseStepName(t.NameOf(int(i))); ok {
+				if n, ok := stepname.Parse(t.NameOf(int(i))); ok {
 					steps = append(steps, step{n, t.Start[i], t.Start[i] + t.Dur[i]})
 				}
 			}

@@ -98,7 +98,7 @@ func TestLegacyTorchSteps(t *testing.T) {
 }
 
 // Step spans are found by their role and numbered from their names, in every spelling
-// trace.ParseStepName accepts; a step-role span with another name is not a step.
+// stepname.Parse accepts; a step-role span with another name is not a step.
 func TestStepNames(t *testing.T) {
 	s := newScenario(t)
 	for k, name := range []string{"ProfilerStep#7", "ProfilerStep #8", "ProfilerStep# 9", "step ten"} {

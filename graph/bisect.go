@@ -196,16 +196,8 @@ func (f *fm) refine(g *wgraph, where []int32, target [2]int64, eps float64, pass
 	var cut int64
 	for u := 0; u < g.n; u++ {
 		pw[where[u]] += int64(g.vwgt[u])
-		var in, ex int64
-		for e := g.xadj[u]; e < g.xadj[u+1]; e++ {
-			if where[g.adj[e]] == where[u] {
-				in += int64(g.adjw[e])
-			} else {
-				ex += int64(g.adjw[e])
-			}
-		}
-		f.id[u], f.ed[u] = in, ex
-		cut += ex
+		f.id[u], f.ed[u] = g.degrees(where, u)
+		cut += f.ed[u]
 	}
 	cut /= 2
 	maxW := [2]int64{maxSideWeight(target[0], eps), maxSideWeight(target[1], eps)}

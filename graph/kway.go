@@ -38,16 +38,8 @@ func (r *kwayRefiner) newState(g *wgraph, where []int32) *kwayState {
 	for u := 0; u < g.n; u++ {
 		s.pwgt[where[u]] += int64(g.vwgt[u])
 		maxV = max(maxV, g.vwgt[u])
-		var in, ex int64
-		for e := g.xadj[u]; e < g.xadj[u+1]; e++ {
-			if where[g.adj[e]] == where[u] {
-				in += int64(g.adjw[e])
-			} else {
-				ex += int64(g.adjw[e])
-			}
-		}
-		s.id[u], s.ed[u] = in, ex
-		if ex > 0 {
+		s.id[u], s.ed[u] = g.degrees(where, u)
+		if s.ed[u] > 0 {
 			s.boundary = append(s.boundary, int32(u))
 			s.inBound[u] = true
 		}

@@ -152,6 +152,19 @@ func newWeightedGraph(g *CSR) *wgraph {
 	return w
 }
 
+// degrees returns the weight of u's edges to vertices of its own part (in) and to other parts
+// (ex): the internal and external degree that refinement's gains are made of.
+func (g *wgraph) degrees(where []int32, u int) (in, ex int64) {
+	for e := g.xadj[u]; e < g.xadj[u+1]; e++ {
+		if where[g.adj[e]] == where[u] {
+			in += int64(g.adjw[e])
+		} else {
+			ex += int64(g.adjw[e])
+		}
+	}
+	return in, ex
+}
+
 type partitioner struct {
 	k     int
 	eps   float64

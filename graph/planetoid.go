@@ -47,68 +47,131 @@ func loadPlanetoid(path string, opt LoadOptions) (*Dataset, error) {
 // files in errors ("ind.cora").
 func assemblePlanetoid(name, base string, files map[string][]byte) (*Dataset, error) {
 	fail := func(part string, err error) error { return fmt.Errorf("%s.%s: %w", base, part, err) }
-	mats := make(map[string]*SparseFeatures)
-	for _, p := range []string{"x", "tx", "allx"} {
-		v, err := unpickle(files[p])
-		if err != nil {
-			return nil, fail(p, err)
-		}
-		m, ok := v.(*pyCSR)
-		if !ok {
-			return nil, fail(p, fmt.Errorf("holds %T, want a scipy csr_matrix", v))
-		}
-		if mats[p], err = m.sparse(); err != nil {
-			return nil, fail(p, err)
-		}
+	p, err := unpicklePlanetoid(files, fail)
+	if err != nil {
+		return nil, err
 	}
-	labels := make(map[string][]int32)
-	numClasses := 0
-	for _, p := range []string{"y", "ty", "ally"} {
-		v, err := unpickle(files[p])
-		if err != nil {
-			return nil, fail(p, err)
-		}
-		a, ok := v.(*pyArray)
-		if !ok || len(a.shape) != 2 {
-			return nil, fail(p, fmt.Errorf("holds %T, want a 2-D numpy array of one-hot labels", v))
-		}
-		if numClasses != 0 && a.shape[1] != numClasses {
-			return nil, fail(p, fmt.Errorf("%d classes, other label files have %d", a.shape[1], numClasses))
-		}
-		numClasses = a.shape[1]
-		vals, err := a.ints()
-		if err != nil {
-			return nil, fail(p, err)
-		}
-		labels[p] = oneHotToClass(vals, a.shape[0], a.shape[1])
+	ids, err := p.nodeIDs(files["test.index"], fail)
+	if err != nil {
+		return nil, err
 	}
-	x, tx, allx := mats["x"], mats["tx"], mats["allx"]
-	nf := allx.Cols
-	if x.Cols != nf || tx.Cols != nf {
-		return nil, fail("tx", fmt.Errorf("feature widths differ: x %d, tx %d, allx %d", x.Cols, tx.Cols, nf))
+	ds := &Dataset{Name: name, NumFeatures: p.allx.Cols, NumClasses: p.numClasses}
+	ds.XSparse, ds.Labels = p.rows(ids)
+	if ds.Graph, err = planetoidGraph(files["graph"], ids.n, fail); err != nil {
+		return nil, err
 	}
-	if len(labels["ally"]) != allx.Rows || len(labels["ty"]) != tx.Rows || len(labels["y"]) != x.Rows {
+	ds.Split = ids.split()
+	return ds, nil
+}
+
+// planetoid is a Planetoid dataset's rows as its pickles hold them: features of the training
+// nodes (x), the test nodes (tx) and all but the test nodes (allx), and their labels as classes
+// (y, ty, ally).
+type planetoid struct {
+	x, tx, allx *SparseFeatures
+	y, ty, ally []int32
+	numClasses  int
+}
+
+// unpicklePlanetoid reads the feature and label pickles and checks that their shapes agree.
+func unpicklePlanetoid(files map[string][]byte, fail func(string, error) error) (*planetoid, error) {
+	p := &planetoid{}
+	var err error
+	if p.x, err = unpickleFeatures(files["x"]); err != nil {
+		return nil, fail("x", err)
+	}
+	if p.tx, err = unpickleFeatures(files["tx"]); err != nil {
+		return nil, fail("tx", err)
+	}
+	if p.allx, err = unpickleFeatures(files["allx"]); err != nil {
+		return nil, fail("allx", err)
+	}
+	if p.y, err = unpickleLabels(files["y"], &p.numClasses); err != nil {
+		return nil, fail("y", err)
+	}
+	if p.ty, err = unpickleLabels(files["ty"], &p.numClasses); err != nil {
+		return nil, fail("ty", err)
+	}
+	if p.ally, err = unpickleLabels(files["ally"], &p.numClasses); err != nil {
+		return nil, fail("ally", err)
+	}
+	nf := p.allx.Cols
+	if p.x.Cols != nf || p.tx.Cols != nf {
+		return nil, fail("tx", fmt.Errorf("feature widths differ: x %d, tx %d, allx %d", p.x.Cols, p.tx.Cols, nf))
+	}
+	if len(p.ally) != p.allx.Rows || len(p.ty) != p.tx.Rows || len(p.y) != p.x.Rows {
 		return nil, fail("ally", fmt.Errorf("label rows (y %d, ty %d, ally %d) do not match feature rows (x %d, tx %d, allx %d)",
-			len(labels["y"]), len(labels["ty"]), len(labels["ally"]), x.Rows, tx.Rows, allx.Rows))
+			len(p.y), len(p.ty), len(p.ally), p.x.Rows, p.tx.Rows, p.allx.Rows))
 	}
-	testIdx, err := parseIntLines(files["test.index"])
+	return p, nil
+}
+
+// unpickleFeatures reads a feature pickle: a scipy csr_matrix.
+func unpickleFeatures(data []byte) (*SparseFeatures, error) {
+	v, err := unpickle(data)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(*pyCSR)
+	if !ok {
+		return nil, fmt.Errorf("holds %T, want a scipy csr_matrix", v)
+	}
+	return m.sparse()
+}
+
+// unpickleLabels reads a label pickle, a numpy array of one-hot rows, as classes. Its width must
+// be *numClasses unless that is still 0; it sets *numClasses.
+func unpickleLabels(data []byte, numClasses *int) ([]int32, error) {
+	v, err := unpickle(data)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := v.(*pyArray)
+	if !ok || len(a.shape) != 2 {
+		return nil, fmt.Errorf("holds %T, want a 2-D numpy array of one-hot labels", v)
+	}
+	if *numClasses != 0 && a.shape[1] != *numClasses {
+		return nil, fmt.Errorf("%d classes, other label files have %d", a.shape[1], *numClasses)
+	}
+	*numClasses = a.shape[1]
+	vals, err := a.ints()
+	if err != nil {
+		return nil, err
+	}
+	return oneHotToClass(vals, a.shape[0], a.shape[1]), nil
+}
+
+// planetoidIDs lay out a Planetoid dataset's node ids: train = the first len(y), val = the next
+// 500, test = test.index, which gives tx row j the id test[j]; the ids run up to n.
+type planetoidIDs struct {
+	train  int
+	test   []int32 // in the order of the tx rows
+	sorted []int32 // test, ascending
+	n      int
+}
+
+// nodeIDs reads test.index and checks the layout: one test id per tx row, all past the allx
+// rows, none repeated, not spread much wider than they are many; and the train and validation
+// ids within the allx rows.
+func (p *planetoid) nodeIDs(testIndex []byte, fail func(string, error) error) (*planetoidIDs, error) {
+	testIdx, err := parseIntLines(testIndex)
 	if err != nil {
 		return nil, fail("test.index", err)
 	}
-	if len(testIdx) != tx.Rows {
-		return nil, fail("test.index", fmt.Errorf("%d ids for %d tx rows", len(testIdx), tx.Rows))
+	if len(testIdx) != p.tx.Rows {
+		return nil, fail("test.index", fmt.Errorf("%d ids for %d tx rows", len(testIdx), p.tx.Rows))
 	}
 	sorted := slices.Clone(testIdx)
 	slices.Sort(sorted)
-	if len(sorted) > 0 && sorted[0] < int32(allx.Rows) {
-		return nil, fail("test.index", fmt.Errorf("test id %d overlaps the %d allx rows", sorted[0], allx.Rows))
+	if len(sorted) > 0 && sorted[0] < int32(p.allx.Rows) {
+		return nil, fail("test.index", fmt.Errorf("test id %d overlaps the %d allx rows", sorted[0], p.allx.Rows))
 	}
 	for i := 1; i < len(sorted); i++ {
 		if sorted[i] == sorted[i-1] {
 			return nil, fail("test.index", fmt.Errorf("test id %d repeated", sorted[i]))
 		}
 	}
-	n := allx.Rows
+	n := p.allx.Rows
 	if len(sorted) > 0 {
 		n = int(sorted[len(sorted)-1]) + 1
 		// CiteSeer's test range has 15 ids without a tx row; a range far wider than the tx rows
@@ -117,44 +180,47 @@ func assemblePlanetoid(name, base string, files map[string][]byte) (*Dataset, er
 			return nil, fail("test.index", fmt.Errorf("test ids span %d..%d for only %d tx rows", sorted[0], n-1, len(sorted)))
 		}
 	}
-	if len(labels["y"])+500 > allx.Rows {
-		return nil, fail("y", fmt.Errorf("%d train + 500 validation nodes exceed the %d allx rows", len(labels["y"]), allx.Rows))
+	if len(p.y)+500 > p.allx.Rows {
+		return nil, fail("y", fmt.Errorf("%d train + 500 validation nodes exceed the %d allx rows", len(p.y), p.allx.Rows))
 	}
+	return &planetoidIDs{train: len(p.y), test: testIdx, sorted: sorted, n: n}, nil
+}
 
-	// Node id -> source row: allx row r (r < len(allx)), tx row (encoded as len(allx)+j), or -1.
-	src := make([]int32, n)
-	for i := range src {
-		src[i] = -1
-		if i < allx.Rows {
-			src[i] = int32(i)
-		}
+// rows assembles the features and labels by node id, as Kipf's GCN and PyG do: allx then tx,
+// with the tx rows moved to their test ids. Test-range ids without a tx row (CiteSeer) get no
+// features and label -1. (PyG's two-step vstack-then-reorder comes down to the same mapping.)
+func (p *planetoid) rows(ids *planetoidIDs) (*SparseFeatures, []int32) {
+	feats := &SparseFeatures{Rows: ids.n, Cols: p.allx.Cols, Indptr: make([]int64, ids.n+1)}
+	labels := make([]int32, ids.n)
+	txRow := make([]int32, ids.n) // node id -> its tx row, or -1
+	for i := range txRow {
+		txRow[i] = -1
 	}
-	// tx row j belongs to test id testIdx[j]. (PyG's two-step vstack-then-reorder comes down to
-	// the same mapping.)
-	for j, id := range testIdx {
-		src[id] = int32(allx.Rows + j)
+	for j, id := range ids.test {
+		txRow[id] = int32(j)
 	}
-
-	feats := &SparseFeatures{Rows: n, Cols: nf, Indptr: make([]int64, n+1)}
-	ds := &Dataset{Name: name, NumFeatures: nf, NumClasses: numClasses, Labels: make([]int32, n)}
-	for id, s := range src {
-		m, row, lab := allx, int(s), labels["ally"]
-		if s >= int32(allx.Rows) {
-			m, row, lab = tx, int(s)-allx.Rows, labels["ty"]
+	for id := range ids.n {
+		m, row, lab := p.allx, id, p.ally
+		if j := txRow[id]; j >= 0 {
+			m, row, lab = p.tx, int(j), p.ty
 		}
-		if s < 0 {
-			ds.Labels[id] = -1
-		} else {
+		if row < m.Rows {
 			lo, hi := m.Indptr[row], m.Indptr[row+1]
 			feats.Indices = append(feats.Indices, m.Indices[lo:hi]...)
 			feats.Values = append(feats.Values, m.Values[lo:hi]...)
-			ds.Labels[id] = lab[row]
+			labels[id] = lab[row]
+		} else { // a test-range id without a tx row
+			labels[id] = -1
 		}
 		feats.Indptr[id+1] = int64(len(feats.Indices))
 	}
-	ds.XSparse = feats
+	return feats, labels
+}
 
-	g, err := unpickle(files["graph"])
+// planetoidGraph reads the graph pickle, a dict of neighbour lists over the n node ids, and
+// returns it symmetrized.
+func planetoidGraph(data []byte, n int, fail func(string, error) error) (*CSR, error) {
+	g, err := unpickle(data)
 	if err != nil {
 		return nil, fail("graph", err)
 	}
@@ -162,27 +228,32 @@ func assemblePlanetoid(name, base string, files map[string][]byte) (*Dataset, er
 	if !ok {
 		return nil, fail("graph", fmt.Errorf("holds %T, want a defaultdict of neighbour lists", g))
 	}
+	ends := n
 	for i := range adj.src {
-		n = max(n, int(adj.src[i])+1, int(adj.dst[i])+1)
+		ends = max(ends, int(adj.src[i])+1, int(adj.dst[i])+1)
 	}
-	if n > len(src) {
-		return nil, fail("graph", fmt.Errorf("node id %d beyond the %d feature rows", n-1, len(src)))
+	if ends > n {
+		return nil, fail("graph", fmt.Errorf("node id %d beyond the %d feature rows", ends-1, n))
 	}
 	directed, err := FromEdges(n, adj.src, adj.dst)
 	if err != nil {
 		return nil, fail("graph", err)
 	}
-	ds.Graph = directed.Symmetrize()
+	return directed.Symmetrize(), nil
+}
 
-	ny := int32(len(labels["y"]))
+// split is the public split: the train ids, then 500 validation ids, and the test ids.
+func (ids *planetoidIDs) split() Split {
+	var s Split
+	ny := int32(ids.train)
 	for i := int32(0); i < ny; i++ {
-		ds.Split.Train = append(ds.Split.Train, i)
+		s.Train = append(s.Train, i)
 	}
 	for i := ny; i < ny+500; i++ {
-		ds.Split.Val = append(ds.Split.Val, i)
+		s.Val = append(s.Val, i)
 	}
-	ds.Split.Test = sorted
-	return ds, nil
+	s.Test = ids.sorted
+	return s
 }
 
 // oneHotToClass maps each one-hot row to its class; an all-zero row becomes -1.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/gnnprof/gnnprof/internal/stepname"
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -75,7 +76,7 @@ func newStepIndex(t *trace.Table) *stepIndex {
 			n = t.Step[i]
 		}
 		if n < 0 {
-			num, ok := trace.ParseStepName(t.NameOf(i))
+			num, ok := stepname.Parse(t.NameOf(i))
 			if !ok {
 				continue
 			}

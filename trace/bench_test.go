@@ -130,7 +130,7 @@ func BenchmarkWriter(b *testing.B) {
 				gz, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
 				out = gz
 			}
-			w, err := newWriter(out, Header{})
+			w, err := NewWriter(out, Header{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func BenchmarkWriter(b *testing.B) {
 func BenchmarkRead(b *testing.B) {
 	lanes, ev := benchEvents(100_000)
 	var buf bytes.Buffer
-	w, _ := newWriter(&buf, Header{})
+	w, _ := NewWriter(&buf, Header{})
 	if err := w.Write(lanes, ev); err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 func recordedJSON(t *testing.T, steps int) ([]byte, *Table) {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := newWriter(&buf, Header{})
+	w, err := NewWriter(&buf, Header{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestTruncatedGzip(t *testing.T) {
 // traces, the epochs the run planned (gnnprof run records them in the trace's metadata).
 func TestTruncationSaysHowMuchWasRead(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := newWriter(&buf, Header{Meta: map[string]any{"epochs": 200, "model": "gcn"}})
+	w, err := NewWriter(&buf, Header{Meta: map[string]any{"epochs": 200, "model": "gcn"}})
 	if err != nil {
 		t.Fatal(err)
 	}

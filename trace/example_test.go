@@ -1,59 +1,67 @@
 package trace_test
 
 import (
+	"bytes"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
-// Record one training step whose forward pass copies a batch to the device, then read the trace
-// file back.
+// Record two training steps — sample a batch, copy it to the device, run the forward pass — and
+// read the trace back. The trace goes to memory here; [trace.CreateWriter] and [trace.ReadFile]
+// do the same with a file (trace.json.gz, compressed).
 func Example() {
-	dir, err := os.MkdirTemp("", "trace-example")
+	var file bytes.Buffer
+	w, err := trace.NewWriter(&file, trace.Header{Meta: map[string]any{"model": "gcn"}})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "trace.json.gz")
-
-	file, err := trace.CreateWriter(path, trace.Header{Meta: map[string]any{"model": "gcn"}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	rec := trace.NewRecorder(file)
+	rec := trace.NewRecorder(w)
 	main := rec.Lane("main")
 	copies := rec.StreamLane(0, 7, "h2d stream")
-	step := main.BeginStep(0)
-	forward := main.Begin("forward", role.Forward)
-	start := rec.Now()
-	// … copy 1 MiB of features from pinned memory to device 0, asynchronously …
-	copies.Copy(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 0, 1<<20, start, rec.Now())
-	forward.End()
-	step.End()
+	for n := range 2 {
+		step := main.BeginStep(n)
+		sample := main.Begin("sample", role.Sample)
+		// … sample a subgraph …
+		sample.End()
+		start := rec.Now()
+		// … copy its 1 MiB of features from pinned memory to device 0, asynchronously …
+		copies.Copy(trace.DirH2D, trace.FlagPinned|trace.FlagAsync, 0, 1<<20, start, rec.Now())
+		forward := main.Begin("forward", role.Forward)
+		// … the forward pass: 2 GFLOP over 64 MiB …
+		forward.EndWork(2e9, 64<<20)
+		step.End()
+	}
 	if err := rec.Close(); err != nil {
 		log.Fatal(err)
 	}
 
-	t, err := trace.ReadFile(path, trace.ReadOptions{})
+	t, err := trace.Read(&file, trace.ReadOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(t.Source, t.Meta["model"])
 	for i := range t.Len() {
 		e := t.Event(i)
-		fmt.Printf("%s on %s, step %d: %s %s", e.Kind, t.Lanes[e.Lane].Name, e.Step, e.Role, e.Name)
-		if e.Kind == trace.KindCopy {
+		fmt.Printf("step %d, %s: %s %s (%s)", e.Step, t.Lanes[e.Lane].Name, e.Kind, e.Name, e.Role)
+		switch {
+		case e.Kind == trace.KindCopy:
 			fmt.Printf(", %d bytes, async %v", e.Bytes, e.Flags&trace.FlagAsync != 0)
+		case e.FLOPs > 0:
+			fmt.Printf(", %d FLOP", e.FLOPs)
 		}
 		fmt.Println()
 	}
-	// Output:
+	// Unordered output:
 	// gnnprof gcn
-	// span on main, step 0: forward forward
-	// span on main, step 0: step ProfilerStep#0
-	// copy on h2d stream, step 0: h2d Memcpy HtoD (Pinned -> Device), 1048576 bytes, async true
+	// step 0, main: span sample (sample)
+	// step 0, main: span forward (forward), 2000000000 FLOP
+	// step 0, main: span ProfilerStep#0 (step)
+	// step 0, h2d stream: copy Memcpy HtoD (Pinned -> Device) (h2d), 1048576 bytes, async true
+	// step 1, main: span sample (sample)
+	// step 1, main: span forward (forward), 2000000000 FLOP
+	// step 1, main: span ProfilerStep#1 (step)
+	// step 1, h2d stream: copy Memcpy HtoD (Pinned -> Device) (h2d), 1048576 bytes, async true
 }

@@ -25,7 +25,7 @@ func TestFastWalkReadsAlike(t *testing.T) {
 		sameRead(t, fast, err, slow, slowErr)
 	}
 	var own bytes.Buffer
-	w, _ := newWriter(&own, Header{Meta: map[string]any{"epochs": 3}})
+	w, _ := NewWriter(&own, Header{Meta: map[string]any{"epochs": 3}})
 	rec := NewRecorder(w)
 	recordRandom(t, rec, 3, 4, 9)
 	rec.Close()

@@ -14,7 +14,7 @@ const (
 	labelStep = "step"
 )
 
-// Do runs fn with Go CPU-profile labels (runtime/pprof) added to ctx's: role=<role>, and
+// Do runs fn with Go CPU-profile labels ([runtime/pprof.Do]) added to ctx's: role=<role>, and
 // step=<n> inside step n. A CPU profile taken meanwhile, such as gnnprof run's cpu.pprof, then
 // splits CPU time by role and step: `go tool pprof -tags cpu.pprof`, `-tagfocus=role=backward`.
 // Goroutines fn starts inherit the labels. Wrap what a span covers: the span gives the wall time,

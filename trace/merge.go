@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/gnnprof/gnnprof/internal/jsonscan"
+	"github.com/gnnprof/gnnprof/internal/stepname"
 	"github.com/gnnprof/gnnprof/role"
 )
 
@@ -561,7 +562,7 @@ func (m *merger) progress() string {
 	last, n := -1, 0
 	for i := range t.Len() {
 		if t.Role[i] == role.Step && t.Kind[i] == KindSpan && t.Dur[i] >= 0 {
-			if s, ok := ParseStepName(t.NameOf(i)); ok {
+			if s, ok := stepname.Parse(t.NameOf(i)); ok {
 				n++
 				last = max(last, s)
 			}

@@ -2,9 +2,6 @@ package trace
 
 import (
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 
 	"github.com/gnnprof/gnnprof/role"
 )
@@ -75,7 +72,7 @@ const (
 // NoDevice is the Device of an event that concerns host memory or no device.
 const NoDevice = -1
 
-// Event is one recorded event, in the form the Recorder takes and Table.Event gives back.
+// Event is one recorded event, in the form a [Sink] takes and [Table.Event] gives back.
 // Times are nanoseconds since the trace's origin.
 type Event struct {
 	Kind   Kind
@@ -102,35 +99,4 @@ type LaneInfo struct {
 	Tid    string
 	Device int16 // the device index of a stream lane, or NoDevice for a host lane
 	Stream int32 // the stream id of a stream lane
-}
-
-// stepPrefix starts a step span's name.
-const stepPrefix = "ProfilerStep#"
-
-// stepName is the name of step n's span, as torch.profiler writes it.
-func stepName(n int) string { return stepPrefix + strconv.Itoa(n) }
-
-// ParseStepName returns the n of a step span's name, "ProfilerStep#n". torch writes no spaces;
-// "ProfilerStep #n" and "ProfilerStep# n" are accepted too, as Holistic Trace Analysis does.
-func ParseStepName(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, "ProfilerStep")
-	if !ok {
-		return 0, false
-	}
-	rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " "), "#")
-	rest = strings.TrimSpace(rest)
-	if !ok || rest == "" || len(rest) > 10 {
-		return 0, false
-	}
-	n := 0
-	for _, c := range []byte(rest) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	if n > math.MaxInt32 { // Event.Step holds it
-		return 0, false
-	}
-	return n, true
 }

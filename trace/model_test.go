@@ -2,66 +2,11 @@ package trace
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/internal/shareddata"
 )
-
-func TestParseStepName(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		n    int
-		ok   bool
-	}{
-		{"ProfilerStep#0", 0, true},
-		{"ProfilerStep#12", 12, true},
-		{"ProfilerStep #7", 7, true}, // as Holistic Trace Analysis accepts
-		{"ProfilerStep# 7 ", 7, true},
-		{"ProfilerStep#" + strconv.Itoa(math.MaxInt32), math.MaxInt32, true},
-		{"ProfilerStep#" + strconv.Itoa(math.MaxInt32+1), 0, false}, // beyond Event.Step
-		{"ProfilerStep#99999999999999999999", 0, false},
-		{"ProfilerStep#", 0, false},
-		{"ProfilerStep#-1", 0, false},
-		{"ProfilerStep#+1", 0, false},
-		{"ProfilerStep#1a", 0, false},
-		{"ProfilerStep 3", 0, false},
-		{"profilerstep#3", 0, false},
-		{"forward", 0, false},
-	} {
-		n, ok := ParseStepName(c.name)
-		if n != c.n || ok != c.ok {
-			t.Errorf("ParseStepName(%q) = %d, %v; want %d, %v", c.name, n, ok, c.n, c.ok)
-		}
-	}
-	for _, n := range []int{0, 1, 41, 1 << 20} {
-		if got, ok := ParseStepName(stepName(n)); !ok || got != n {
-			t.Errorf("ParseStepName(stepName(%d)) = %d, %v", n, got, ok)
-		}
-	}
-}
-
-// FuzzParseStepName: whatever the name, a parsed step is in Event.Step's range and its canonical
-// name parses back to it.
-func FuzzParseStepName(f *testing.F) {
-	for _, s := range []string{"ProfilerStep#3", "ProfilerStep # 12 ", "ProfilerStep#2147483648", "ProfilerStep#٣"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, name string) {
-		n, ok := ParseStepName(name)
-		if !ok {
-			return
-		}
-		if n < 0 || n > math.MaxInt32 {
-			t.Fatalf("ParseStepName(%q) = %d", name, n)
-		}
-		if back, ok := ParseStepName(stepName(n)); !ok || back != n {
-			t.Fatalf("stepName(%d) parses as %d, %v", n, back, ok)
-		}
-	})
-}
 
 // TestStepColumnEmptyUntilRecorded: a table whose events record no step keeps no Step column (a
 // foreign trace holds no column of -1s); the first event with a step fills it in for those before.

@@ -24,7 +24,7 @@ type ReadOptions struct {
 	slowEvents bool // every event read key by key (fastevent.go's walk off), for tests to compare
 }
 
-// ErrTruncated is wrapped by the error Read returns when the events stop early: the file ends in
+// ErrTruncated is wrapped by the error [Read] returns when the events stop early: the file ends in
 // the middle of its events, or what follows cannot be read (corrupt compressed data, a failing
 // disk). The table returned with it holds every complete event before the cut.
 var ErrTruncated = errors.New("trace is truncated")
@@ -38,9 +38,16 @@ const maxDur = 1_000_000_000_000_000
 // maxWarnings bounds the distinct warnings kept; further ones are counted.
 const maxWarnings = 50
 
-// ReadFile reads a trace file: gnnprof's own, torch.profiler's Kineto JSON, or torch's legacy JSON
-// array, each plain or gzip-compressed. On a damaged file it returns what it could read together
-// with an error naming the file and the byte offset.
+// Read reads a trace from r: gnnprof's own, torch.profiler's Kineto JSON, or torch's legacy JSON
+// array, each plain or gzip-compressed. On damaged input it returns what it could read together
+// with an error that says where (the byte offset) and what; [ErrTruncated] when the events stop
+// early.
+func Read(r io.Reader, opt ReadOptions) (*Table, error) {
+	return read(r, "trace", opt, 0)
+}
+
+// ReadFile reads the trace file at path as [Read] does; its errors name the file. The file's size
+// lets it size the table once.
 func ReadFile(path string, opt ReadOptions) (*Table, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -285,7 +285,7 @@ func FuzzReadDamage(f *testing.F) {
 func TestReadAcrossBlockBoundaries(t *testing.T) {
 	inputs := map[string][]byte{"kineto": kinetoTrace(300)}
 	var own bytes.Buffer
-	w, _ := newWriter(&own, Header{Meta: map[string]any{"epochs": 3}})
+	w, _ := NewWriter(&own, Header{Meta: map[string]any{"epochs": 3}})
 	rec := NewRecorder(w)
 	recordRandom(t, rec, 3, 4, 9)
 	rec.Close()

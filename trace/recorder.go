@@ -9,10 +9,11 @@ import (
 	"sync/atomic"
 
 	"github.com/gnnprof/gnnprof/internal/chromejson"
+	"github.com/gnnprof/gnnprof/internal/stepname"
 	"github.com/gnnprof/gnnprof/role"
 )
 
-// A Sink receives the Recorder's events in batches, from one goroutine at a time. lanes describes
+// A Sink receives the [Recorder]'s events in batches, from one goroutine at a time. lanes describes
 // every lane known when the batch is written (an event's Lane indexes it).
 type Sink interface {
 	Write(lanes []LaneInfo, events []Event) error
@@ -24,21 +25,21 @@ type Sink interface {
 // laneBufferLen is the number of events a lane buffers before handing them to the writer.
 const laneBufferLen = 4096
 
-// A Recorder collects events from many goroutines, each recording on its own Lane, and streams
-// them to a Sink. Buffers are handed to a background goroutine that writes them, at the latest
-// when a step ends, so a run that dies leaves a trace up to its last flushed step.
+// A Recorder collects events from many goroutines, each recording on its own [Lane], and streams
+// them to sinks ([Sink]). Buffers are handed to a background goroutine that writes them, at the
+// latest when a step ends, so a run that dies leaves a trace up to its last flushed step.
 type Recorder struct {
 	origin int64        // clock reading at which the trace starts
 	step   atomic.Int32 // the current step, or -1
 
-	mu      sync.Mutex // guards lanes, infos
+	mu      sync.Mutex // guards lanes, infos, err
 	lanes   []*Lane
 	infos   []LaneInfo
 	pid     string
 	errOnce sync.Once
 	err     error // first misuse or sink error
 
-	sink    Sink
+	sinks   []Sink // written by the writer goroutine only, in order
 	work    chan batch
 	free    chan []Event // recycled lane buffers
 	done    chan struct{}
@@ -57,13 +58,9 @@ type batch struct {
 // beside it.
 func NewRecorder(sinks ...Sink) *Recorder {
 	initClock()
-	var sink Sink = tee(sinks)
-	if len(sinks) == 1 {
-		sink = sinks[0]
-	}
 	r := &Recorder{
 		origin: monotonic(),
-		sink:   sink,
+		sinks:  sinks,
 		work:   make(chan batch, 64),
 		free:   make(chan []Event, 64),
 		done:   make(chan struct{}),
@@ -75,7 +72,7 @@ func NewRecorder(sinks ...Sink) *Recorder {
 }
 
 // Now returns the current time in nanoseconds since the trace's origin, on the clock spans use.
-// Use it to take explicit start and end times (Lane.Complete, Lane.Copy).
+// Use it to take explicit start and end times ([Lane.Complete], [Lane.Copy]).
 func (r *Recorder) Now() int64 { return monotonic() - r.origin }
 
 // Lane returns a new host lane (a goroutine's logical thread). A lane is used by one goroutine at a
@@ -119,14 +116,6 @@ func (r *Recorder) addLane(info LaneInfo) *Lane {
 	return l
 }
 
-// Err returns the first error the recorder met: a misuse such as an out-of-order End (reported
-// once; the trace stays well nested) or a failure of the sink.
-func (r *Recorder) Err() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.err
-}
-
 func (r *Recorder) fail(err error) {
 	r.errOnce.Do(func() {
 		r.mu.Lock()
@@ -135,7 +124,7 @@ func (r *Recorder) fail(err error) {
 	})
 }
 
-// Flush writes every event recorded so far to the sink and flushes it.
+// Flush writes every event recorded so far to the sinks and flushes them.
 func (r *Recorder) Flush() error {
 	answer := make(chan error, 1)
 	r.sending.RLock()
@@ -148,8 +137,10 @@ func (r *Recorder) Flush() error {
 	return <-answer
 }
 
-// Close ends spans still open (at the current time, reporting the misuse), writes everything and
-// closes the sink. The recorder must not be used afterwards.
+// Close ends spans still open (at the current time), writes everything and closes the sinks. Its
+// error says whether a sink failed or the recorder was misused: an End out of order (the trace
+// stays well nested, the misuse is reported once) or a span still open. The recorder must not be
+// used afterwards.
 func (r *Recorder) Close() error {
 	if r.closed.Swap(true) {
 		return nil
@@ -172,11 +163,13 @@ func (r *Recorder) Close() error {
 	close(r.work)
 	r.sending.Unlock()
 	<-r.done
-	if cerr := r.sink.Close(); err == nil {
+	if cerr := r.closeSinks(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = r.Err()
+		r.mu.Lock()
+		err = r.err
+		r.mu.Unlock()
 	}
 	return err
 }
@@ -201,7 +194,7 @@ func (r *Recorder) putBuf(b []Event) {
 	}
 }
 
-// writeLoop is the only goroutine that touches the sink.
+// writeLoop is the only goroutine that touches the sinks until Close.
 func (r *Recorder) writeLoop() {
 	defer close(r.done)
 	for b := range r.work {
@@ -224,12 +217,15 @@ func (r *Recorder) write(events []Event) {
 	r.mu.Lock()
 	infos := r.infos // append-only: the prefix seen here never changes
 	r.mu.Unlock()
-	if err := r.sink.Write(infos, events); err != nil {
-		r.fail(fmt.Errorf("trace: writing events: %w", err))
+	for _, s := range r.sinks {
+		if err := s.Write(infos, events); err != nil {
+			r.fail(fmt.Errorf("trace: writing events: %w", err))
+			return
+		}
 	}
 }
 
-// flushLanes takes every lane's pending events, writes them and flushes the sink.
+// flushLanes takes every lane's pending events, writes them and flushes the sinks.
 func (r *Recorder) flushLanes() error {
 	r.mu.Lock()
 	lanes := append([]*Lane(nil), r.lanes...)
@@ -246,12 +242,25 @@ func (r *Recorder) flushLanes() error {
 		r.write(full)
 		r.putBuf(full)
 	}
-	if err := r.sink.Flush(); err != nil {
-		err = fmt.Errorf("trace: flushing: %w", err)
-		r.fail(err)
-		return err
+	for _, s := range r.sinks {
+		if err := s.Flush(); err != nil {
+			err = fmt.Errorf("trace: flushing: %w", err)
+			r.fail(err)
+			return err
+		}
 	}
 	return nil
+}
+
+// closeSinks closes every sink and returns the first error.
+func (r *Recorder) closeSinks() error {
+	var first error
+	for _, s := range r.sinks {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // requestFlush asks the writer to flush soon, without waiting.
@@ -278,9 +287,10 @@ func (r *Recorder) send(b batch) {
 }
 
 // A Lane is a sequence of strictly nested events: a goroutine's logical thread or a device stream.
-// Spans (Begin, BeginStep and their End) belong to the lane's one owning goroutine at a time;
-// the other methods (Copy, Complete, Memory, Counter, Instant) may be called from any goroutine.
-// All methods on a nil *Lane do nothing, so instrumented code runs unchanged with recording off.
+// Spans ([Lane.Begin], [Lane.BeginStep] and their [Span.End]) belong to the lane's one owning
+// goroutine at a time; the other methods ([Lane.Copy], [Lane.Complete], [Lane.Memory],
+// [Lane.Counter], [Lane.Instant]) may be called from any goroutine. All methods on a nil *Lane do
+// nothing, so instrumented code runs unchanged with recording off.
 type Lane struct {
 	rec   *Recorder
 	id    int32
@@ -317,14 +327,14 @@ func (l *Lane) Begin(name string, role role.Role) Span {
 	return Span{l: l, depth: int32(len(l.stack) - 1), seq: l.seq}
 }
 
-// BeginStep opens step n's span (ProfilerStep#n, role step) and makes n the current step until
-// the span ends. Ending it flushes the trace.
+// BeginStep opens step n's span (named ProfilerStep#n, with role [role.Step]) and makes n the
+// current step until the span ends. Ending it flushes the trace.
 func (l *Lane) BeginStep(n int) Span {
 	if l == nil {
 		return Span{}
 	}
 	l.rec.step.Store(int32(n))
-	return l.Begin(stepName(n), role.Step)
+	return l.Begin(stepname.Format(n), role.Step)
 }
 
 // End closes the span.
@@ -413,8 +423,8 @@ func (l *Lane) record(e Event) {
 	}
 }
 
-// Complete records a span with explicit start and end times (from Recorder.Now), such as a kernel
-// timed on a stream. The caller keeps it nested with the lane's other spans.
+// Complete records a span with explicit start and end times (from [Recorder.Now]), such as a
+// kernel timed on a stream. The caller keeps it nested with the lane's other spans.
 func (l *Lane) Complete(name string, role role.Role, start, end int64) {
 	if l == nil {
 		return
@@ -430,9 +440,9 @@ func (l *Lane) Instant(name string, role role.Role) {
 	l.record(Event{Kind: KindInstant, Role: role, Device: NoDevice, Name: name, Start: l.rec.Now()})
 }
 
-// Copy records a memory copy of bytes in direction dir on device, from start to end (Recorder.Now
-// times). flags says whether the host side was pinned and whether the copy was asynchronous.
-// The event's name is Kineto's for such a copy (copyName).
+// Copy records a memory copy of bytes in direction dir on device, from start to end
+// ([Recorder.Now] times). flags says whether the host side was pinned and whether the copy was
+// asynchronous. The event's name is Kineto's for such a copy: "Memcpy HtoD (Pinned -> Device)".
 func (l *Lane) Copy(dir Dir, flags Flags, device int, bytes, start, end int64) {
 	if l == nil {
 		return
@@ -444,7 +454,7 @@ func (l *Lane) Copy(dir Dir, flags Flags, device int, bytes, start, end int64) {
 		Name: copyName(dir, flags), Start: start, Dur: end - start, Bytes: bytes})
 }
 
-// Memory records an allocation (delta > 0) or free (delta < 0) on device (NoDevice for host
+// Memory records an allocation (delta > 0) or free (delta < 0) on device ([NoDevice] for host
 // memory), with total, the device's allocated bytes afterwards.
 func (l *Lane) Memory(device int, delta, total int64) {
 	if l == nil {

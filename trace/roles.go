@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/gnnprof/gnnprof/internal/stepname"
 	"github.com/gnnprof/gnnprof/role"
 )
 
@@ -75,7 +76,7 @@ var knownCategories = map[string]role.Role{
 
 // roleForName classifies a span by its name alone (the table above).
 func roleForName(name string) role.Role {
-	if strings.HasPrefix(name, stepPrefix) {
+	if strings.HasPrefix(name, stepname.Prefix) {
 		return role.Step
 	}
 	lower := strings.ToLower(name)
@@ -98,7 +99,7 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) role.
 		rd.warnf("unknown role %q; using other", recorded)
 	}
 	if noCategory {
-		if bytes.HasPrefix(name, []byte(stepPrefix)) {
+		if bytes.HasPrefix(name, []byte(stepname.Prefix)) {
 			return role.Step
 		}
 		if bytes.Contains(name, []byte("::")) {

@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -99,6 +101,62 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("warnings: %v", got.Warnings)
 			}
 		})
+	}
+}
+
+// gzipSink is the compressor a caller hands NewWriter, counting its Closes.
+type gzipSink struct {
+	*gzip.Writer
+	closes int
+}
+
+func (g *gzipSink) Close() error { g.closes++; return g.Writer.Close() }
+
+// TestStreamRoundTrip: a trace that NewWriter writes through a caller's compressor reads back
+// through Read as it was recorded. The Sink's Flush flushes the compressor too (a run's trace is
+// readable up to its last flush while the run goes on), and its Close leaves the compressor to
+// the caller.
+func TestStreamRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	gz := &gzipSink{Writer: gzip.NewWriter(&buf)}
+	w, err := NewWriter(gz, Header{Meta: map[string]any{"model": "gcn"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, memTable := NewMemorySink()
+	rec := NewRecorder(w, mem)
+	rec.Lane("setup").Begin("load", role.Dataload).End()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	sofar, err := Read(bytes.NewReader(buf.Bytes()), ReadOptions{})
+	if !errors.Is(err, ErrTruncated) || sofar.Len() != 1 || sofar.NameOf(0) != "load" {
+		t.Fatalf("read mid-run: %d events, %v; want the flushed span and ErrTruncated", sofar.Len(), err)
+	}
+	recordRandom(t, rec, 3, 4, 5)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if gz.closes != 0 {
+		t.Fatalf("the Sink's Close closed the caller's writer")
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(bytes.NewReader(buf.Bytes()), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != memTable.Len() || got.Len() < 50 {
+		t.Fatalf("read %d events, recorded %d", got.Len(), memTable.Len())
+	}
+	for i := range got.Len() {
+		if g, w := got.Event(i), memTable.Event(i); g != w {
+			t.Fatalf("event %d:\n got %+v\nwant %+v", i, g, w)
+		}
+	}
+	if !reflect.DeepEqual(got.Lanes, memTable.Lanes) || got.Meta["model"] != "gcn" || len(got.Warnings) > 0 {
+		t.Fatalf("lanes %+v (want %+v), meta %v, warnings %q", got.Lanes, memTable.Lanes, got.Meta, got.Warnings)
 	}
 }
 

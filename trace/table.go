@@ -6,7 +6,8 @@ import (
 )
 
 // Table is a trace in columnar form: one slice per attribute, indexed by event, with names interned.
-// It is what Read returns and what the analyzer works on; it holds tens of bytes per event.
+// It is what [Read] returns and what the analyzer works on; it holds tens of bytes per event. A
+// zero Table is empty and ready for [Table.Append].
 type Table struct {
 	Kind   []Kind
 	Role   []role.Role
@@ -149,37 +150,6 @@ func (m *memorySink) Write(lanes []LaneInfo, events []Event) error {
 
 func (m *memorySink) Flush() error { return nil }
 func (m *memorySink) Close() error { return nil }
-
-// tee is a Sink that writes to several sinks: the trace file and a live exporter beside it.
-type tee []Sink
-
-func (t tee) Write(lanes []LaneInfo, events []Event) error {
-	for _, s := range t {
-		if err := s.Write(lanes, events); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t tee) Flush() error {
-	for _, s := range t {
-		if err := s.Flush(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t tee) Close() error {
-	var first error
-	for _, s := range t {
-		if err := s.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
 
 // reserve gives the table's columns room for n events in all. The columns of one element type
 // share one allocation: at the low GC target a big trace is analysed with, every large allocation

@@ -29,10 +29,10 @@ type Header struct {
 }
 
 // writer is a Sink that streams Chrome trace event JSON (the traceEvents object form that
-// torch.profiler writes), gzip-compressed when its path ends in ".gz".
+// torch.profiler writes) to out.
 type writer struct {
-	file      io.Closer
-	gz        *gzip.Writer
+	out       io.Writer
+	closers   []io.Closer // what CreateWriter opened (the compressor, the file), closed in order by Close
 	w         *bufio.Writer
 	buf       []byte
 	lanesSeen int
@@ -42,20 +42,30 @@ type writer struct {
 	err       error
 }
 
-// CreateWriter creates a trace file at path, writes its header and returns the Sink that writes
-// its events: for a recorder that also writes elsewhere, or for events made without a recorder.
+// NewWriter writes a trace to out: its header at once, and its events through the Sink it
+// returns. The JSON is not compressed; to compress it, pass a compressor such as a
+// [compress/gzip.Writer]. The Sink's Flush also flushes out when out has a Flush method (as gzip's and
+// bufio's writers do); its Close ends the JSON document but leaves out open.
+func NewWriter(out io.Writer, h Header) (Sink, error) {
+	w := newWriter(out, nil)
+	if err := w.header(h); err != nil {
+		return nil, fmt.Errorf("writing trace header: %w", err)
+	}
+	return w, nil
+}
+
+// CreateWriter creates a trace file at path, gzip-compressed when path ends in ".gz", and
+// returns [NewWriter]'s Sink for it; its Close also closes the file.
 func CreateWriter(path string, h Header) (Sink, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("creating trace: %w", err)
 	}
-	var out io.Writer = f
-	w := &writer{file: f}
+	w := newWriter(f, []io.Closer{f})
 	if strings.HasSuffix(path, ".gz") {
-		w.gz, _ = gzip.NewWriterLevel(f, gzip.BestSpeed)
-		out = w.gz
+		gz, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+		w = newWriter(gz, []io.Closer{gz, f})
 	}
-	w.w = bufio.NewWriterSize(out, 256<<10)
 	if err := w.header(h); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("writing trace header to %s: %w", path, err)
@@ -63,10 +73,8 @@ func CreateWriter(path string, h Header) (Sink, error) {
 	return w, nil
 }
 
-// newWriter writes an uncompressed trace to out (closing out is the caller's business).
-func newWriter(out io.Writer, h Header) (*writer, error) {
-	w := &writer{w: bufio.NewWriterSize(out, 256<<10)}
-	return w, w.header(h)
+func newWriter(out io.Writer, closers []io.Closer) *writer {
+	return &writer{out: out, closers: closers, w: bufio.NewWriterSize(out, 256<<10)}
 }
 
 func (w *writer) header(h Header) error {
@@ -163,7 +171,7 @@ func (w *writer) appendEvent(b []byte, e *Event, l *LaneInfo) []byte {
 		Async: e.Flags&FlagAsync != 0})
 }
 
-// Flush pushes buffered output through the compressor to the file.
+// Flush pushes buffered output to out, and through out when it can be flushed (a compressor).
 func (w *writer) Flush() error {
 	if w.err != nil {
 		return w.err
@@ -171,13 +179,13 @@ func (w *writer) Flush() error {
 	if w.err = w.w.Flush(); w.err != nil {
 		return w.err
 	}
-	if w.gz != nil {
-		w.err = w.gz.Flush()
+	if f, ok := w.out.(interface{ Flush() error }); ok {
+		w.err = f.Flush()
 	}
 	return w.err
 }
 
-// Close ends the JSON document and closes the file.
+// Close ends the JSON document, writes it out and closes what CreateWriter opened.
 func (w *writer) Close() error {
 	err := w.err
 	if err == nil {
@@ -186,13 +194,8 @@ func (w *writer) Close() error {
 	if err == nil {
 		err = w.w.Flush()
 	}
-	if w.gz != nil {
-		if cerr := w.gz.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if w.file != nil {
-		if cerr := w.file.Close(); err == nil {
+	for _, c := range w.closers {
+		if cerr := c.Close(); err == nil {
 			err = cerr
 		}
 	}

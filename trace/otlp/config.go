@@ -20,7 +20,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 )
 
-// The protocols Config.Protocol names, spelled as OTEL_EXPORTER_OTLP_PROTOCOL spells them.
+// The protocols [Config.Protocol] names, spelled as OTEL_EXPORTER_OTLP_PROTOCOL spells them.
 const (
 	ProtocolHTTP = "http/protobuf"
 	ProtocolGRPC = "grpc"
@@ -49,7 +49,7 @@ type Config struct {
 }
 
 // Resource is what the OTLP resource says about the run (see the package documentation for
-// the attribute names). Empty fields are left out.
+// the attribute names). Empty fields are left out. Source is a [trace.Source].
 type Resource struct {
 	RunID   string // gnnprof.run.id
 	Host    string // host.name

@@ -3,14 +3,14 @@
 // that package trace, which anyone may import to instrument training, stays free of
 // OpenTelemetry's dependencies.
 //
-// Export sends a recorded trace (ours, or a torch.profiler trace read by trace.Read) after the
-// fact; Sink streams a Recorder's events while the run goes on (tee it beside the trace file).
-// Both convert events the same way.
+// [Export] sends a recorded trace (ours, or a torch.profiler trace read by [trace.ReadFile]) after
+// the fact; [Sink] streams a [trace.Recorder]'s events while the run goes on (pass it to
+// [trace.NewRecorder] beside the trace file's sink). Both convert events the same way.
 //
 // # Spans
 //
 // Every span, copy and instant becomes an OTLP span with the event's exact start and end: the
-// trace's wall-clock origin (see Origin) plus its nanosecond times. Memory events and counters
+// trace's wall-clock origin (see [Origin]) plus its nanosecond times. Memory events and counters
 // become metrics. Each step (a ProfilerStep#N span) is the root of its own OTLP trace, so a
 // backend shows one trace per training step; any other event's parent is the innermost span
 // around its start on its own lane, else the step around its start on any lane (a copy on a
@@ -49,7 +49,7 @@
 //
 // # Where to send
 //
-// Config.Endpoint is a base URL as OTEL_EXPORTER_OTLP_ENDPOINT takes it (http://host:4318 for
+// [Config.Endpoint] is a base URL as OTEL_EXPORTER_OTLP_ENDPOINT takes it (http://host:4318 for
 // OTLP/HTTP, grpc://host:4317 for OTLP/gRPC); without one, the standard OTEL_EXPORTER_OTLP_*
 // variables say where and how. Headers, timeout, compression and certificates always come from
 // those variables (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE, and their
@@ -57,11 +57,11 @@
 //
 // # Never stalling training
 //
-// A Sink converts events on the Recorder's writer goroutine when the Recorder flushes (after each
-// step) and hands them to a bounded queue (Config.QueueSpans); one goroutine sends it. Spans
+// A [Sink] converts events on the Recorder's writer goroutine when the Recorder flushes (after each
+// step) and hands them to a bounded queue ([Config.QueueSpans]); one goroutine sends it. Spans
 // that do not fit are dropped, as are those the collector refuses or does not acknowledge in
 // time (the exporter retries for at most a second), and those still queued when Close has
-// waited Config.DrainTimeout (less what a request in flight had already waited: a collector
-// that hangs is not waited for twice). Stats counts them; `gnnprof run --otlp-endpoint` prints the count
+// waited [Config.DrainTimeout] (less what a request in flight had already waited: a collector
+// that hangs is not waited for twice). [Stats] counts them; `gnnprof run --otlp-endpoint` prints the count
 // and stores it in run.json ("otlp": {"spans_sent", "spans_dropped", …}).
 package otlp

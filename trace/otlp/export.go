@@ -88,10 +88,10 @@ func Export(ctx context.Context, t *trace.Table, origin time.Time, cfg Config) (
 }
 
 // Origin returns the wall-clock time of t's time zero and says how it was found: the trace's
-// own base time (gnnprof and recent Kineto traces record it); the timestamps themselves when
-// they are already Unix times (Kineto traces without a base); otherwise, for a trace that says
-// nothing (torch's legacy traces), the time its file was last written (modTime) minus the
-// trace's length, so that the trace ends when its file was written.
+// own base time ([trace.Table.BaseTimeNs]: gnnprof and recent Kineto traces record it); the
+// timestamps themselves when they are already Unix times (Kineto traces without a base);
+// otherwise, for a trace that says nothing (torch's legacy traces), the time its file was last
+// written (modTime) minus the trace's length, so that the trace ends when its file was written.
 func Origin(t *trace.Table, modTime time.Time) (time.Time, string) {
 	if t.BaseTimeNs != 0 {
 		return time.Unix(0, t.BaseTimeNs), "the trace's base time (baseTimeNanoseconds)"

@@ -15,7 +15,7 @@ import (
 	"github.com/gnnprof/gnnprof/trace"
 )
 
-// Defaults of the live Sink's limits.
+// Defaults of the live [Sink]'s limits ([Config.QueueSpans], [Config.DrainTimeout]).
 const (
 	DefaultQueueSpans   = 32768
 	DefaultDrainTimeout = 3 * time.Second
@@ -25,16 +25,16 @@ const (
 // that waits holds the queue up.
 var liveRetry = retry{initial: 100 * time.Millisecond, max: 500 * time.Millisecond, total: time.Second}
 
-// A Sink streams a Recorder's events to an OpenTelemetry collector while the run goes on, beside
-// the trace file (trace.NewRecorder(file, sink)). Events are converted when the Recorder flushes
-// (after every step) and queued; one goroutine sends the queue. The Recorder never waits for the
-// network: when the queue is full the newest spans are dropped and counted, and Close waits at
-// most Config.DrainTimeout for the rest. Export failures are counted too, never returned, so
-// the trace file is never affected.
+// A Sink streams a [trace.Recorder]'s events to an OpenTelemetry collector while the run goes on,
+// beside the trace file: trace.NewRecorder(file, sink). Events are converted when the Recorder
+// flushes (after every step) and queued; one goroutine sends the queue. The Recorder never waits
+// for the network: when the queue is full the newest spans are dropped and counted, and
+// [Sink.Close] waits at most [Config.DrainTimeout] for the rest. Export failures are counted too
+// ([Sink.Stats]), never returned, so the trace file is never affected.
 //
 // An event is sent once the step around it, or a later one, has ended: a step's spans all go
 // together, as one OTLP trace. A span still open when the spans inside it are sent (one around
-// several steps) is sent as a root when it ends; Export, which sees the whole trace, makes it
+// several steps) is sent as a root when it ends; [Export], which sees the whole trace, makes it
 // their parent.
 type Sink struct {
 	conv    *converter
@@ -57,8 +57,8 @@ type Sink struct {
 }
 
 // NewSink returns a sink sending to the collector cfg names; origin is the wall-clock time of
-// the trace's time zero (the trace file's header start). Nothing is sent before the first
-// step ends, and no connection is made before then.
+// the trace's time zero (the trace file's [trace.Header.Start]). Nothing is sent before the
+// first step ends, and no connection is made before then.
 func NewSink(ctx context.Context, origin time.Time, cfg Config) (*Sink, error) {
 	exp, err := newExporters(ctx, &cfg, liveRetry)
 	if err != nil {
@@ -84,7 +84,7 @@ func NewSink(ctx context.Context, origin time.Time, cfg Config) (*Sink, error) {
 	return s, nil
 }
 
-// Write keeps events until the next Flush.
+// Write keeps events until the next [Sink.Flush].
 func (s *Sink) Write(lanes []trace.LaneInfo, events []trace.Event) error {
 	s.pending.Lanes = lanes // append-only in the Recorder: a longer prefix of the same lanes
 	for i := range events {
@@ -146,7 +146,7 @@ func (s *Sink) convert(cut int64) {
 // Close converts and queues every remaining event, then waits at most the drain timeout for
 // the queue to be sent, less the time a request in flight has already waited (a collector that
 // has not answered for that long is not waited for again), and not at all when the latest
-// export failed; what is left is dropped. It returns nil: failures are in Stats.
+// export failed; what is left is dropped. It returns nil: failures are in [Sink.Stats].
 func (s *Sink) Close() error {
 	s.convert(math.MaxInt64)
 	s.q.close()
