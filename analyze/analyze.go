@@ -108,6 +108,7 @@ const (
 	laneHost   laneKind = iota // a host thread that is not the step lane
 	laneStep                   // the host thread holding the step spans
 	laneDevice                 // a device stream
+	numLaneKinds
 )
 
 // analysis holds a table and what is derived from it while a profile is computed.
@@ -120,7 +121,8 @@ type analysis struct {
 	origin, end int64
 	lane        []laneKind
 	stepLane    int32
-	ours        bool // the trace was written by gnnprof (roles are recorded, not guessed)
+	ours        bool                     // the trace was written by gnnprof (roles are recorded, not guessed)
+	spanClasses *[numLaneKinds][256]int8 // spanClasses for ours
 
 	userAnnot int32 // string ids of categories the analysis treats specially (0 if absent)
 	gpuAnnot  int32
@@ -323,6 +325,10 @@ func parallel(fns ...func()) {
 
 func newAnalysis(t *trace.Table, opt Options) *analysis {
 	a := &analysis{t: t, opt: opt, ours: t.Source == trace.SourceGnnprof, stepLane: -1}
+	a.spanClasses = &spanClasses[0]
+	if a.ours {
+		a.spanClasses = &spanClasses[1]
+	}
 	a.userAnnot = a.stringID("user_annotation")
 	a.gpuAnnot = a.stringID("gpu_user_annotation")
 	a.syncNames = syncNamesOf(t.Strings)
