@@ -271,16 +271,12 @@ func measuredSteps(p *Profile) []int {
 }
 
 // share returns the breakdown share (percent) of the given roles and the steps where it is largest.
-func share(p *Profile, roles ...string) (float64, []int) {
+func share(p *Profile, roles ...role.Role) (float64, []int) {
 	var total float64
-	idx := map[string]int{}
-	for k, part := range p.Breakdown.Parts {
-		idx[part.Role] = k
-	}
 	var cols []int
-	for _, r := range roles {
-		if k, ok := idx[r]; ok {
-			total += p.Breakdown.Parts[k].Percent
+	for k, part := range p.Breakdown.Parts {
+		if slices.Contains(roles, part.Role) {
+			total += part.Percent
 			cols = append(cols, k)
 		}
 	}
@@ -324,11 +320,11 @@ func ruleStepsMissing(a *analysis, p *Profile) *Finding {
 }
 
 func ruleInputBound(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "sample", "gather", "dataload")
+	v, steps := share(p, role.Sample, role.Gather, role.Dataload)
 	if v < InputBoundWarn {
 		return nil
 	}
-	sample, gather, load := partPercent(p, "sample"), partPercent(p, "gather"), partPercent(p, "dataload")
+	sample, gather, load := partPercent(p, role.Sample), partPercent(p, role.Gather), partPercent(p, role.Dataload)
 	title, what := "Input pipeline bound", "Sampling, feature gathering and data loading take"
 	switch {
 	case sample >= v/2:
@@ -351,7 +347,7 @@ func ruleInputBound(a *analysis, p *Profile) *Finding {
 			{Name: "sample share", Value: sample, Unit: "%"},
 			{Name: "gather share", Value: gather, Unit: "%"},
 			{Name: "dataload share", Value: load, Unit: "%"}},
-			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "sample", "gather", "dataload")},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.Sample, role.Gather, role.Dataload)},
 		Fix: fix}
 }
 
@@ -430,12 +426,12 @@ func ruleDominantOp(a *analysis, p *Profile) *Finding {
 }
 
 func ruleEvalInStep(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "eval")
+	v, steps := share(p, role.Eval)
 	if v < EvalShare {
 		return nil
 	}
 	with := 0
-	k := slices.IndexFunc(p.Breakdown.Parts, func(part Part) bool { return part.Role == "eval" })
+	k := slices.IndexFunc(p.Breakdown.Parts, func(part Part) bool { return part.Role == role.Eval })
 	for _, s := range p.Steps.Steps {
 		if !s.Warmup && k < len(s.Parts) && s.Parts[k] > 0 {
 			with++
@@ -446,12 +442,12 @@ func ruleEvalInStep(a *analysis, p *Profile) *Finding {
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "eval share", Value: v, Unit: "%", Threshold: EvalShare},
 			{Name: "steps with evaluation", Value: float64(with), Unit: "count"}},
-			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "eval")},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.Eval)},
 		Fix: "Evaluate less often and outside the step: once per epoch or every N epochs, on a validation subset, under torch.no_grad()/inference_mode with model.eval(); for full-batch GNNs reuse the training forward's logits for the training accuracy instead of a second pass."}
 }
 
 func ruleCommExposed(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "comm")
+	v, steps := share(p, role.Comm)
 	if v < CommExposedShare {
 		return nil
 	}
@@ -555,7 +551,7 @@ func ruleHostBound(a *analysis, p *Profile) *Finding {
 	var ops []string
 	if cp := p.CriticalPath; cp != nil {
 		for _, it := range cp.Top {
-			if it.Role != "kernel" && it.Role != "comm" && len(ops) < 3 {
+			if it.Role != role.Kernel && it.Role != role.Comm && len(ops) < 3 {
 				ops = append(ops, it.Name)
 			}
 		}
@@ -571,7 +567,7 @@ func ruleHostBound(a *analysis, p *Profile) *Finding {
 }
 
 func ruleTransferBound(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "h2d", "d2h", "d2d")
+	v, steps := share(p, role.H2D, role.D2H, role.D2D)
 	if v < TransferBoundWarn {
 		return nil
 	}
@@ -580,8 +576,8 @@ func ruleTransferBound(a *analysis, p *Profile) *Finding {
 		Summary: fmt.Sprintf("Copies between host and device take %.1f%% of each step with nothing hiding them (%s).", v, copyLine(p)),
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "copy share", Value: v, Unit: "%", Threshold: TransferBoundWarn},
-			{Name: "h2d share", Value: partPercent(p, "h2d"), Unit: "%"},
-			{Name: "d2h share", Value: partPercent(p, "d2h"), Unit: "%"},
+			{Name: "h2d share", Value: partPercent(p, role.H2D), Unit: "%"},
+			{Name: "d2h share", Value: partPercent(p, role.D2H), Unit: "%"},
 			{Name: "copied bytes per step", Value: float64(p.Copies.TotalBytes) / float64(max(p.Steps.Count, 1)), Unit: "bytes"}},
 			Steps: stepList(p.Steps.Steps, steps)},
 		Fix: "Move less and hide the rest: keep static tensors (graph structure, features that fit) resident on the device, send only the batch's new rows, copy from pinned buffers with non_blocking=True on a side stream, and start batch k+1's copy before batch k's compute."}
@@ -658,8 +654,8 @@ func ruleSyncStorm(a *analysis, p *Profile) *Finding {
 		Summary: fmt.Sprintf("%.0f sync points per step: the host stops to wait for the device (scalar read-backs such as .item(), or explicit synchronisation) and the pipeline drains each time.", per),
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "sync points per step", Value: per, Unit: "count", Threshold: SyncPointsPerStep},
-			{Name: "sync share", Value: partPercent(p, "sync"), Unit: "%"}},
-			Steps: stepList(p.Steps.Steps, idx), Ops: slices.DeleteFunc(topOps(p, "sync", "d2h"), isWaitEvent)},
+			{Name: "sync share", Value: partPercent(p, role.Sync), Unit: "%"}},
+			Steps: stepList(p.Steps.Steps, idx), Ops: slices.DeleteFunc(topOps(p, role.Sync, role.D2H), isWaitEvent)},
 		Fix: "Keep values on the device: accumulate losses and metrics in device tensors and read them back once per step (or per epoch) with a single copy; drop per-batch .item()/.cpu() calls and explicit synchronize() inside the loop."}
 }
 
@@ -718,7 +714,7 @@ func ruleRepeatedWork(a *analysis, p *Profile) *Finding {
 }
 
 func ruleAugmentDominated(a *analysis, p *Profile) *Finding {
-	part, steps := share(p, "augment")
+	part, steps := share(p, role.Augment)
 	// The time inside augmentation spans counts too: a naive augmentation's time goes mostly to
 	// the read-backs and syncs it blocks on, which the breakdown gives to d2h and sync.
 	var in, wall int64
@@ -732,10 +728,10 @@ func ruleAugmentDominated(a *analysis, p *Profile) *Finding {
 		return nil
 	}
 	return &Finding{Severity: SeverityWarning, Title: "Augmentation dominates the step",
-		Summary: fmt.Sprintf("Graph augmentation takes %.1f%% of each step, more than the model's own forward and backward passes (%.1f%%).", v, partPercent(p, "forward")+partPercent(p, "backward")),
+		Summary: fmt.Sprintf("Graph augmentation takes %.1f%% of each step, more than the model's own forward and backward passes (%.1f%%).", v, partPercent(p, role.Forward)+partPercent(p, role.Backward)),
 		Evidence: Evidence{Metrics: []Metric{{Name: "augment share", Value: part, Unit: "%", Threshold: AugmentShare},
 			{Name: "time inside augmentation (with its waits)", Value: inside, Unit: "%", Threshold: AugmentShare}},
-			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "augment")},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.Augment)},
 		Fix: "Make augmentation cheaper or hide it: shorten the MH chain or draw fewer candidates per step, reuse accepted augmentations across a few steps, and run the chain for batch k+1 in a background worker while batch k trains."}
 }
 
@@ -744,11 +740,11 @@ func ruleHistoryExposed(a *analysis, p *Profile) *Finding {
 	if v < HistoryShare {
 		return nil
 	}
-	_, steps := share(p, "history")
+	_, steps := share(p, role.History)
 	return &Finding{Severity: SeverityWarning, Title: "History I/O not hidden",
 		Summary: fmt.Sprintf("GNNAutoScale history pulls and pushes take %.1f%% of each step on the critical path.", v),
 		Evidence: Evidence{Metrics: []Metric{{Name: "history share", Value: v, Unit: "%", Threshold: HistoryShare}},
-			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "history")},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.History)},
 		Fix: "Overlap history transfers with compute: pull layer l+1's histories asynchronously (pinned buffers, a transfer worker or side stream) while layer l computes, and push asynchronously after; keep histories on the device if they fit."}
 }
 
@@ -934,9 +930,9 @@ func ruleWarmup(a *analysis, p *Profile) *Finding {
 }
 
 // partPercent returns a role's breakdown share.
-func partPercent(p *Profile, role string) float64 {
+func partPercent(p *Profile, r role.Role) float64 {
 	for _, part := range p.Breakdown.Parts {
-		if part.Role == role {
+		if part.Role == r {
 			return part.Percent
 		}
 	}
@@ -944,7 +940,7 @@ func partPercent(p *Profile, role string) float64 {
 }
 
 // topOps names the largest operators of the given roles (at most 3).
-func topOps(p *Profile, roles ...string) []string {
+func topOps(p *Profile, roles ...role.Role) []string {
 	var out []string
 	for _, o := range p.Ops.ByName {
 		if slices.Contains(roles, o.Role) {

@@ -83,7 +83,7 @@ func TestHealthyHasNoFindings(t *testing.T) {
 		t.Fatalf("steps %+v", p.Steps)
 	}
 	// Background sampling during compute costs the step nothing.
-	if v := partPercent(p, "sample"); v != 0 {
+	if v := partPercent(p, role.Sample); v != 0 {
 		t.Errorf("sample share %.1f%%, want 0 (it overlaps compute)", v)
 	}
 }

@@ -36,7 +36,7 @@ func TestOpTimes(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", o.Name, got, want[o.Name])
 		}
 	}
-	if first := p.Ops.ByName[0]; first.Name != "forward" || first.Role != "forward" {
+	if first := p.Ops.ByName[0]; first.Name != "forward" || first.Role != role.Forward {
 		t.Errorf("top operator %+v, want forward (most self time)", first)
 	}
 }

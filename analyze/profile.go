@@ -1,5 +1,7 @@
 package analyze
 
+import "github.com/gnnprof/gnnprof/role"
+
 // SchemaName and SchemaVersion identify the JSON form of a Profile. The version changes only when a
 // field is renamed, removed or changes meaning; adding a field keeps it (see SCHEMA.md).
 const (
@@ -122,12 +124,12 @@ type Breakdown struct {
 	Gaps    []Gap  `json:"other_gaps"`
 }
 
-// Part is one class's share of the steps.
+// Part is one role's share of the steps.
 type Part struct {
-	Role    string  `json:"role"`
-	MeanNs  int64   `json:"mean_ns"`
-	Percent float64 `json:"percent"` // of the mean step wall time
-	TotalNs int64   `json:"total_ns"`
+	Role    role.Role `json:"role"`
+	MeanNs  int64     `json:"mean_ns"`
+	Percent float64   `json:"percent"` // of the mean step wall time
+	TotalNs int64     `json:"total_ns"`
 }
 
 // Gap is a stretch of step time that nothing covers: the largest ones explain "other".
@@ -150,16 +152,16 @@ type Ops struct {
 // OpStat aggregates an operator's calls. Device time is joined through torch's External id and
 // correlation ids (ops launch runtimes launch kernels).
 type OpStat struct {
-	Name         string `json:"name"`
-	Shape        string `json:"shape,omitempty"`
-	Role         string `json:"role"`
-	Calls        int    `json:"calls"`
-	HostTotalNs  int64  `json:"host_total_ns"`
-	HostSelfNs   int64  `json:"host_self_ns"`
-	DeviceSelfNs int64  `json:"device_self_ns"`
-	DeviceTotal  int64  `json:"device_total_ns"`
-	FLOPs        int64  `json:"flops"`
-	Bytes        int64  `json:"bytes"`
+	Name         string    `json:"name"`
+	Shape        string    `json:"shape,omitempty"`
+	Role         role.Role `json:"role"`
+	Calls        int       `json:"calls"`
+	HostTotalNs  int64     `json:"host_total_ns"`
+	HostSelfNs   int64     `json:"host_self_ns"`
+	DeviceSelfNs int64     `json:"device_self_ns"`
+	DeviceTotal  int64     `json:"device_total_ns"`
+	FLOPs        int64     `json:"flops"`
+	Bytes        int64     `json:"bytes"`
 }
 
 // KernelStat aggregates a device kernel's launches.
@@ -266,14 +268,14 @@ type DeviceUsage struct {
 
 // LaneActivity summarises one lane (host thread or device stream).
 type LaneActivity struct {
-	Lane    int     `json:"lane"`
-	Name    string  `json:"name"`
-	Device  int     `json:"device"` // -1: host lane
-	Events  int     `json:"events"`
-	BusyNs  int64   `json:"busy_ns"` // union of its spans
-	Percent float64 `json:"percent"` // BusyNs over the trace duration
-	TopRole string  `json:"top_role"`
-	Steps   bool    `json:"steps"` // the lane that holds the step spans
+	Lane    int       `json:"lane"`
+	Name    string    `json:"name"`
+	Device  int       `json:"device"` // -1: host lane
+	Events  int       `json:"events"`
+	BusyNs  int64     `json:"busy_ns"` // union of its spans
+	Percent float64   `json:"percent"` // BusyNs over the trace duration
+	TopRole role.Role `json:"top_role"`
+	Steps   bool      `json:"steps"` // the lane that holds the step spans
 }
 
 // GPU holds the device-side analyses of Holistic Trace Analysis, computed over the device work in
@@ -467,11 +469,11 @@ type PathShare struct {
 
 // PathItem is an event name's time on the critical path.
 type PathItem struct {
-	Name    string  `json:"name"`
-	Role    string  `json:"role"`
-	Ns      int64   `json:"ns"`
-	Percent float64 `json:"percent"`
-	Count   int     `json:"count"` // segments
+	Name    string    `json:"name"`
+	Role    role.Role `json:"role"`
+	Ns      int64     `json:"ns"`
+	Percent float64   `json:"percent"`
+	Count   int       `json:"count"` // segments
 }
 
 // PathSegment is a stretch of the critical path.
@@ -562,7 +564,7 @@ type Delta struct {
 
 // RoleDelta is a breakdown class's mean time in A and B.
 type RoleDelta struct {
-	Role string `json:"role"`
+	Role role.Role `json:"role"`
 	Delta
 }
 

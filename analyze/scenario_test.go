@@ -254,14 +254,6 @@ func decodeRawBytes(t *testing.T, path string) []byte {
 	return b
 }
 
-func roleOf(name string) role.Role {
-	r, ok := role.Parse(name)
-	if !ok {
-		panic("no role " + name)
-	}
-	return r
-}
-
 // kinetoSample is the profile of the shared Kineto GPU sample and its events, analysed once for
 // the tests that check its steps, copies and operators.
 func kinetoSample(t *testing.T) (*Profile, []rawEvent) {

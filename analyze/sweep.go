@@ -382,11 +382,11 @@ func (a *analysis) sweep(st *Steps) Breakdown {
 	if measured > 0 {
 		b.TotalNs = wallSum / int64(measured)
 	}
-	for r, role := range roleOrder {
-		p := Part{Role: role.String(), TotalNs: sums[r]}
+	for k, r := range roleOrder {
+		p := Part{Role: r, TotalNs: sums[k]}
 		if measured > 0 {
-			p.MeanNs = sums[r] / int64(measured)
-			p.Percent = pct(sums[r], wallSum)
+			p.MeanNs = sums[k] / int64(measured)
+			p.Percent = pct(sums[k], wallSum)
 		}
 		b.Parts = append(b.Parts, p)
 	}

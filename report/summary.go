@@ -129,7 +129,7 @@ func (s *summary) breakdown(p *analyze.Profile) {
 			continue
 		}
 		bar := hbar(float64(part.MeanNs)/float64(max(largest, 1)), barWidth)
-		s.line("  %-11s %9s %6s  %s", truncRunes(clean(part.Role), 11), fmtDur(part.MeanNs), fmtPct(part.Percent), s.style(ansiCyan, bar))
+		s.line("  %-11s %9s %6s  %s", truncRunes(part.Role.String(), 11), fmtDur(part.MeanNs), fmtPct(part.Percent), s.style(ansiCyan, bar))
 	}
 	if restN > 0 {
 		s.line("  %s", s.style(ansiDim, fmt.Sprintf("%s: %s", Plural(restN, "smaller part", "smaller parts"), fmtDur(rest))))
