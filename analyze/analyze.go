@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -21,8 +20,11 @@ type Options struct {
 	TopOps int
 	// Read is passed to the trace reader.
 	Read trace.ReadOptions
-	// Analysing, if set, is called by ReadProfile and ReadProfileTable once the trace is read,
-	// before it is analysed: the CLI lowers the GC target there, for the analysis only.
+	// Live says a trace may still be being written (gnnprof serve follows runs as they train):
+	// [ReadTrace] takes one with no event yet as an empty trace, not an error.
+	Live bool
+	// Analysing, if set, is called by [Load] and [LoadTable] once a trace is read, before it is
+	// analysed: the CLI lowers the GC target there, for the analysis only.
 	Analysing func()
 
 	sweepWindowEvents int // events the breakdown sweeps at a time (default sweepWindowEvents; tests set it)
@@ -70,35 +72,6 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 		p.Warnings = []string{}
 	}
 	return p
-}
-
-// ReadProfile reads one trace file and analyses it. A truncated file is analysed as far as it
-// goes (the profile says so in Trace.Truncated and Warnings); other read errors are returned.
-func ReadProfile(path string, opt Options) (*Profile, error) {
-	p, _, err := ReadProfileTable(path, opt)
-	return p, err
-}
-
-// ReadProfileTable is ReadProfile that also returns the trace's events, for writers that draw
-// them (the HTML timeline, pprof).
-func ReadProfileTable(path string, opt Options) (*Profile, *trace.Table, error) {
-	t, err := trace.ReadFile(path, opt.Read)
-	if opt.Analysing != nil {
-		opt.Analysing()
-	}
-	truncated := false
-	if err != nil {
-		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
-			return nil, nil, err
-		}
-		truncated = true
-	}
-	p := Analyze(t, path, opt)
-	if truncated {
-		p.Trace.Truncated = true
-		p.Warnings = append([]string{err.Error()}, p.Warnings...)
-	}
-	return p, t, nil
 }
 
 // laneKind says what a lane is for the analysis.

@@ -270,7 +270,7 @@ func TestHTMLDiffInBrowser(t *testing.T) {
 // an A100, streams 7 and 20): drawn, readable, kernel names shortened with the full name on hover.
 func TestHTMLGPUSectionsInBrowser(t *testing.T) {
 	path := shareddata.Path(t, "testdata", "torch", "kineto_gpu_benchmark.pt.trace.json.gz")
-	p, tb, err := analyze.ReadProfileTable(path, analyze.Options{})
+	p, tb, err := analyze.LoadTable(path, analyze.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func TestRunSummaries(t *testing.T) {
 		cpu  bool
 	}{{"runs/gcn", f.gcn, true}, {"runs/sage", f.sage, false}} {
 		got := byPath[c.path]
-		p, err := analyze.ReadProfile(filepath.Join(f.dir, c.path, rundir.TraceFile), analyze.Options{})
+		p, err := analyze.Load(filepath.Join(f.dir, c.path, rundir.TraceFile), analyze.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
