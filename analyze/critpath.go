@@ -58,7 +58,7 @@ type hostSeg struct {
 //     stream ended (a kernel–kernel gap), its launch call started (the launch call and delay; the
 //     path continues on the host), or — where the stream was told to wait on an event since the
 //     op before — the last op on another stream of the device ended. An op without a launch call continues on the host at its
-//     start unless the op before it on its stream ended within ConsecutiveKernelDelayNs.
+//     start unless the op before it on its stream ended within consecutiveKernelDelayNs.
 //
 // Simplification, as in HTA: the step thread is the host's only path (background threads feed it
 // through the sync and launch edges only). The segments cover the step exactly.
@@ -285,7 +285,7 @@ func (c *criticalWalk) deviceStep(d int32, at int64) (int64, int32) {
 		back := min(c.end(launch), start)
 		c.add(back, start, -1, PathLaunch, BoundLaunch)
 		return back, -1
-	case prev >= 0 && (launch >= 0 || start-prevEnd < ConsecutiveKernelDelayNs):
+	case prev >= 0 && (launch >= 0 || start-prevEnd < consecutiveKernelDelayNs):
 		c.add(prevEnd, start, -1, PathKernelGap, BoundKernelGap)
 		return prevEnd, prev
 	}

@@ -163,7 +163,7 @@ func TestDominantDropoutFix(t *testing.T) {
 // pageable copies.
 func TestDLRMFindings(t *testing.T) {
 	p := dlrm(false, 60)(t)
-	if v := partPercent(p, role.Comm); v < CommExposedShare {
+	if v := partPercent(p, role.Comm); v < commExposedShare {
 		t.Errorf("comm part %.1f%%: %s", v, partsString(p))
 	}
 	for _, id := range []string{"comm-exposed", "sync-storm", "pageable-copies"} {

@@ -2,11 +2,47 @@ package analyze
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
+
+// TestRulesDocumented: SCHEMA.md has a section for every rule, and names every threshold the rules
+// declare in findings.go and steps.go.
+func TestRulesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("SCHEMA.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ruleIDs() {
+		if !strings.Contains(string(doc), "#### `"+id+"`\n") {
+			t.Errorf("SCHEMA.md has no section for rule %s", id)
+		}
+	}
+	for _, file := range []string{"findings.go", "steps.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, spec := range g.Specs {
+					for _, name := range spec.(*ast.ValueSpec).Names {
+						if !strings.Contains(string(doc), "`"+name.Name+"`") {
+							t.Errorf("SCHEMA.md does not name %s's threshold %s", file, name.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
 
 // Each rule fires on a scenario that has its problem and stays quiet on one that does not. The
 // negative scenarios are the healthy pipeline, or the positive one with the problem fixed.
@@ -63,7 +99,7 @@ func TestRules(t *testing.T) {
 			}
 		})
 	}
-	for _, id := range RuleIDs() {
+	for _, id := range ruleIDs() {
 		if !covered[id] {
 			t.Errorf("rule %s has no test", id)
 		}

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
@@ -148,30 +147,4 @@ func loadRanks(files []string, opt Options) (*Profile, error) {
 	}
 	ref.Findings = append(rankFindings(ref.Ranks, median(means)), ref.Findings...)
 	return ref, nil
-}
-
-// stragglers flags ranks whose mean step is StragglerFactor times the median rank's or more.
-func stragglers(ranks []RankSummary, med int64) *Finding {
-	if len(ranks) < 2 || med <= 0 {
-		return nil
-	}
-	var slow []string
-	worst := 0.0
-	for k := range ranks {
-		r := &ranks[k]
-		ratio := float64(r.MeanStepNs) / float64(med)
-		if ratio >= StragglerFactor {
-			r.Straggler = true
-			slow = append(slow, strconv.Itoa(r.Rank))
-			worst = max(worst, ratio)
-		}
-	}
-	if len(slow) == 0 {
-		return nil
-	}
-	return &Finding{Severity: SeverityWarning, Title: "Straggler ranks",
-		Summary: fmt.Sprintf("Rank(s) %s take up to %.2f× the median rank's step time; every collective waits for them.", strings.Join(slow, ", "), worst),
-		Evidence: Evidence{Metrics: []Metric{{Name: "slowest/median rank step", Value: worst, Unit: "x", Threshold: StragglerFactor},
-			{Name: "median rank step", Value: float64(med), Unit: "ns"}, {Name: "straggler ranks", Value: float64(len(slow)), Unit: "count"}}},
-		Fix: "Balance the work per rank: partition the graph so every rank gets a similar number of nodes and edges (and sampled batch sizes), check the slow rank's breakdown for input or transfer stalls, and its host for contention."}
 }

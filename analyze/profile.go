@@ -332,7 +332,7 @@ type StreamIdle struct {
 	// IdlePercent is of the span; the *_percent of each cause are of the idle time.
 	IdlePercent float64 `json:"idle_percent"`
 	// Host wait: the op's launch call started after the stream went idle. Kernel wait: a gap under
-	// ConsecutiveKernelDelayNs. Other: any other gap.
+	// 30 ns (HTA's consecutive_kernel_delay). Other: any other gap.
 	HostWaitNs        int64   `json:"host_wait_ns"`
 	KernelWaitNs      int64   `json:"kernel_wait_ns"`
 	OtherNs           int64   `json:"other_ns"`
@@ -370,10 +370,10 @@ type TypedKernel struct {
 type Launches struct {
 	Count            int           `json:"count"`              // device ops with a known launch call
 	Kernels          int           `json:"kernels"`            // compute and communication kernels in scope
-	KernelsUnder10us int           `json:"kernels_under_10us"` // of Kernels, shorter than ShortKernelNs
+	KernelsUnder10us int           `json:"kernels_under_10us"` // of Kernels, shorter than 10 µs
 	ShortKernels     int           `json:"short_kernels"`      // device time below the launch call's host time
-	RuntimeOutliers  int           `json:"runtime_outliers"`   // launch calls over LaunchRuntimeCutoffNs
-	DelayOutliers    int           `json:"delay_outliers"`     // launch delays over LaunchDelayCutoffNs
+	RuntimeOutliers  int           `json:"runtime_outliers"`   // launch calls over 50 µs
+	DelayOutliers    int           `json:"delay_outliers"`     // launch delays over 100 µs
 	CPU              DurationStats `json:"cpu"`                // launch call durations
 	GPU              DurationStats `json:"gpu"`                // device op durations
 	Delay            DurationStats `json:"delay"`              // device start − launch call end
@@ -417,7 +417,7 @@ type StreamQueue struct {
 	Lane   string  `json:"lane"`
 	Max    int     `json:"max"`
 	Mean   float64 `json:"mean"`    // over time
-	FullNs int64   `json:"full_ns"` // time at QueueFull or more: launches block the host
+	FullNs int64   `json:"full_ns"` // time with 1,024 ops queued or more: launches block the host
 	// Curve is the counter over time: per time bucket (of 400), its highest and its last value.
 	Curve []CounterPoint `json:"curve"`
 }
