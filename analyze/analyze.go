@@ -40,6 +40,15 @@ func (o Options) topOps() int {
 // Analyze computes the profile of a trace table. path labels the profile.
 func Analyze(t *trace.Table, path string, opt Options) *Profile {
 	a := newAnalysis(t, opt)
+	if a.end-a.origin < 0 {
+		// Events more than 292 years apart (a damaged clock): no time between them fits in int64
+		// nanoseconds, so nothing can be measured.
+		p := Analyze(&trace.Table{Source: t.Source, Meta: t.Meta}, path, opt)
+		p.Trace.Events, p.Trace.Lanes = t.Len(), len(t.Lanes)
+		p.Warnings = append([]string{fmt.Sprintf("the trace's events lie %.0f years or more apart (from %d ns to %d ns): a damaged clock; nothing was analysed",
+			math.Exp2(63)/365.25/86400e9, a.origin, a.end)}, p.Warnings...)
+		return p
+	}
 	p := &Profile{Schema: SchemaName, SchemaVersion: SchemaVersion}
 	p.Trace = a.traceInfo(path)
 	a.findSteps()

@@ -28,7 +28,7 @@ func TestTruncatedTrace(t *testing.T) {
 	if p.Steps.Count < 2 || p.Steps.Count > 5 {
 		t.Fatalf("%d steps from two thirds of a 6-step trace", p.Steps.Count)
 	}
-	checkPartsSum(t, p)
+	mustBeValid(t, p)
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.json"), Options{}); err == nil {
 		t.Fatal("no error for a missing file")
 	}

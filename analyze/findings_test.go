@@ -81,7 +81,7 @@ func TestRules(t *testing.T) {
 		covered[c.id] = true
 		t.Run(c.id, func(t *testing.T) {
 			p := c.problem(t)
-			checkPartsSum(t, p)
+			mustBeValid(t, p)
 			f := hasFinding(p, c.id)
 			if f == nil {
 				t.Fatalf("problem scenario: %s did not fire; findings %v, breakdown %v", c.id, findingIDsOf(p), partsString(p))
@@ -93,7 +93,7 @@ func TestRules(t *testing.T) {
 				t.Errorf("finding lacks summary, title, fix or evidence: %+v", f)
 			}
 			q := c.fixed(t)
-			checkPartsSum(t, q)
+			mustBeValid(t, q)
 			if g := hasFinding(q, c.id); g != nil {
 				t.Fatalf("fixed scenario: %s fired: %s (breakdown %v)", c.id, g.Summary, partsString(q))
 			}
@@ -109,7 +109,7 @@ func TestRules(t *testing.T) {
 // The healthy pipeline has no findings at all.
 func TestHealthyHasNoFindings(t *testing.T) {
 	p := healthy(t, 5).profile()
-	checkPartsSum(t, p)
+	mustBeValid(t, p)
 	if len(p.Findings) != 0 {
 		for _, f := range p.Findings {
 			t.Errorf("%s: %s", f.ID, f.Summary)

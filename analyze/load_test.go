@@ -50,6 +50,7 @@ func TestReadTraceCutOff(t *testing.T) {
 	if err != nil || p.Steps.Count != 0 || !p.Trace.Truncated || p.Trace.Format != "gnnprof" {
 		t.Fatalf("a run just started: %+v, %v", p, err)
 	}
+	mustBeValid(t, p)
 }
 
 // A directory of torch per-worker traces is a multi-rank profile; ranks come from the file names
@@ -69,6 +70,7 @@ func TestTorchRankFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustBeValid(t, p)
 	if len(p.Ranks) != 2 || p.Ranks[0].Rank != 0 || p.Ranks[1].Rank != 1 || !strings.Contains(p.Trace.Path, "rank0") {
 		t.Fatalf("ranks %+v, reference %s", p.Ranks, p.Trace.Path)
 	}
@@ -106,6 +108,7 @@ func TestStragglerRank(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		mustBeValid(t, p)
 		if len(p.Ranks) != 3 || p.Trace.Rank != 0 {
 			t.Fatalf("ranks %+v, reference rank %d", p.Ranks, p.Trace.Rank)
 		}

@@ -60,6 +60,7 @@ func TestOpDeviceTimeJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := Analyze(tb, "join.json", Options{})
+	mustBeValid(t, p)
 	type times struct{ self, devSelf, devTotal int64 }
 	want := map[string]times{"aten::mm": {95 * us, 50 * us, 50 * us}, "aten::linear": {15 * us, 0, 50 * us},
 		"aten::add": {45 * us, 30 * us, 30 * us}}

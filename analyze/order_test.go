@@ -133,6 +133,7 @@ func profileJSON(t *testing.T, top map[string]json.RawMessage, events []traceEve
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustBeValid(t, p)
 	p.Trace.Path = ""
 	out, err := json.MarshalIndent(p, "", " ")
 	if err != nil {

@@ -441,7 +441,9 @@ func meanStd(xs []int64) (mean, std int64) {
 		d := float64(x) - m
 		ss += d * d
 	}
-	return int64(math.Round(m)), int64(math.Round(math.Sqrt(ss / float64(len(xs)))))
+	// Past 2^53 ns (104 days) float64 rounds; the mean stays within the values all the same.
+	mean = min(max(int64(math.Round(m)), slices.Min(xs)), slices.Max(xs))
+	return mean, int64(math.Round(math.Sqrt(ss / float64(len(xs)))))
 }
 
 // percentile returns the p-th percentile (0–100, nearest rank) of sorted xs.

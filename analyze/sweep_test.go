@@ -22,7 +22,7 @@ func TestSweepWorkedExample(t *testing.T) {
 	s.copyAt(trace.DirH2D, trace.FlagPinned, 1<<20, 3*ms, 1*ms)
 	s.main.Complete("aten::mm", role.CPU, 1*ms, 3*ms)
 	p := s.profile()
-	checkPartsSum(t, p)
+	mustBeValid(t, p)
 	want := map[role.Role]int64{role.Kernel: 5 * ms, role.H2D: 0, role.CPU: 1 * ms, role.Other: 2 * ms}
 	for _, part := range p.Breakdown.Parts {
 		if w, ok := want[part.Role]; ok && part.MeanNs != w {
@@ -61,7 +61,7 @@ func TestLegacyTorchBreakdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPartsSum(t, p)
+	mustBeValid(t, p)
 	var stepSpans, fwd []rawEvent
 	for _, e := range decodeRaw(t, legacyTorchTrace) {
 		switch {
@@ -119,6 +119,7 @@ func TestSweepWindowsAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		whole := Analyze(tab, path, Options{})
+		mustBeValid(t, whole)
 		if whole.Steps.Count < 2 {
 			t.Fatalf("%s: %d steps, too few to cut into windows", name, whole.Steps.Count)
 		}

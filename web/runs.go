@@ -137,6 +137,10 @@ func (a *analysis) config() map[string]any {
 	return a.profile.Trace.Meta
 }
 
+// checkProfile is what a profile must pass to be shown: [analyze.Profile.CheckValid] (the tests
+// break profiles here to see the failure reported).
+var checkProfile = (*analyze.Profile).CheckValid
+
 // analyse reads and analyses the run in dir. A trace still being written is analysed as far as
 // it goes, even when no event is complete yet: a run that has just started (whose trace may be an
 // empty file until its first step ends) has a profile of no steps, marked truncated.
@@ -152,6 +156,9 @@ func (s *Server) analyse(dir string) (*analysis, error) {
 	a := &analysis{run: run}
 	if a.profile, a.table, err = analyze.LoadTable(dir, analyze.Options{Live: true}); err != nil {
 		return nil, err
+	}
+	if err := checkProfile(a.profile); err != nil {
+		return nil, fmt.Errorf("the analysis of %s breaks its own checks, so it is not shown (a bug in gnnprof's analyzer: please report it with the trace): %w", displayName(s.root.rel(dir)), err)
 	}
 	// Pages name the run as the list does, not by its real path on this machine.
 	a.profile.Trace.Path = cmp.Or(s.root.rel(dir), ".") + "/" + filepath.Base(files[0])
