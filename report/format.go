@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gnnprof/gnnprof/role"
 )
@@ -120,6 +121,15 @@ func fmtMetric(v float64, unit string) string {
 		return fmt.Sprintf("%d %s", int64(v), unit)
 	}
 	return strings.TrimSpace(fmt.Sprintf("%.3g %s", v, unit))
+}
+
+// truncRunes cuts s to n runes, marking the cut with an ellipsis.
+func truncRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }
 
 // ms converts nanoseconds to milliseconds for charts.

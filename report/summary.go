@@ -259,15 +259,6 @@ func clean(s string) string {
 	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
-// truncRunes cuts s to n runes, marking the cut with an ellipsis.
-func truncRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
 // wrapLines wraps text and keeps at most n lines, ending the last kept one with an ellipsis when
 // text goes on (the HTML report has it in full).
 func wrapLines(text string, width, n int) []string {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/role"
@@ -227,11 +226,7 @@ func fitLabel(name string, width float64) string {
 	if n < 3 {
 		return ""
 	}
-	if utf8.RuneCountInString(name) <= n {
-		return name
-	}
-	r := []rune(name)
-	return string(r[:n-1]) + "…"
+	return truncRunes(name, n)
 }
 
 func laneIsDevice(t *trace.Table, l int32) bool {
