@@ -18,7 +18,7 @@ const maxProblems = 10
 // time, idle causes, a device's temporal split, the critical path's shares) add up to it and stay
 // within it; shares lie in their range (percentages in [0, 100], utilisations in [0, 1]); findings
 // have a known rule, a severity, and steps that exist; and every number is finite (JSON has no
-// NaN). A profile Analyze computed always passes: a failure is a bug in the analyzer, which the
+// NaN). A profile [Analyze] computed always passes: a failure is a bug in the analyzer, which the
 // tests and fuzzing look for and `gnnprof serve` reports instead of rendering the profile.
 func (p *Profile) CheckValid() error {
 	c := &checker{}

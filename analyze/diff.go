@@ -7,7 +7,7 @@ import (
 	"github.com/gnnprof/gnnprof/role"
 )
 
-// diffOps bounds the operator changes a Diff lists.
+// diffOps bounds the operator changes a [Diff] lists.
 const diffOps = 20
 
 // Compare returns the differences from profile a (the baseline) to b.

@@ -126,7 +126,7 @@ func (a *analysis) syncPoints(n int) []int {
 type rule struct {
 	id string
 	// check finds the problem in one trace's profile, or returns nil; ranks finds it in the rank
-	// summaries of a multi-rank Load. A rule has one of the two.
+	// summaries of a multi-rank [Load]. A rule has one of the two.
 	check func(a *analysis, p *Profile) *Finding
 	ranks func(ranks []RankSummary, medianStepNs int64) *Finding
 }
@@ -179,7 +179,7 @@ func (a *analysis) findings(p *Profile) []Finding {
 	return out
 }
 
-// rankFindings runs the rules over the rank summaries of a multi-rank Load.
+// rankFindings runs the rules over the rank summaries of a multi-rank [Load].
 func rankFindings(ranks []RankSummary, medianStepNs int64) []Finding {
 	return runRules(func(r rule) *Finding {
 		if r.ranks == nil {

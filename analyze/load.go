@@ -48,7 +48,7 @@ func LoadTable(path string, opt Options) (*Profile, *trace.Table, error) {
 // or one that was killed): its table comes back with the error that says where the trace stops,
 // which wraps [trace.ErrTruncated], and a caller that goes on with the table reports that error as
 // a warning. Any other error, or a cut-off trace without a single event, comes back with a nil
-// table; with opt.Live a trace with no event yet is an empty table (a run that has just started,
+// table; with [Options.Live] a trace with no event yet is an empty table (a run that has just started,
 // whose trace.json.gz may still be an empty file).
 func ReadTrace(path string, opt Options) (*trace.Table, error) {
 	t, err := trace.ReadFile(path, opt.Read)
@@ -70,7 +70,7 @@ func isEmpty(path string) bool {
 }
 
 // loadTrace reads and analyses one trace file. A cut-off trace is analysed as far as it goes: the
-// profile says so in Trace.Truncated and, first among its Warnings, where the trace stops.
+// profile says so in [TraceInfo.Truncated] and, first among its Warnings, where the trace stops.
 func loadTrace(path string, opt Options) (*Profile, *trace.Table, error) {
 	t, err := ReadTrace(path, opt)
 	if t == nil {

@@ -2,7 +2,7 @@ package analyze
 
 import "github.com/gnnprof/gnnprof/role"
 
-// SchemaName and SchemaVersion identify the JSON form of a Profile. The version changes only when a
+// SchemaName and SchemaVersion identify the JSON form of a [Profile]. The version changes only when a
 // field is renamed, removed or changes meaning; adding a field keeps it (see SCHEMA.md).
 const (
 	SchemaName    = "gnnprof.profile"
@@ -11,7 +11,7 @@ const (
 
 // Profile is everything the analyzer computes from one trace (or one directory of per-rank traces).
 // Report writers (text, JSON, HTML, pprof) render it and compute nothing themselves. All times are
-// integer nanoseconds; instants are relative to the trace's first event (Trace.OriginNs).
+// integer nanoseconds; instants are relative to the trace's first event ([TraceInfo.OriginNs]).
 type Profile struct {
 	Schema        string `json:"schema"`         // SchemaName
 	SchemaVersion int    `json:"schema_version"` // SchemaVersion
@@ -57,7 +57,7 @@ type DeviceInfo struct {
 	MemoryBytes int64  `json:"memory_bytes"` // total device memory, 0 if unknown
 }
 
-// Step detection methods (Steps.Detection).
+// Step detection methods ([Steps.Detection]).
 const (
 	DetectProfilerStep = "profiler_step" // ProfilerStep#N spans
 	DetectRepeating    = "repeating"     // no step spans: a repeating top-level span name marks iterations
@@ -95,7 +95,7 @@ type Step struct {
 	WallNs  int64 `json:"wall_ns"`
 	Warmup  bool  `json:"warmup"`  // excluded from averages
 	Outlier bool  `json:"outlier"` // much slower than the median step (see findings)
-	// Parts is this step's breakdown, in Breakdown.Parts order (zero parts included).
+	// Parts is this step's breakdown, in [Breakdown.Parts] order (zero parts included).
 	Parts []int64 `json:"parts_ns"`
 	// DeviceOps counts the device events (kernels, copies, memsets) attributed to the step.
 	DeviceOps   int   `json:"device_ops"`
@@ -118,7 +118,7 @@ type Breakdown struct {
 	// blocking and asynchronous copies, the step's lane and background lanes).
 	Priority []string `json:"priority"`
 	// Parts has one entry per role, in the order the roles first appear in Priority, averaged over
-	// measured steps; Step.Parts follows the same order.
+	// measured steps; [Step.Parts] follows the same order.
 	Parts   []Part `json:"parts"`
 	TotalNs int64  `json:"mean_ns"` // mean measured step wall time (= sum of Parts' MeanNs, up to rounding)
 	Gaps    []Gap  `json:"other_gaps"`
@@ -279,8 +279,8 @@ type LaneActivity struct {
 }
 
 // GPU holds the device-side analyses of Holistic Trace Analysis, computed over the device work in
-// Scope: ScopeSteps (the work the ProfilerStep spans launched, with at least two steps) or
-// ScopeTrace (all of it).
+// Scope: [ScopeSteps] (the work the ProfilerStep spans launched, with at least two steps) or
+// [ScopeTrace] (all of it).
 type GPU struct {
 	Scope string `json:"scope"`
 	// Temporal is the temporal breakdown per device, with the communication–computation overlap.

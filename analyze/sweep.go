@@ -63,7 +63,7 @@ const (
 	numModes
 )
 
-// name is the class's name in Breakdown.Priority: the role's, marked for async and background.
+// name is the class's name in [Breakdown.Priority]: the role's, marked for async and background.
 func (c sweepClass) name() string {
 	switch c.mode {
 	case async:
@@ -136,7 +136,7 @@ var spanClasses = func() (c [2][numLaneKinds][256]int8) {
 	return c
 }()
 
-// roleOrder is the roles of Breakdown.Parts: each role where it first appears in the priority list.
+// roleOrder is the roles of [Breakdown.Parts]: each role where it first appears in the priority list.
 var roleOrder, classRoleIndex = func() ([]role.Role, []int) {
 	var roles []role.Role
 	idx := make([]int, len(sweepClasses))
@@ -151,7 +151,7 @@ var roleOrder, classRoleIndex = func() ([]role.Role, []int) {
 	return roles, idx
 }()
 
-// otherRole is the index of role.Other in roleOrder.
+// otherRole is the index of [role.Other] in roleOrder.
 var otherRole = slices.Index(roleOrder, role.Other)
 
 // classOf returns event i's sweep class, or -1 when it takes no part in the breakdown.

@@ -22,7 +22,7 @@ import (
 	"github.com/gnnprof/gnnprof/rundir"
 )
 
-// PprofOptions tune PprofHandler.
+// PprofOptions tune [PprofHandler].
 type PprofOptions struct {
 	// Confined keeps the UI to the profile itself: no source files read (the profile's file
 	// names are dropped), no binaries opened for disassembly, no settings saved. gnnprof serve
