@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"sync"
 )
 
 // maxProblems bounds the problems CheckValid lists; the rest are counted.
@@ -21,7 +22,10 @@ const maxProblems = 10
 // NaN). A profile [Analyze] computed always passes: a failure is a bug in the analyzer, which the
 // tests and fuzzing look for and `gnnprof serve` reports instead of rendering the profile.
 func (p *Profile) CheckValid() error {
-	c := &checker{}
+	c := &checker{step: make(map[int]bool, len(p.Steps.Steps))}
+	for _, s := range p.Steps.Steps {
+		c.step[s.Number] = true
+	}
 	c.that(p.Schema == SchemaName && p.SchemaVersion == SchemaVersion, "schema %q version %d, want %q version %d", p.Schema, p.SchemaVersion, SchemaName, SchemaVersion)
 	t := p.Trace
 	c.that(t.Events >= 0 && t.Lanes >= 0 && t.DurationNs >= 0 && t.Rank >= -1, "trace: events %d, lanes %d, duration %d ns, rank %d", t.Events, t.Lanes, t.DurationNs, t.Rank)
@@ -47,20 +51,28 @@ func (p *Profile) CheckValid() error {
 		c.that(r.Steps >= 0 && r.MeanStepNs >= 0 && len(r.Parts) == len(p.Breakdown.Parts), "rank %d: %d steps, mean %d ns, %d parts", r.Rank, r.Steps, r.MeanStepNs, len(r.Parts))
 		c.percent(fmt.Sprintf("rank %d communication overlap", r.Rank), r.CommOverlapPercent)
 	}
-	c.finite(reflect.ValueOf(p).Elem(), "profile")
+	if where, found := nonFinite(reflect.ValueOf(p).Elem()); found {
+		c.that(false, "profile%s", where)
+	}
 	return c.err()
 }
 
 // checker collects the problems CheckValid finds.
 type checker struct {
+	step     map[int]bool // the profile's step numbers
 	problems []error
 	more     int
 }
 
+// that records a problem unless ok.
 func (c *checker) that(ok bool, format string, args ...any) {
-	if ok {
-		return
+	if !ok {
+		c.fail(format, args...)
 	}
+}
+
+// fail records a problem.
+func (c *checker) fail(format string, args ...any) {
 	if len(c.problems) == maxProblems {
 		c.more++
 		return
@@ -92,21 +104,35 @@ func (c *checker) steps(p *Profile) {
 	measured, leading := 0, true
 	var host, wall []int64
 	for k, s := range st.Steps {
-		c.that(s.HostNs >= 0 && s.WallNs >= 0 && s.StartNs >= 0, "step %d: starts at %d ns, host %d ns, wall %d ns", s.Number, s.StartNs, s.HostNs, s.WallNs)
-		c.that(k == 0 || st.Steps[k-1].StartNs+st.Steps[k-1].WallNs <= s.StartNs, "step %d starts before step %d ends", s.Number, st.Steps[max(k-1, 0)].Number)
-		c.that(len(s.Parts) == len(p.Breakdown.Parts), "step %d: %d parts, the breakdown has %d", s.Number, len(s.Parts), len(p.Breakdown.Parts))
+		// A profile has thousands of steps: their checks box their numbers only on failure.
+		if s.HostNs < 0 || s.WallNs < 0 || s.StartNs < 0 {
+			c.fail("step %d: starts at %d ns, host %d ns, wall %d ns", s.Number, s.StartNs, s.HostNs, s.WallNs)
+		}
+		if k > 0 && st.Steps[k-1].StartNs+st.Steps[k-1].WallNs > s.StartNs {
+			c.fail("step %d starts before step %d ends", s.Number, st.Steps[k-1].Number)
+		}
+		if len(s.Parts) != len(p.Breakdown.Parts) {
+			c.fail("step %d: %d parts, the breakdown has %d", s.Number, len(s.Parts), len(p.Breakdown.Parts))
+		}
 		var sum int64
 		for _, v := range s.Parts {
-			c.that(v >= 0, "step %d: a part of %d ns", s.Number, v)
+			if v < 0 {
+				c.fail("step %d: a part of %d ns", s.Number, v)
+			}
 			sum += v
 		}
-		c.that(sum == s.WallNs, "step %d: parts add up to %d ns, not its wall time %d ns", s.Number, sum, s.WallNs)
-		c.that(s.DeviceOps >= 0 && s.CopyCount >= 0 && s.SyncCount >= 0 && s.LaneEvents >= 0 && s.RepeatedNs >= 0,
-			"step %d: negative counts (device ops %d, copies %d, syncs %d, events %d, repeated %d ns)", s.Number, s.DeviceOps, s.CopyCount, s.SyncCount, s.LaneEvents, s.RepeatedNs)
-		c.that(s.ComputeNs >= 0 && s.ComputeNs <= s.WallNs && s.AugmentedNs >= 0 && s.AugmentedNs <= s.WallNs,
-			"step %d: compute %d ns, augmentation %d ns of %d ns", s.Number, s.ComputeNs, s.AugmentedNs, s.WallNs)
-		c.that(!s.Warmup || leading, "step %d: a warm-up step after a measured one", s.Number)
-		c.that(!s.Warmup || !s.Outlier, "step %d: a warm-up step marked an outlier", s.Number)
+		if sum != s.WallNs {
+			c.fail("step %d: parts add up to %d ns, not its wall time %d ns", s.Number, sum, s.WallNs)
+		}
+		if s.DeviceOps < 0 || s.CopyCount < 0 || s.SyncCount < 0 || s.LaneEvents < 0 || s.RepeatedNs < 0 {
+			c.fail("step %d: negative counts (device ops %d, copies %d, syncs %d, events %d, repeated %d ns)", s.Number, s.DeviceOps, s.CopyCount, s.SyncCount, s.LaneEvents, s.RepeatedNs)
+		}
+		if s.ComputeNs < 0 || s.ComputeNs > s.WallNs || s.AugmentedNs < 0 || s.AugmentedNs > s.WallNs {
+			c.fail("step %d: compute %d ns, augmentation %d ns of %d ns", s.Number, s.ComputeNs, s.AugmentedNs, s.WallNs)
+		}
+		if s.Warmup && (!leading || s.Outlier) {
+			c.fail("step %d: a warm-up step after a measured one, or marked an outlier", s.Number)
+		}
 		leading = leading && s.Warmup
 		if !s.Warmup {
 			measured++
@@ -156,13 +182,8 @@ func (c *checker) breakdown(p *Profile) {
 	c.that(meanSum <= b.TotalNs && meanSum > b.TotalNs-int64(len(b.Parts))-1, "breakdown: parts' means add up to %d ns, the mean step is %d ns", meanSum, b.TotalNs)
 	c.that(wall == 0 || math.Abs(pctSum-100) < 1e-6, "breakdown: parts' shares add up to %v%%", pctSum)
 	for _, g := range b.Gaps {
-		c.that(g.DurNs > 0 && p.hasStep(g.Step), "breakdown: a gap of %d ns in step %d", g.DurNs, g.Step)
+		c.that(g.DurNs > 0 && c.step[g.Step], "breakdown: a gap of %d ns in step %d", g.DurNs, g.Step)
 	}
-}
-
-// hasStep reports whether the profile has a step numbered n.
-func (p *Profile) hasStep(n int) bool {
-	return slices.ContainsFunc(p.Steps.Steps, func(s Step) bool { return s.Number == n })
 }
 
 func (c *checker) ops(p *Profile) {
@@ -196,8 +217,9 @@ func (c *checker) copies(p *Profile) {
 		stepCount := 0
 		for _, s := range d.PerStep {
 			stepCount += s.Count
-			c.that(s.Count >= 0 && s.TotalNs >= 0 && s.OverlapNs >= 0 && s.OverlapNs <= s.TotalNs && p.hasStep(s.Step),
-				"%s copies in step %d: %d, %d ns, %d ns overlapped", d.Direction, s.Step, s.Count, s.TotalNs, s.OverlapNs)
+			if s.Count < 0 || s.TotalNs < 0 || s.OverlapNs < 0 || s.OverlapNs > s.TotalNs || !c.step[s.Step] {
+				c.fail("%s copies in step %d: %d, %d ns, %d ns overlapped", d.Direction, s.Step, s.Count, s.TotalNs, s.OverlapNs)
+			}
 		}
 		c.that(stepCount <= d.Count, "%s copies: %d in steps of %d", d.Direction, stepCount, d.Count)
 	}
@@ -247,7 +269,7 @@ func (c *checker) criticalPath(p *Profile) {
 	if cp == nil {
 		return
 	}
-	c.that(p.hasStep(cp.Step) && cp.WallNs >= 0, "critical path: step %d, %d ns", cp.Step, cp.WallNs)
+	c.that(c.step[cp.Step] && cp.WallNs >= 0, "critical path: step %d, %d ns", cp.Step, cp.WallNs)
 	for _, shares := range [][]PathShare{cp.Categories, cp.Roles} {
 		var sum int64
 		for _, s := range shares {
@@ -276,34 +298,70 @@ func (c *checker) findings(p *Profile) {
 		c.that(f.Severity == SeverityInfo || f.Severity == SeverityWarning || f.Severity == SeverityCritical, "finding %s: severity %q", f.ID, f.Severity)
 		c.that(f.Title != "" && f.Summary != "" && f.Fix != "", "finding %s: no title, summary or fix", f.ID)
 		for _, n := range f.Evidence.Steps {
-			c.that(p.hasStep(n), "finding %s: step %d is not in the profile", f.ID, n)
+			c.that(c.step[n], "finding %s: step %d is not in the profile", f.ID, n)
 		}
 	}
 }
 
-// finite checks that every float in v is finite, naming where one is not.
-func (c *checker) finite(v reflect.Value, path string) {
+// nonFinite returns where in v a float is NaN or infinite (the first such), if one is. It skips
+// what holds no float (most of a profile: steps, curves of integers).
+func nonFinite(v reflect.Value) (string, bool) {
+	if !holdsFloats(v.Type()) {
+		return "", false
+	}
 	switch v.Kind() {
 	case reflect.Float64, reflect.Float32:
 		f := v.Float()
-		c.that(!math.IsNaN(f) && !math.IsInf(f, 0), "%s is %v", path, f)
+		return fmt.Sprintf(" is %v", f), math.IsNaN(f) || math.IsInf(f, 0)
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				c.finite(v.Field(i), path+"."+v.Type().Field(i).Name)
+				if where, found := nonFinite(v.Field(i)); found {
+					return "." + v.Type().Field(i).Name + where, true
+				}
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		for i := range v.Len() {
-			c.finite(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			if where, found := nonFinite(v.Index(i)); found {
+				return fmt.Sprintf("[%d]%s", i, where), true
+			}
 		}
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			c.finite(v.Elem(), path)
+			return nonFinite(v.Elem())
 		}
 	case reflect.Map:
 		for it := v.MapRange(); it.Next(); {
-			c.finite(it.Value(), fmt.Sprintf("%s[%v]", path, it.Key()))
+			if where, found := nonFinite(it.Value()); found {
+				return fmt.Sprintf("[%v]%s", it.Key(), where), true
+			}
 		}
 	}
+	return "", false
 }
+
+// holdsFloats reports whether a value of type t can hold a float (interfaces can hold anything).
+func holdsFloats(t reflect.Type) bool {
+	if v, ok := floatTypes.Load(t); ok {
+		return v.(bool)
+	}
+	floatTypes.Store(t, true) // a recursive type is taken to hold floats while it is looked at
+	var holds bool
+	switch t.Kind() {
+	case reflect.Float64, reflect.Float32, reflect.Interface:
+		holds = true
+	case reflect.Struct:
+		for i := range t.NumField() {
+			holds = holds || (t.Field(i).IsExported() && holdsFloats(t.Field(i).Type))
+		}
+	case reflect.Slice, reflect.Array, reflect.Pointer:
+		holds = holdsFloats(t.Elem())
+	case reflect.Map:
+		holds = holdsFloats(t.Elem())
+	}
+	floatTypes.Store(t, holds)
+	return holds
+}
+
+var floatTypes sync.Map // reflect.Type → bool
