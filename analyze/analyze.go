@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -21,8 +20,11 @@ type Options struct {
 	TopOps int
 	// Read is passed to the trace reader.
 	Read trace.ReadOptions
-	// Analysing, if set, is called by ReadProfile and ReadProfileTable once the trace is read,
-	// before it is analysed: the CLI lowers the GC target there, for the analysis only.
+	// Live says a trace may still be being written (gnnprof serve follows runs as they train):
+	// [ReadTrace] takes one with no event yet as an empty trace, not an error.
+	Live bool
+	// Analysing, if set, is called by [Load] and [LoadTable] once a trace is read, before it is
+	// analysed: the CLI lowers the GC target there, for the analysis only.
 	Analysing func()
 
 	sweepWindowEvents int // events the breakdown sweeps at a time (default sweepWindowEvents; tests set it)
@@ -38,6 +40,15 @@ func (o Options) topOps() int {
 // Analyze computes the profile of a trace table. path labels the profile.
 func Analyze(t *trace.Table, path string, opt Options) *Profile {
 	a := newAnalysis(t, opt)
+	if a.end-a.origin < 0 {
+		// Events more than 292 years apart (a damaged clock): no time between them fits in int64
+		// nanoseconds, so nothing can be measured.
+		p := Analyze(&trace.Table{Source: t.Source, Meta: t.Meta}, path, opt)
+		p.Trace.Events, p.Trace.Lanes = t.Len(), len(t.Lanes)
+		p.Warnings = append([]string{fmt.Sprintf("the trace's events lie %.0f years or more apart (from %d ns to %d ns): a damaged clock; nothing was analysed",
+			math.Exp2(63)/365.25/86400e9, a.origin, a.end)}, p.Warnings...)
+		return p
+	}
 	p := &Profile{Schema: SchemaName, SchemaVersion: SchemaVersion}
 	p.Trace = a.traceInfo(path)
 	a.findSteps()
@@ -72,35 +83,6 @@ func Analyze(t *trace.Table, path string, opt Options) *Profile {
 	return p
 }
 
-// ReadProfile reads one trace file and analyses it. A truncated file is analysed as far as it
-// goes (the profile says so in Trace.Truncated and Warnings); other read errors are returned.
-func ReadProfile(path string, opt Options) (*Profile, error) {
-	p, _, err := ReadProfileTable(path, opt)
-	return p, err
-}
-
-// ReadProfileTable is ReadProfile that also returns the trace's events, for writers that draw
-// them (the HTML timeline, pprof).
-func ReadProfileTable(path string, opt Options) (*Profile, *trace.Table, error) {
-	t, err := trace.ReadFile(path, opt.Read)
-	if opt.Analysing != nil {
-		opt.Analysing()
-	}
-	truncated := false
-	if err != nil {
-		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
-			return nil, nil, err
-		}
-		truncated = true
-	}
-	p := Analyze(t, path, opt)
-	if truncated {
-		p.Trace.Truncated = true
-		p.Warnings = append([]string{err.Error()}, p.Warnings...)
-	}
-	return p, t, nil
-}
-
 // laneKind says what a lane is for the analysis.
 type laneKind uint8
 
@@ -108,6 +90,7 @@ const (
 	laneHost   laneKind = iota // a host thread that is not the step lane
 	laneStep                   // the host thread holding the step spans
 	laneDevice                 // a device stream
+	numLaneKinds
 )
 
 // analysis holds a table and what is derived from it while a profile is computed.
@@ -120,7 +103,8 @@ type analysis struct {
 	origin, end int64
 	lane        []laneKind
 	stepLane    int32
-	ours        bool // the trace was written by gnnprof (roles are recorded, not guessed)
+	ours        bool                     // the trace was written by gnnprof (roles are recorded, not guessed)
+	spanClasses *[numLaneKinds][256]int8 // spanClasses for ours
 
 	userAnnot int32 // string ids of categories the analysis treats specially (0 if absent)
 	gpuAnnot  int32
@@ -323,6 +307,10 @@ func parallel(fns ...func()) {
 
 func newAnalysis(t *trace.Table, opt Options) *analysis {
 	a := &analysis{t: t, opt: opt, ours: t.Source == trace.SourceGnnprof, stepLane: -1}
+	a.spanClasses = &spanClasses[0]
+	if a.ours {
+		a.spanClasses = &spanClasses[1]
+	}
 	a.userAnnot = a.stringID("user_annotation")
 	a.gpuAnnot = a.stringID("gpu_user_annotation")
 	a.syncNames = syncNamesOf(t.Strings)

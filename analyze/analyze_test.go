@@ -28,7 +28,7 @@ func TestTruncatedTrace(t *testing.T) {
 	if p.Steps.Count < 2 || p.Steps.Count > 5 {
 		t.Fatalf("%d steps from two thirds of a 6-step trace", p.Steps.Count)
 	}
-	checkPartsSum(t, p)
+	mustBeValid(t, p)
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.json"), Options{}); err == nil {
 		t.Fatal("no error for a missing file")
 	}
@@ -109,5 +109,19 @@ func TestSortPieces(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A trace whose events lie more than 292 years apart (a damaged clock) has no time between them
+// that fits int64 nanoseconds: it is analysed as an empty trace, and says why.
+func TestClockOverflow(t *testing.T) {
+	tab, err := readDoc(t, "far.json", []byte(`[{"name":"ProfilerStep#0","ph":"X","ts":-9000000000000000,"dur":10,"tid":1,"pid":"x"},{"name":"ProfilerStep#1","ph":"X","ts":9000000000000000,"dur":10,"tid":1,"pid":"x"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Analyze(tab, "far.json", Options{})
+	mustBeValid(t, p)
+	if p.Steps.Count != 0 || p.Trace.Events != 2 || len(p.Warnings) == 0 || !strings.Contains(p.Warnings[0], "292 years or more apart") {
+		t.Fatalf("%d steps of %d events, warnings %q", p.Steps.Count, p.Trace.Events, p.Warnings)
 	}
 }

@@ -110,3 +110,14 @@ func BenchmarkAnalyzeKineto(b *testing.B) {
 	}
 	b.ReportMetric(float64(t.Len())*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkCheckValid: the check serve runs on every profile it shows, on BenchmarkAnalyze's.
+func BenchmarkCheckValid(b *testing.B) {
+	p := Analyze(benchTable(b, 2000), "bench", Options{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.CheckValid(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func TestBigTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPartsSum(t, p)
+	mustBeValid(t, p)
 	if steps > 0 && (p.Steps.Count != steps || len(p.Findings) != 0) {
 		t.Errorf("%d steps (want %d), findings %v", p.Steps.Count, steps, findingIDsOf(p))
 	}

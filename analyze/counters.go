@@ -17,9 +17,9 @@ var memcpyKinds = func() map[trace.Dir]string {
 	return m
 }()
 
-// QueueFull is the number of outstanding ops at which a CUDA stream's launch queue is full and the
+// queueFull is the number of outstanding ops at which a CUDA stream's launch queue is full and the
 // host blocks in the next launch call.
-const QueueFull = 1024
+const queueFull = 1024
 
 // maxCounterPoints bounds a counter's time series.
 const maxCounterPoints = 400
@@ -133,7 +133,7 @@ func (a *analysis) queues() []StreamQueue {
 			p := CounterPoint{AtNs: first + int64(key>>1), Value: float64(n)}
 			d := p.AtNs - prev.AtNs
 			area += prev.Value * float64(d)
-			if prev.Value >= QueueFull {
+			if prev.Value >= queueFull {
 				q.FullNs += d
 			}
 			q.Max = max(q.Max, n)

@@ -21,6 +21,13 @@ const (
 	BoundSync        = "sync_overhead"              // a released sync's return to the host
 )
 
+// The critical path's stretches that are no event's have these names in place of a role
+// (PathSegment.Role, CriticalPath.Roles).
+const (
+	PathLaunch    = "launch"     // a launch call's return to its kernel's start (BoundLaunch)
+	PathKernelGap = "kernel_gap" // a stream's gap between two dependent ops (BoundKernelGap)
+)
+
 // maxPathSegments bounds CriticalPath.Segments; longer paths merge neighbours of one category.
 const maxPathSegments = 400
 
@@ -51,7 +58,7 @@ type hostSeg struct {
 //     stream ended (a kernel–kernel gap), its launch call started (the launch call and delay; the
 //     path continues on the host), or — where the stream was told to wait on an event since the
 //     op before — the last op on another stream of the device ended. An op without a launch call continues on the host at its
-//     start unless the op before it on its stream ended within ConsecutiveKernelDelayNs.
+//     start unless the op before it on its stream ended within consecutiveKernelDelayNs.
 //
 // Simplification, as in HTA: the step thread is the host's only path (background threads feed it
 // through the sync and launch edges only). The segments cover the step exactly.
@@ -270,16 +277,16 @@ func (c *criticalWalk) deviceStep(d int32, at int64) (int64, int32) {
 		launchAt = t.Start[launch]
 	}
 	if other := c.crossStream(d, prev); other >= 0 && c.end(other) > max(prevEnd, launchAt) {
-		c.add(c.end(other), start, -1, "kernel_gap", BoundKernelGap)
+		c.add(c.end(other), start, -1, PathKernelGap, BoundKernelGap)
 		return c.end(other), other
 	}
 	switch {
 	case launch >= 0 && launchAt >= prevEnd:
 		back := min(c.end(launch), start)
-		c.add(back, start, -1, "launch", BoundLaunch)
+		c.add(back, start, -1, PathLaunch, BoundLaunch)
 		return back, -1
-	case prev >= 0 && (launch >= 0 || start-prevEnd < ConsecutiveKernelDelayNs):
-		c.add(prevEnd, start, -1, "kernel_gap", BoundKernelGap)
+	case prev >= 0 && (launch >= 0 || start-prevEnd < consecutiveKernelDelayNs):
+		c.add(prevEnd, start, -1, PathKernelGap, BoundKernelGap)
 		return prevEnd, prev
 	}
 	return start, -1 // no launch call known: the host issued it when it started
@@ -361,7 +368,7 @@ func (c *criticalWalk) result(step int) *CriticalPath {
 	type item struct {
 		ns    int64
 		count int
-		role  string
+		role  role.Role
 	}
 	items := map[int32]*item{}
 	for _, s := range c.path {
@@ -371,7 +378,7 @@ func (c *criticalWalk) result(step int) *CriticalPath {
 		if s.ev >= 0 {
 			it := items[t.Name[s.ev]]
 			if it == nil {
-				it = &item{role: t.Role[s.ev].String()}
+				it = &item{role: t.Role[s.ev]}
 				items[t.Name[s.ev]] = it
 			}
 			it.ns += d

@@ -3,9 +3,11 @@ package analyze
 import (
 	"cmp"
 	"slices"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
-// diffOps bounds the operator changes a Diff lists.
+// diffOps bounds the operator changes a [Diff] lists.
 const diffOps = 20
 
 // Compare returns the differences from profile a (the baseline) to b.
@@ -18,8 +20,8 @@ func Compare(a, b *Profile) *Diff {
 		Breakdown:    []RoleDelta{}, Ops: []OpDelta{}, Copies: []CopyDelta{},
 		Gained: []Finding{}, Lost: []Finding{}, Kept: []string{},
 	}
-	roles := map[string][2]int64{}
-	var order []string
+	roles := map[role.Role][2]int64{}
+	var order []role.Role
 	for _, p := range a.Breakdown.Parts {
 		v := roles[p.Role]
 		v[0] = p.MeanNs

@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"testing"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // Compare of a transfer-bound run with its fixed version: the step gets faster, the h2d part
@@ -15,7 +17,7 @@ func TestCompare(t *testing.T) {
 	}
 	var h2d *RoleDelta
 	for k := range d.Breakdown {
-		if d.Breakdown[k].Role == "h2d" {
+		if d.Breakdown[k].Role == role.H2D {
 			h2d = &d.Breakdown[k]
 		}
 	}

@@ -5,73 +5,15 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
-// Finding thresholds. Shares are of the mean measured step wall time unless said otherwise.
-const (
-	// input-bound: sampling, gathering and data loading not hidden by compute.
-	InputBoundWarn, InputBoundCritical = 15.0, 40.0
-	// transfer-bound: copies not hidden by compute.
-	TransferBoundWarn, TransferBoundCritical = 20.0, 40.0
-	// pageable-copies: pageable host memory carries at least this share of host↔device bytes, and
-	// at least PageableMinBytes in all.
-	PageableShare    = 10.0
-	PageableMinBytes = 1 << 20
-	// small-copies: at least this many copies per step, with a median copy smaller than
-	// SmallCopyBytes (Nsight's 64 KB line, below which a copy is dominated by its fixed cost).
-	SmallCopiesPerStep = 100
-	SmallCopyBytes     = 64 << 10
-	// sync-storm: at least this many sync points per step: the larger of the host's outermost
-	// blocking calls (cudaStreamSynchronize, cudaDeviceSynchronize, synchronous cudaMemcpy,
-	// aten::item / _local_scalar_dense, sync spans) and device-to-host read-backs (blocking
-	// copies, or copies of at most 64 bytes).
-	SyncPointsPerStep = 50
-	// copies-not-overlapped: copies take at least CopyShareMin of step time and less than
-	// CopyOverlapMax percent of their time runs alongside compute.
-	CopyShareMin, CopyOverlapMax = 10.0, 20.0
-	// repeated-work: one piece of identical work (same name, shape, FLOPs and bytes) runs at least
-	// RepeatMinCount times in a step, and its repeats (all but the first) take RepeatShare of the
-	// median step.
-	RepeatMinCount = 3
-	RepeatShare    = 25.0
-	// augment-dominated: augmentation's share of step time.
-	AugmentShare = 30.0
-	// history-exposed: the step's thread spends this share of step time in GNNAutoScale history
-	// push/pull spans (gather and copies included) while no compute runs.
-	HistoryShare = 10.0
-	// gat-edge-redundancy: edge-wise spans (names containing "edge") in a GAT model take this
-	// share of step time. The edge softmax is left out: it is per edge in every form of GAT, while
-	// per-edge feature work (concatenation, linear maps, messages) is what reorganising removes.
-	GATEdgeShare = 30.0
-	// low-utilization: kernel time over step time on a device (TensorBoard's rule).
-	LowUtilization = 50.0
-	// memory-near-limit: peak allocated over device memory (TensorBoard's rule).
-	MemoryNearLimit = 90.0
-	// memory-spikes: the largest step peak over the median step peak, and by at least
-	// MemorySpikeMinBytes.
-	MemorySpikeFactor   = 1.5
-	MemorySpikeMinBytes = 16 << 20
-	// straggler-rank: a rank's mean step time over the median rank's.
-	StragglerFactor = 1.1
-	// dominant-op: one operator's self time (host, or device where kernels are joined to it) in
-	// the measured steps, as a share of their time (critical from DominantOpCritical).
-	DominantOpShare, DominantOpCritical = 30.0, 50.0
-	// eval-in-step: evaluation's share of the step.
-	EvalShare = 10.0
-	// comm-exposed: communication kernels not hidden by compute kernels (the breakdown's comm part),
-	// TensorBoard's communication rule.
-	CommExposedShare = 10.0
-	// host-bound: a device idles at least HostBoundIdle percent of its span, and at least
-	// HostBoundWaitShare percent of the idle time is host wait (the launch came late).
-	HostBoundIdle, HostBoundWaitShare = 40.0, 50.0
-	// launch-bound: at least LaunchBoundShare percent of the kernels are shorter than ShortKernelNs,
-	// at least LaunchBoundPerStep of them per step, and a device idles LaunchBoundIdle percent.
-	LaunchBoundShare, LaunchBoundPerStep, LaunchBoundIdle = 50.0, 100, 30.0
-)
+// Each rule's thresholds stand beside it, documented with it in SCHEMA.md. Shares are percent of the
+// mean measured step's wall time unless said otherwise.
 
 // stepExtras fills the per-step counters the rules use: sync points, events, FLOPs, compute time,
 // repeated work and augmentation time.
@@ -139,7 +81,7 @@ func (a *analysis) stepExtras(st *Steps) {
 	a.repeatedName = make([]int32, n)
 	a.repeatedCount = make([]int, n)
 	for key, w := range work {
-		if w.count < RepeatMinCount {
+		if w.count < repeatMinCount {
 			continue
 		}
 		waste := w.total * int64(w.count-1) / int64(w.count)
@@ -184,7 +126,7 @@ func (a *analysis) syncPoints(n int) []int {
 type rule struct {
 	id string
 	// check finds the problem in one trace's profile, or returns nil; ranks finds it in the rank
-	// summaries of a multi-rank Load. A rule has one of the two.
+	// summaries of a multi-rank [Load]. A rule has one of the two.
 	check func(a *analysis, p *Profile) *Finding
 	ranks func(ranks []RankSummary, medianStepNs int64) *Finding
 }
@@ -212,11 +154,11 @@ var rules = []rule{
 	{id: "memory-spikes", check: ruleMemorySpikes},
 	{id: "step-outliers", check: ruleStepOutliers},
 	{id: "warmup", check: ruleWarmup},
-	{id: "straggler-rank", ranks: stragglers},
+	{id: "straggler-rank", ranks: ruleStragglerRank},
 }
 
-// RuleIDs lists the id of every rule, for documentation and tests.
-func RuleIDs() []string {
+// ruleIDs lists the id of every rule.
+func ruleIDs() []string {
 	ids := make([]string, len(rules))
 	for k, r := range rules {
 		ids[k] = r.id
@@ -237,7 +179,7 @@ func (a *analysis) findings(p *Profile) []Finding {
 	return out
 }
 
-// rankFindings runs the rules over the rank summaries of a multi-rank Load.
+// rankFindings runs the rules over the rank summaries of a multi-rank [Load].
 func rankFindings(ranks []RankSummary, medianStepNs int64) []Finding {
 	return runRules(func(r rule) *Finding {
 		if r.ranks == nil {
@@ -271,16 +213,12 @@ func measuredSteps(p *Profile) []int {
 }
 
 // share returns the breakdown share (percent) of the given roles and the steps where it is largest.
-func share(p *Profile, roles ...string) (float64, []int) {
+func share(p *Profile, roles ...role.Role) (float64, []int) {
 	var total float64
-	idx := map[string]int{}
-	for k, part := range p.Breakdown.Parts {
-		idx[part.Role] = k
-	}
 	var cols []int
-	for _, r := range roles {
-		if k, ok := idx[r]; ok {
-			total += p.Breakdown.Parts[k].Percent
+	for k, part := range p.Breakdown.Parts {
+		if slices.Contains(roles, part.Role) {
+			total += part.Percent
 			cols = append(cols, k)
 		}
 	}
@@ -323,12 +261,16 @@ func ruleStepsMissing(a *analysis, p *Profile) *Finding {
 		Fix: "Mark every iteration: call prof.step() at the end of each iteration under torch.profiler, or wrap each iteration in Lane.BeginStep(n) with gnnprof's recorder."}
 }
 
+// input-bound: sampling, gathering and data loading not hidden by compute take inputBoundWarn
+// percent of the step or more (critical from inputBoundCritical).
+const inputBoundWarn, inputBoundCritical = 15.0, 40.0
+
 func ruleInputBound(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "sample", "gather", "dataload")
-	if v < InputBoundWarn {
+	v, steps := share(p, role.Sample, role.Gather, role.Dataload)
+	if v < inputBoundWarn {
 		return nil
 	}
-	sample, gather, load := partPercent(p, "sample"), partPercent(p, "gather"), partPercent(p, "dataload")
+	sample, gather, load := partPercent(p, role.Sample), partPercent(p, role.Gather), partPercent(p, role.Dataload)
 	title, what := "Input pipeline bound", "Sampling, feature gathering and data loading take"
 	switch {
 	case sample >= v/2:
@@ -343,15 +285,15 @@ func ruleInputBound(a *analysis, p *Profile) *Finding {
 	case "dgl":
 		fix += " DGL: keep the graph and training ids on the GPU and sample there (device='cuda', num_workers=0), or use UVA sampling (use_uva=True) for graphs that do not fit; DataLoader(use_prefetch_thread=True, use_alternate_streams=True, pin_prefetcher=True)."
 	}
-	return &Finding{Severity: severityFor(v, InputBoundCritical),
+	return &Finding{Severity: severityFor(v, inputBoundCritical),
 		Title:   title,
 		Summary: fmt.Sprintf("%s %.1f%% of each step without overlapping compute (sample %.1f%%, gather %.1f%%, data loading %.1f%%).", what, v, sample, gather, load),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "input share", Value: v, Unit: "%", Threshold: InputBoundWarn},
+			{Name: "input share", Value: v, Unit: "%", Threshold: inputBoundWarn},
 			{Name: "sample share", Value: sample, Unit: "%"},
 			{Name: "gather share", Value: gather, Unit: "%"},
 			{Name: "dataload share", Value: load, Unit: "%"}},
-			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "sample", "gather", "dataload")},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.Sample, role.Gather, role.Dataload)},
 		Fix: fix}
 }
 
@@ -383,6 +325,11 @@ var dominantFixes = []struct {
 	{[]string{"mm", "matmul", "linear", "gemm", "conv", "bmm"}, "Dense compute dominates: the step is compute bound on this operator. Run it in lower precision (torch.autocast with bf16/fp16, or TF32 matmuls), shrink the hidden size or the sampled batch, and in GNN layers apply the linear map before propagation when it reduces the feature width."},
 }
 
+// dominant-op: one operator's self time (host, or device where kernels are joined to it) in the
+// measured steps is dominantOpShare percent of their time or more (critical from
+// dominantOpCritical).
+const dominantOpShare, dominantOpCritical = 30.0, 50.0
+
 func ruleDominantOp(a *analysis, p *Profile) *Finding {
 	var wall int64
 	for _, k := range measuredSteps(p) {
@@ -407,7 +354,7 @@ func ruleDominantOp(a *analysis, p *Profile) *Finding {
 		self = g.measuredDev
 	}
 	v := pct(self, wall)
-	if v < DominantOpShare {
+	if v < dominantOpShare {
 		return nil
 	}
 	name := a.t.Strings[g.name]
@@ -419,23 +366,26 @@ func ruleDominantOp(a *analysis, p *Profile) *Finding {
 			break
 		}
 	}
-	return &Finding{Severity: severityFor(v, DominantOpCritical), Title: "One operator dominates the step",
+	return &Finding{Severity: severityFor(v, dominantOpCritical), Title: "One operator dominates the step",
 		Summary: fmt.Sprintf("%q takes %.1f%% of step time in its own %s time (%d calls).", name, v, where, g.calls),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: where + " self share", Value: v, Unit: "%", Threshold: DominantOpShare},
+			{Name: where + " self share", Value: v, Unit: "%", Threshold: dominantOpShare},
 			{Name: "self time in measured steps", Value: float64(self), Unit: "ns"},
 			{Name: "calls", Value: float64(g.calls), Unit: "count"}},
 			Ops: []string{name}},
 		Fix: fix}
 }
 
+// eval-in-step: evaluation takes evalShare percent of the step or more.
+const evalShare = 10.0
+
 func ruleEvalInStep(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "eval")
-	if v < EvalShare {
+	v, steps := share(p, role.Eval)
+	if v < evalShare {
 		return nil
 	}
 	with := 0
-	k := slices.IndexFunc(p.Breakdown.Parts, func(part Part) bool { return part.Role == "eval" })
+	k := slices.IndexFunc(p.Breakdown.Parts, func(part Part) bool { return part.Role == role.Eval })
 	for _, s := range p.Steps.Steps {
 		if !s.Warmup && k < len(s.Parts) && s.Parts[k] > 0 {
 			with++
@@ -444,15 +394,19 @@ func ruleEvalInStep(a *analysis, p *Profile) *Finding {
 	return &Finding{Severity: SeverityWarning, Title: "Evaluation inside the training step",
 		Summary: fmt.Sprintf("Evaluation runs inside %d of %d measured steps and takes %.1f%% of step time: training waits for it.", with, p.Steps.Measured, v),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "eval share", Value: v, Unit: "%", Threshold: EvalShare},
+			{Name: "eval share", Value: v, Unit: "%", Threshold: evalShare},
 			{Name: "steps with evaluation", Value: float64(with), Unit: "count"}},
-			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "eval")},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.Eval)},
 		Fix: "Evaluate less often and outside the step: once per epoch or every N epochs, on a validation subset, under torch.no_grad()/inference_mode with model.eval(); for full-batch GNNs reuse the training forward's logits for the training accuracy instead of a second pass."}
 }
 
+// comm-exposed: communication kernels not hidden by compute kernels (the breakdown's comm part)
+// take commExposedShare percent of the step or more (TensorBoard's communication rule).
+const commExposedShare = 10.0
+
 func ruleCommExposed(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "comm")
-	if v < CommExposedShare {
+	v, steps := share(p, role.Comm)
+	if v < commExposedShare {
 		return nil
 	}
 	var total, overlapped int64
@@ -463,7 +417,7 @@ func ruleCommExposed(a *analysis, p *Profile) *Finding {
 	return &Finding{Severity: SeverityWarning, Title: "Communication not overlapped",
 		Summary: fmt.Sprintf("Collective communication (NCCL) takes %.1f%% of each step with no compute beside it; only %.0f%% of all communication time overlaps compute kernels.", v, pct(overlapped, total)),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "exposed communication share", Value: v, Unit: "%", Threshold: CommExposedShare},
+			{Name: "exposed communication share", Value: v, Unit: "%", Threshold: commExposedShare},
 			{Name: "communication overlapped with compute", Value: pct(overlapped, total), Unit: "%"},
 			{Name: "communication kernel time", Value: float64(total), Unit: "ns"}},
 			Steps: stepList(p.Steps.Steps, steps), Ops: topKernelsOfType(p, "communication")},
@@ -490,6 +444,11 @@ func idlestDevice(p *Profile) (TemporalBreakdown, bool) {
 	return slices.MaxFunc(p.GPU.Temporal, func(x, y TemporalBreakdown) int { return cmp.Compare(x.IdlePercent, y.IdlePercent) }), true
 }
 
+// launch-bound: at least launchBoundShare percent of the kernels are shorter than shortKernelNs,
+// at least launchBoundPerStep of them per step, and a device idles launchBoundIdle percent of its
+// span or more.
+const launchBoundShare, launchBoundPerStep, launchBoundIdle = 50.0, 100, 30.0
+
 // launchBound reports whether short kernels make the device wait for their launches, with the
 // short kernels' share and count per step.
 func launchBound(p *Profile) (bool, float64, float64) {
@@ -501,7 +460,7 @@ func launchBound(p *Profile) (bool, float64, float64) {
 	steps := max(p.Steps.Count, 1)
 	share := pct(int64(l.KernelsUnder10us), int64(l.Kernels))
 	per := float64(l.KernelsUnder10us) / float64(steps)
-	return share >= LaunchBoundShare && per >= LaunchBoundPerStep && d.IdlePercent >= LaunchBoundIdle, share, per
+	return share >= launchBoundShare && per >= launchBoundPerStep && d.IdlePercent >= launchBoundIdle, share, per
 }
 
 func ruleLaunchBound(a *analysis, p *Profile) *Finding {
@@ -514,9 +473,9 @@ func ruleLaunchBound(a *analysis, p *Profile) *Finding {
 	return &Finding{Severity: SeverityWarning, Title: "Kernel launch bound",
 		Summary: fmt.Sprintf("%.0f%% of kernels run under 10 µs (%.0f per step; median %s on the device against %s to launch), so device %d idles %.0f%% of the time between launches.", share, per, durString(l.GPU.P50Ns), durString(l.CPU.P50Ns), d.Device, d.IdlePercent),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "kernels under 10 µs", Value: share, Unit: "%", Threshold: LaunchBoundShare},
-			{Name: "short kernels per step", Value: per, Unit: "count", Threshold: LaunchBoundPerStep},
-			{Name: "device idle", Value: d.IdlePercent, Unit: "%", Threshold: LaunchBoundIdle},
+			{Name: "kernels under 10 µs", Value: share, Unit: "%", Threshold: launchBoundShare},
+			{Name: "short kernels per step", Value: per, Unit: "count", Threshold: launchBoundPerStep},
+			{Name: "device idle", Value: d.IdlePercent, Unit: "%", Threshold: launchBoundIdle},
 			{Name: "median launch call", Value: float64(l.CPU.P50Ns), Unit: "ns"}},
 			Ops: topPatternOps(p)},
 		Fix: "Launch fewer, larger kernels: capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs), fuse elementwise chains (torch.compile), use fused GNN aggregation (PyG SparseTensor/torch.sparse SpMM, DGL update_all with built-in functions) instead of many small index ops, and batch more nodes or graphs per step."}
@@ -533,9 +492,14 @@ func topPatternOps(p *Profile) []string {
 	return out
 }
 
+// host-bound: a device idles hostBoundIdle percent of its span or more (critical from
+// hostBoundCritical), and hostBoundWaitShare percent of the idle time or more is host wait (the
+// launch came late).
+const hostBoundIdle, hostBoundCritical, hostBoundWaitShare = 40.0, 80.0, 50.0
+
 func ruleHostBound(a *analysis, p *Profile) *Finding {
 	d, ok := idlestDevice(p)
-	if !ok || d.IdlePercent < HostBoundIdle {
+	if !ok || d.IdlePercent < hostBoundIdle {
 		return nil
 	}
 	if bound, _, _ := launchBound(p); bound {
@@ -549,39 +513,43 @@ func ruleHostBound(a *analysis, p *Profile) *Finding {
 		}
 	}
 	w := pct(wait, idle)
-	if w < HostBoundWaitShare {
+	if w < hostBoundWaitShare {
 		return nil
 	}
 	var ops []string
 	if cp := p.CriticalPath; cp != nil {
 		for _, it := range cp.Top {
-			if it.Role != "kernel" && it.Role != "comm" && len(ops) < 3 {
+			if it.Role != role.Kernel && it.Role != role.Comm && len(ops) < 3 {
 				ops = append(ops, it.Name)
 			}
 		}
 	}
-	return &Finding{Severity: severityFor(d.IdlePercent, 80), Title: "GPU waits for the host",
+	return &Finding{Severity: severityFor(d.IdlePercent, hostBoundCritical), Title: "GPU waits for the host",
 		Summary: fmt.Sprintf("Device %d idles %.0f%% of its active span, %.0f%% of that because the host launched the next work late: the step is CPU bound.", d.Device, d.IdlePercent, w),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "device idle", Value: d.IdlePercent, Unit: "%", Threshold: HostBoundIdle},
-			{Name: "host wait share of idle", Value: w, Unit: "%", Threshold: HostBoundWaitShare},
+			{Name: "device idle", Value: d.IdlePercent, Unit: "%", Threshold: hostBoundIdle},
+			{Name: "host wait share of idle", Value: w, Unit: "%", Threshold: hostBoundWaitShare},
 			{Name: "host wait", Value: float64(wait), Unit: "ns"}},
 			Ops: ops},
 		Fix: "Take work off the training thread: prepare batches in DataLoader workers (num_workers>0, persistent_workers=True, pin_memory=True), remove Python work between operators (per-batch graph construction, .tolist(), logging), give each step more device work (larger batches), and capture the step in a CUDA graph or torch.compile to cut launch overhead. The critical path's top host items say where the host time goes."}
 }
 
+// transfer-bound: copies not hidden by compute take transferBoundWarn percent of the step or more
+// (critical from transferBoundCritical).
+const transferBoundWarn, transferBoundCritical = 20.0, 40.0
+
 func ruleTransferBound(a *analysis, p *Profile) *Finding {
-	v, steps := share(p, "h2d", "d2h", "d2d")
-	if v < TransferBoundWarn {
+	v, steps := share(p, role.H2D, role.D2H, role.D2D)
+	if v < transferBoundWarn {
 		return nil
 	}
-	return &Finding{Severity: severityFor(v, TransferBoundCritical),
+	return &Finding{Severity: severityFor(v, transferBoundCritical),
 		Title:   "Transfer bound",
 		Summary: fmt.Sprintf("Copies between host and device take %.1f%% of each step with nothing hiding them (%s).", v, copyLine(p)),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "copy share", Value: v, Unit: "%", Threshold: TransferBoundWarn},
-			{Name: "h2d share", Value: partPercent(p, "h2d"), Unit: "%"},
-			{Name: "d2h share", Value: partPercent(p, "d2h"), Unit: "%"},
+			{Name: "copy share", Value: v, Unit: "%", Threshold: transferBoundWarn},
+			{Name: "h2d share", Value: partPercent(p, role.H2D), Unit: "%"},
+			{Name: "d2h share", Value: partPercent(p, role.D2H), Unit: "%"},
 			{Name: "copied bytes per step", Value: float64(p.Copies.TotalBytes) / float64(max(p.Steps.Count, 1)), Unit: "bytes"}},
 			Steps: stepList(p.Steps.Steps, steps)},
 		Fix: "Move less and hide the rest: keep static tensors (graph structure, features that fit) resident on the device, send only the batch's new rows, copy from pinned buffers with non_blocking=True on a side stream, and start batch k+1's copy before batch k's compute."}
@@ -595,6 +563,13 @@ func copyLine(p *Profile) string {
 	return strings.Join(parts, "; ")
 }
 
+// pageable-copies: pageable host memory carries pageableShare percent of host↔device bytes or
+// more, and pageableMinBytes in all.
+const (
+	pageableShare    = 10.0
+	pageableMinBytes = 1 << 20
+)
+
 func rulePageableCopies(a *analysis, p *Profile) *Finding {
 	var pageable, host int64
 	var count int
@@ -606,24 +581,31 @@ func rulePageableCopies(a *analysis, p *Profile) *Finding {
 		}
 	}
 	v := pct(pageable, host)
-	if pageable < PageableMinBytes || v < PageableShare {
+	if pageable < pageableMinBytes || v < pageableShare {
 		return nil
 	}
 	return &Finding{Severity: SeverityWarning, Title: "Copies from pageable memory",
 		Summary: fmt.Sprintf("%d host↔device copies (%s, %.0f%% of host↔device bytes) use pageable host memory: the driver stages them through a pinned buffer and they block the host.", count, bytesString(pageable), v),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "pageable share of bytes", Value: v, Unit: "%", Threshold: PageableShare},
-			{Name: "pageable bytes", Value: float64(pageable), Unit: "bytes", Threshold: PageableMinBytes},
+			{Name: "pageable share of bytes", Value: v, Unit: "%", Threshold: pageableShare},
+			{Name: "pageable bytes", Value: float64(pageable), Unit: "bytes", Threshold: pageableMinBytes},
 			{Name: "pageable copies", Value: float64(count), Unit: "count"}}},
 		Fix: "Allocate the host side pinned (page-locked): tensor.pin_memory() / DataLoader(pin_memory=True), or gnnprof's pinned host buffers; then copy with non_blocking=True so the copy can overlap compute."}
 }
+
+// small-copies: smallCopiesPerStep copies per step or more in one direction, with a median copy
+// smaller than smallCopyBytes (Nsight's 64 KB line, below which a copy's fixed cost dominates).
+const (
+	smallCopiesPerStep = 100
+	smallCopyBytes     = 64 << 10
+)
 
 func ruleSmallCopies(a *analysis, p *Profile) *Finding {
 	steps := max(p.Steps.Count, 1)
 	var worst *CopyStat
 	for k := range p.Copies.Directions {
 		d := &p.Copies.Directions[k]
-		if d.Count/steps >= SmallCopiesPerStep && d.SizeP50 < SmallCopyBytes && (worst == nil || d.Count > worst.Count) {
+		if d.Count/steps >= smallCopiesPerStep && d.SizeP50 < smallCopyBytes && (worst == nil || d.Count > worst.Count) {
 			worst = d
 		}
 	}
@@ -634,11 +616,17 @@ func ruleSmallCopies(a *analysis, p *Profile) *Finding {
 	return &Finding{Severity: SeverityWarning, Title: "Many small copies",
 		Summary: fmt.Sprintf("%d %s copies per step with a median of %s each: fixed per-copy cost dominates (%.2f GB/s achieved).", per, worst.Direction, bytesString(worst.SizeP50), worst.BandwidthGBs),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "copies per step", Value: float64(per), Unit: "count", Threshold: SmallCopiesPerStep},
-			{Name: "median copy size", Value: float64(worst.SizeP50), Unit: "bytes", Threshold: SmallCopyBytes},
+			{Name: "copies per step", Value: float64(per), Unit: "count", Threshold: smallCopiesPerStep},
+			{Name: "median copy size", Value: float64(worst.SizeP50), Unit: "bytes", Threshold: smallCopyBytes},
 			{Name: "bandwidth", Value: worst.BandwidthGBs, Unit: "GB/s"}}},
 		Fix: "Batch them: gather the rows into one contiguous (pinned) buffer and copy it once per step, or keep the tensors on the device so they need no copy."}
 }
+
+// sync-storm: syncPointsPerStep sync points per step or more: the larger of the host's outermost
+// blocking calls (cudaStreamSynchronize, cudaDeviceSynchronize, synchronous cudaMemcpy, aten::item
+// / _local_scalar_dense, sync spans) and device-to-host read-backs (blocking copies, or copies of
+// at most smallD2HBytes).
+const syncPointsPerStep = 50
 
 func ruleSyncStorm(a *analysis, p *Profile) *Finding {
 	idx := measuredSteps(p)
@@ -650,18 +638,22 @@ func ruleSyncStorm(a *analysis, p *Profile) *Finding {
 		total += p.Steps.Steps[k].SyncCount
 	}
 	per := float64(total) / float64(len(idx))
-	if per < SyncPointsPerStep {
+	if per < syncPointsPerStep {
 		return nil
 	}
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(p.Steps.Steps[y].SyncCount, p.Steps.Steps[x].SyncCount) })
 	return &Finding{Severity: SeverityWarning, Title: "Synchronisation storm",
 		Summary: fmt.Sprintf("%.0f sync points per step: the host stops to wait for the device (scalar read-backs such as .item(), or explicit synchronisation) and the pipeline drains each time.", per),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "sync points per step", Value: per, Unit: "count", Threshold: SyncPointsPerStep},
-			{Name: "sync share", Value: partPercent(p, "sync"), Unit: "%"}},
-			Steps: stepList(p.Steps.Steps, idx), Ops: slices.DeleteFunc(topOps(p, "sync", "d2h"), isWaitEvent)},
+			{Name: "sync points per step", Value: per, Unit: "count", Threshold: syncPointsPerStep},
+			{Name: "sync share", Value: partPercent(p, role.Sync), Unit: "%"}},
+			Steps: stepList(p.Steps.Steps, idx), Ops: slices.DeleteFunc(topOps(p, role.Sync, role.D2H), isWaitEvent)},
 		Fix: "Keep values on the device: accumulate losses and metrics in device tensors and read them back once per step (or per epoch) with a single copy; drop per-batch .item()/.cpu() calls and explicit synchronize() inside the loop."}
 }
+
+// copies-not-overlapped: copies take copyShareMin percent of step time or more, and less than
+// copyOverlapMax percent of their time runs alongside compute.
+const copyShareMin, copyOverlapMax = 10.0, 20.0
 
 func ruleCopiesNotOverlapped(a *analysis, p *Profile) *Finding {
 	var wall int64
@@ -680,16 +672,24 @@ func ruleCopiesNotOverlapped(a *analysis, p *Profile) *Finding {
 		}
 	}
 	s, ov := pct(copyNs, wall), pct(overlapNs, copyNs)
-	if s < CopyShareMin || ov >= CopyOverlapMax {
+	if s < copyShareMin || ov >= copyOverlapMax {
 		return nil
 	}
 	return &Finding{Severity: SeverityWarning, Title: "Copies not overlapped with compute",
 		Summary: fmt.Sprintf("Copies take %.1f%% of step time and only %.0f%% of it runs alongside compute: transfers and compute take turns.", s, ov),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "copy time share", Value: s, Unit: "%", Threshold: CopyShareMin},
-			{Name: "overlapped with compute", Value: ov, Unit: "%", Threshold: CopyOverlapMax}}},
+			{Name: "copy time share", Value: s, Unit: "%", Threshold: copyShareMin},
+			{Name: "overlapped with compute", Value: ov, Unit: "%", Threshold: copyOverlapMax}}},
 		Fix: "Overlap them: issue copies asynchronously (non_blocking=True from pinned memory, on a separate stream or transfer worker) and prefetch the next batch's data while the current batch computes; synchronise only right before the data is used."}
 }
+
+// repeated-work: one piece of identical work (same name, shape, FLOPs and bytes) runs
+// repeatMinCount times in a step or more, and its repeats (all but the first) take repeatShare
+// percent of the median step or more.
+const (
+	repeatMinCount = 3
+	repeatShare    = 25.0
+)
 
 func ruleRepeatedWork(a *analysis, p *Profile) *Finding {
 	idx := measuredSteps(p)
@@ -702,7 +702,7 @@ func ruleRepeatedWork(a *analysis, p *Profile) *Finding {
 		shares = append(shares, int64(pct(s.RepeatedNs, s.WallNs)*100))
 	}
 	v := float64(median(shares)) / 100
-	if v < RepeatShare {
+	if v < repeatShare {
 		return nil
 	}
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(p.Steps.Steps[y].RepeatedNs, p.Steps.Steps[x].RepeatedNs) })
@@ -711,14 +711,17 @@ func ruleRepeatedWork(a *analysis, p *Profile) *Finding {
 	return &Finding{Severity: SeverityWarning, Title: "Repeated identical work inside a step",
 		Summary: fmt.Sprintf("%q runs %d times per step on identical inputs (same shape, FLOPs and bytes); the repeats take %.1f%% of the median step.", name, a.repeatedCount[k], v),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: "repeated share", Value: v, Unit: "%", Threshold: RepeatShare},
-			{Name: "repeats per step", Value: float64(a.repeatedCount[k]), Unit: "count", Threshold: RepeatMinCount}},
+			{Name: "repeated share", Value: v, Unit: "%", Threshold: repeatShare},
+			{Name: "repeats per step", Value: float64(a.repeatedCount[k]), Unit: "count", Threshold: repeatMinCount}},
 			Steps: stepList(p.Steps.Steps, idx), Ops: []string{name}},
 		Fix: "Compute it once per step and reuse the result: e.g. MH-Aug's candidate augmentations re-aggregate the same neighbourhoods — cache the aggregation of the unchanged part of the graph (or the propagated features) and apply only the per-augmentation difference. If the repeats are separate layers with equal sizes, this finding does not apply."}
 }
 
+// augment-dominated: augmentation takes augmentShare percent of the step or more.
+const augmentShare = 30.0
+
 func ruleAugmentDominated(a *analysis, p *Profile) *Finding {
-	part, steps := share(p, "augment")
+	part, steps := share(p, role.Augment)
 	// The time inside augmentation spans counts too: a naive augmentation's time goes mostly to
 	// the read-backs and syncs it blocks on, which the breakdown gives to d2h and sync.
 	var in, wall int64
@@ -728,27 +731,31 @@ func ruleAugmentDominated(a *analysis, p *Profile) *Finding {
 	}
 	inside := pct(in, wall)
 	v := max(part, inside)
-	if v < AugmentShare {
+	if v < augmentShare {
 		return nil
 	}
 	return &Finding{Severity: SeverityWarning, Title: "Augmentation dominates the step",
-		Summary: fmt.Sprintf("Graph augmentation takes %.1f%% of each step, more than the model's own forward and backward passes (%.1f%%).", v, partPercent(p, "forward")+partPercent(p, "backward")),
-		Evidence: Evidence{Metrics: []Metric{{Name: "augment share", Value: part, Unit: "%", Threshold: AugmentShare},
-			{Name: "time inside augmentation (with its waits)", Value: inside, Unit: "%", Threshold: AugmentShare}},
-			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "augment")},
+		Summary: fmt.Sprintf("Graph augmentation takes %.1f%% of each step, more than the model's own forward and backward passes (%.1f%%).", v, partPercent(p, role.Forward)+partPercent(p, role.Backward)),
+		Evidence: Evidence{Metrics: []Metric{{Name: "augment share", Value: part, Unit: "%", Threshold: augmentShare},
+			{Name: "time inside augmentation (with its waits)", Value: inside, Unit: "%", Threshold: augmentShare}},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.Augment)},
 		Fix: "Make augmentation cheaper or hide it: shorten the MH chain or draw fewer candidates per step, reuse accepted augmentations across a few steps, and run the chain for batch k+1 in a background worker while batch k trains."}
 }
 
+// history-exposed: the step's thread spends historyShare percent of step time or more in
+// GNNAutoScale history push/pull spans (gather and copies included) while no compute runs.
+const historyShare = 10.0
+
 func ruleHistoryExposed(a *analysis, p *Profile) *Finding {
 	v := exposedHistoryShare(a, p)
-	if v < HistoryShare {
+	if v < historyShare {
 		return nil
 	}
-	_, steps := share(p, "history")
+	_, steps := share(p, role.History)
 	return &Finding{Severity: SeverityWarning, Title: "History I/O not hidden",
 		Summary: fmt.Sprintf("GNNAutoScale history pulls and pushes take %.1f%% of each step on the critical path.", v),
-		Evidence: Evidence{Metrics: []Metric{{Name: "history share", Value: v, Unit: "%", Threshold: HistoryShare}},
-			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, "history")},
+		Evidence: Evidence{Metrics: []Metric{{Name: "history share", Value: v, Unit: "%", Threshold: historyShare}},
+			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.History)},
 		Fix: "Overlap history transfers with compute: pull layer l+1's histories asynchronously (pinned buffers, a transfer worker or side stream) while layer l computes, and push asynchronously after; keep histories on the device if they fit."}
 }
 
@@ -778,6 +785,11 @@ func exposedHistoryShare(a *analysis, p *Profile) float64 {
 	}
 	return pct(exposed, wall)
 }
+
+// gat-edge-redundancy: edge-wise spans (names containing "edge") in a GAT model take gatEdgeShare
+// percent of step time or more. The edge softmax is left out: it is per edge in every form of GAT,
+// while per-edge feature work (concatenation, linear maps, messages) is what reorganising removes.
+const gatEdgeShare = 30.0
 
 func ruleGATEdgeRedundancy(a *analysis, p *Profile) *Finding {
 	t := a.t
@@ -813,14 +825,18 @@ func ruleGATEdgeRedundancy(a *analysis, p *Profile) *Finding {
 		}
 	}
 	v := pct(length(merge(edge)), wall)
-	if v < GATEdgeShare {
+	if v < gatEdgeShare {
 		return nil
 	}
 	return &Finding{Severity: SeverityWarning, Title: "GAT computes per edge what it could compute per node",
 		Summary:  fmt.Sprintf("Edge-wise work takes %.1f%% of each step in a GAT model: features are transformed or gathered once per edge instead of once per node.", v),
-		Evidence: Evidence{Metrics: []Metric{{Name: "edge-wise share", Value: v, Unit: "%", Threshold: GATEdgeShare}}, Ops: names},
+		Evidence: Evidence{Metrics: []Metric{{Name: "edge-wise share", Value: v, Unit: "%", Threshold: gatEdgeShare}}, Ops: names},
 		Fix:      "Reorganise the layer: project node features once (Wh for every node), compute the two attention logits per node (a_src·Wh_i and a_dst·Wh_j), and per edge only add the two scalars, apply LeakyReLU and softmax; then aggregate with one sparse product. Work per edge drops from O(F·F') to O(1)."}
 }
+
+// low-utilization: a device's kernel time is less than lowUtilization percent of the step time
+// (TensorBoard's rule).
+const lowUtilization = 50.0
 
 func ruleLowUtilization(a *analysis, p *Profile) *Finding {
 	if p.Steps.Measured == 0 {
@@ -828,7 +844,7 @@ func ruleLowUtilization(a *analysis, p *Profile) *Finding {
 	}
 	var low []DeviceUsage
 	for _, d := range p.Devices {
-		if d.KernelNs > 0 && d.Utilization*100 < LowUtilization {
+		if d.KernelNs > 0 && d.Utilization*100 < lowUtilization {
 			low = append(low, d)
 		}
 	}
@@ -838,17 +854,21 @@ func ruleLowUtilization(a *analysis, p *Profile) *Finding {
 	d := low[0]
 	return &Finding{Severity: SeverityWarning, Title: "Low device utilisation",
 		Summary: fmt.Sprintf("Device %d runs kernels only %.0f%% of the step time; the rest it waits for the host, input or copies.", d.Device, d.Utilization*100),
-		Evidence: Evidence{Metrics: []Metric{{Name: "utilisation", Value: d.Utilization * 100, Unit: "%", Threshold: LowUtilization},
+		Evidence: Evidence{Metrics: []Metric{{Name: "utilisation", Value: d.Utilization * 100, Unit: "%", Threshold: lowUtilization},
 			{Name: "kernel time", Value: float64(d.KernelNs), Unit: "ns"}, {Name: "step time", Value: float64(d.WallNs), Unit: "ns"}}},
 		Fix: "Give the device more to do per launch and keep it fed: larger batches (mind convergence), prefetch input so the device never waits, fuse small kernels, and remove host syncs from the loop. The other findings say which of these applies."}
 }
 
+// memory-near-limit: peak allocated is memoryNearLimit percent of device memory or more
+// (TensorBoard's rule).
+const memoryNearLimit = 90.0
+
 func ruleMemoryNearLimit(a *analysis, p *Profile) *Finding {
 	for _, d := range p.Memory.Devices {
-		if d.LimitBytes > 0 && d.PeakPercent >= MemoryNearLimit {
+		if d.LimitBytes > 0 && d.PeakPercent >= memoryNearLimit {
 			return &Finding{Severity: SeverityCritical, Title: "Memory near the device limit",
 				Summary: fmt.Sprintf("Device %d peaks at %s, %.0f%% of its %s.", d.Device, bytesString(d.PeakBytes), d.PeakPercent, bytesString(d.LimitBytes)),
-				Evidence: Evidence{Metrics: []Metric{{Name: "peak share of device memory", Value: d.PeakPercent, Unit: "%", Threshold: MemoryNearLimit},
+				Evidence: Evidence{Metrics: []Metric{{Name: "peak share of device memory", Value: d.PeakPercent, Unit: "%", Threshold: memoryNearLimit},
 					{Name: "peak", Value: float64(d.PeakBytes), Unit: "bytes"}}},
 				Fix: "Cap the batch: bound the sampled subgraph (fewer seed nodes, smaller fan-out, or GAS partitions per batch), or trade compute for memory with activation checkpointing and mixed precision."}
 		}
@@ -856,18 +876,26 @@ func ruleMemoryNearLimit(a *analysis, p *Profile) *Finding {
 	return nil
 }
 
+// memory-spikes: with memorySpikeMinSteps measured steps or more, the largest step peak is
+// memorySpikeFactor times the median step peak or more, and memorySpikeMinBytes above it.
+const (
+	memorySpikeMinSteps = 3
+	memorySpikeFactor   = 1.5
+	memorySpikeMinBytes = 16 << 20
+)
+
 func ruleMemorySpikes(a *analysis, p *Profile) *Finding {
-	if p.Steps.Measured < 3 {
+	if p.Steps.Measured < memorySpikeMinSteps {
 		return nil
 	}
 	for _, d := range p.Memory.Devices {
-		if d.StepPeakMedian <= 0 || float64(d.StepPeakMax) < MemorySpikeFactor*float64(d.StepPeakMedian) ||
-			d.StepPeakMax-d.StepPeakMedian < MemorySpikeMinBytes {
+		if d.StepPeakMedian <= 0 || float64(d.StepPeakMax) < memorySpikeFactor*float64(d.StepPeakMedian) ||
+			d.StepPeakMax-d.StepPeakMedian < memorySpikeMinBytes {
 			continue
 		}
 		var idx []int
 		for k, v := range d.StepPeaks {
-			if !p.Steps.Steps[k].Warmup && float64(v) >= MemorySpikeFactor*float64(d.StepPeakMedian) {
+			if !p.Steps.Steps[k].Warmup && float64(v) >= memorySpikeFactor*float64(d.StepPeakMedian) {
 				idx = append(idx, k)
 			}
 		}
@@ -878,7 +906,7 @@ func ruleMemorySpikes(a *analysis, p *Profile) *Finding {
 		ratio := float64(d.StepPeakMax) / float64(d.StepPeakMedian)
 		return &Finding{Severity: SeverityWarning, Title: "Memory spikes between batches",
 			Summary: fmt.Sprintf("On %s the largest step peak (%s) is %.1f× the median step's (%s): a few batches need far more memory than the rest.", where, bytesString(d.StepPeakMax), ratio, bytesString(d.StepPeakMedian)),
-			Evidence: Evidence{Metrics: []Metric{{Name: "max/median step peak", Value: ratio, Unit: "x", Threshold: MemorySpikeFactor},
+			Evidence: Evidence{Metrics: []Metric{{Name: "max/median step peak", Value: ratio, Unit: "x", Threshold: memorySpikeFactor},
 				{Name: "max step peak", Value: float64(d.StepPeakMax), Unit: "bytes"}, {Name: "median step peak", Value: float64(d.StepPeakMedian), Unit: "bytes"}},
 				Steps: stepList(p.Steps.Steps, idx)},
 			Fix: "Cap the batch size in nodes and edges, not just seeds: limit the sampled subgraph (fan-out, node budget per batch) or split oversized batches, so the peak stays near the median and you can raise the typical batch instead."}
@@ -901,14 +929,14 @@ func ruleStepOutliers(a *analysis, p *Profile) *Finding {
 		wall += p.Steps.Steps[k].WallNs
 	}
 	share := pct(excess, wall)
-	if share < OutlierExcessShare {
+	if share < outlierExcessShare {
 		return nil // a few slow steps that cost little: noise, not a bottleneck
 	}
 	return &Finding{Severity: SeverityWarning, Title: "Step-time outliers",
 		Summary: fmt.Sprintf("%d of %d measured steps are far slower than the median step (the worst %.1f×); their extra time is %.0f%% of all step time.", len(a.outliers), p.Steps.Measured, worst, share),
 		Evidence: Evidence{Metrics: []Metric{{Name: "outlier steps", Value: float64(len(a.outliers)), Unit: "count"},
-			{Name: "worst/median", Value: worst, Unit: "x", Threshold: OutlierFactor},
-			{Name: "time over the median", Value: share, Unit: "%", Threshold: OutlierExcessShare}},
+			{Name: "worst/median", Value: worst, Unit: "x", Threshold: outlierFactor},
+			{Name: "time over the median", Value: share, Unit: "%", Threshold: outlierExcessShare}},
 			Steps: stepList(p.Steps.Steps, a.outliers)},
 		Fix: "Look at what the slow steps do differently (their breakdown row): periodic evaluation or checkpointing inside the step, a much larger sampled batch, garbage collection or allocator growth; move periodic work out of the step and bound batch sizes."}
 }
@@ -928,15 +956,45 @@ func ruleWarmup(a *analysis, p *Profile) *Finding {
 	return &Finding{Severity: SeverityInfo, Title: "Warm-up steps",
 		Summary: fmt.Sprintf("The first %d step(s) take up to %.1f× the median step (allocator, caches, lazy initialisation); they are excluded from the averages.", len(idx), worst),
 		Evidence: Evidence{Metrics: []Metric{{Name: "warm-up steps", Value: float64(len(idx)), Unit: "count"},
-			{Name: "slowest/median", Value: worst, Unit: "x", Threshold: WarmupFactor}},
+			{Name: "slowest/median", Value: worst, Unit: "x", Threshold: warmupFactor}},
 			Steps: stepList(p.Steps.Steps, idx)},
 		Fix: "Nothing to fix in training; when profiling, skip them: torch.profiler.schedule(wait=1, warmup=1, active=N), or start recording after the first steps."}
 }
 
+// straggler-rank: a rank's mean step is stragglerFactor times the median rank's or more.
+const stragglerFactor = 1.1
+
+// ruleStragglerRank flags the ranks whose mean step is stragglerFactor times the median rank's or
+// more.
+func ruleStragglerRank(ranks []RankSummary, med int64) *Finding {
+	if len(ranks) < 2 || med <= 0 {
+		return nil
+	}
+	var slow []string
+	worst := 0.0
+	for k := range ranks {
+		r := &ranks[k]
+		ratio := float64(r.MeanStepNs) / float64(med)
+		if ratio >= stragglerFactor {
+			r.Straggler = true
+			slow = append(slow, strconv.Itoa(r.Rank))
+			worst = max(worst, ratio)
+		}
+	}
+	if len(slow) == 0 {
+		return nil
+	}
+	return &Finding{Severity: SeverityWarning, Title: "Straggler ranks",
+		Summary: fmt.Sprintf("Rank(s) %s take up to %.2f× the median rank's step time; every collective waits for them.", strings.Join(slow, ", "), worst),
+		Evidence: Evidence{Metrics: []Metric{{Name: "slowest/median rank step", Value: worst, Unit: "x", Threshold: stragglerFactor},
+			{Name: "median rank step", Value: float64(med), Unit: "ns"}, {Name: "straggler ranks", Value: float64(len(slow)), Unit: "count"}}},
+		Fix: "Balance the work per rank: partition the graph so every rank gets a similar number of nodes and edges (and sampled batch sizes), check the slow rank's breakdown for input or transfer stalls, and its host for contention."}
+}
+
 // partPercent returns a role's breakdown share.
-func partPercent(p *Profile, role string) float64 {
+func partPercent(p *Profile, r role.Role) float64 {
 	for _, part := range p.Breakdown.Parts {
-		if part.Role == role {
+		if part.Role == r {
 			return part.Percent
 		}
 	}
@@ -944,7 +1002,7 @@ func partPercent(p *Profile, role string) float64 {
 }
 
 // topOps names the largest operators of the given roles (at most 3).
-func topOps(p *Profile, roles ...string) []string {
+func topOps(p *Profile, roles ...role.Role) []string {
 	var out []string
 	for _, o := range p.Ops.ByName {
 		if slices.Contains(roles, o.Role) {

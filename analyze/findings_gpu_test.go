@@ -163,7 +163,7 @@ func TestDominantDropoutFix(t *testing.T) {
 // pageable copies.
 func TestDLRMFindings(t *testing.T) {
 	p := dlrm(false, 60)(t)
-	if v := partPercent(p, "comm"); v < CommExposedShare {
+	if v := partPercent(p, role.Comm); v < commExposedShare {
 		t.Errorf("comm part %.1f%%: %s", v, partsString(p))
 	}
 	for _, id := range []string{"comm-exposed", "sync-storm", "pageable-copies"} {
@@ -194,7 +194,7 @@ func TestGPUScenariosNameTheirTopCost(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := c.p(t)
-			checkPartsSum(t, p)
+			mustBeValid(t, p)
 			if len(p.Findings) == 0 || hasFinding(p, c.want) == nil {
 				t.Fatalf("findings %v, want %s among them", findingIDsOf(p), c.want)
 			}
@@ -252,6 +252,7 @@ func TestRankTemporal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustBeValid(t, p)
 	if len(p.Ranks) != 2 || len(p.Ranks[0].Temporal) != 1 || len(p.Ranks[1].Temporal) != 1 {
 		t.Fatalf("ranks %+v", p.Ranks)
 	}
@@ -272,6 +273,7 @@ func TestSamplesNameTheirTopCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustBeValid(t, legacy)
 	f := hasFinding(legacy, "dominant-op")
 	if f == nil || len(f.Evidence.Ops) == 0 || f.Evidence.Ops[0] != legacy.Ops.ByName[0].Name {
 		t.Errorf("legacy trace: dominant-op %+v, top operator %q", f, legacy.Ops.ByName[0].Name)

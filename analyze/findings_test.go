@@ -2,11 +2,47 @@ package analyze
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
+
+// TestRulesDocumented: SCHEMA.md has a section for every rule, and names every threshold the rules
+// declare in findings.go and steps.go.
+func TestRulesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("SCHEMA.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ruleIDs() {
+		if !strings.Contains(string(doc), "#### `"+id+"`\n") {
+			t.Errorf("SCHEMA.md has no section for rule %s", id)
+		}
+	}
+	for _, file := range []string{"findings.go", "steps.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, spec := range g.Specs {
+					for _, name := range spec.(*ast.ValueSpec).Names {
+						if !strings.Contains(string(doc), "`"+name.Name+"`") {
+							t.Errorf("SCHEMA.md does not name %s's threshold %s", file, name.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
 
 // Each rule fires on a scenario that has its problem and stays quiet on one that does not. The
 // negative scenarios are the healthy pipeline, or the positive one with the problem fixed.
@@ -45,7 +81,7 @@ func TestRules(t *testing.T) {
 		covered[c.id] = true
 		t.Run(c.id, func(t *testing.T) {
 			p := c.problem(t)
-			checkPartsSum(t, p)
+			mustBeValid(t, p)
 			f := hasFinding(p, c.id)
 			if f == nil {
 				t.Fatalf("problem scenario: %s did not fire; findings %v, breakdown %v", c.id, findingIDsOf(p), partsString(p))
@@ -57,13 +93,13 @@ func TestRules(t *testing.T) {
 				t.Errorf("finding lacks summary, title, fix or evidence: %+v", f)
 			}
 			q := c.fixed(t)
-			checkPartsSum(t, q)
+			mustBeValid(t, q)
 			if g := hasFinding(q, c.id); g != nil {
 				t.Fatalf("fixed scenario: %s fired: %s (breakdown %v)", c.id, g.Summary, partsString(q))
 			}
 		})
 	}
-	for _, id := range RuleIDs() {
+	for _, id := range ruleIDs() {
 		if !covered[id] {
 			t.Errorf("rule %s has no test", id)
 		}
@@ -73,7 +109,7 @@ func TestRules(t *testing.T) {
 // The healthy pipeline has no findings at all.
 func TestHealthyHasNoFindings(t *testing.T) {
 	p := healthy(t, 5).profile()
-	checkPartsSum(t, p)
+	mustBeValid(t, p)
 	if len(p.Findings) != 0 {
 		for _, f := range p.Findings {
 			t.Errorf("%s: %s", f.ID, f.Summary)
@@ -83,7 +119,7 @@ func TestHealthyHasNoFindings(t *testing.T) {
 		t.Fatalf("steps %+v", p.Steps)
 	}
 	// Background sampling during compute costs the step nothing.
-	if v := partPercent(p, "sample"); v != 0 {
+	if v := partPercent(p, role.Sample); v != 0 {
 		t.Errorf("sample share %.1f%%, want 0 (it overlaps compute)", v)
 	}
 }

@@ -5,7 +5,8 @@ import (
 )
 
 // FuzzAnalyze runs whatever the reader makes of arbitrary bytes through the analyzer: it must not
-// panic, and the breakdown must still add up to each step's wall time.
+// panic, and the profile must keep its promises (CheckValid: the breakdown adds up to each step's
+// wall time, shares in range, …).
 func FuzzAnalyze(f *testing.F) {
 	for _, s := range []string{
 		`{"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":50,"args":{"External id":4}},{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"External id":4,"correlation":9}},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":30,"dur":200,"args":{"correlation":9,"External id":4}}]}`,
@@ -23,17 +24,8 @@ func FuzzAnalyze(f *testing.F) {
 			return
 		}
 		p := Analyze(tab, "fuzz", Options{})
-		for _, s := range p.Steps.Steps {
-			var sum int64
-			for _, v := range s.Parts {
-				if v < 0 {
-					t.Fatalf("step %d: negative part", s.Number)
-				}
-				sum += v
-			}
-			if sum != s.WallNs {
-				t.Fatalf("step %d: parts %d, wall %d", s.Number, sum, s.WallNs)
-			}
+		if err := p.CheckValid(); err != nil {
+			t.Fatal(err)
 		}
 		Compare(p, p)
 	})

@@ -29,6 +29,7 @@ func TestHTAAgainstIndependent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		mustBeValid(t, p)
 		checkAgainst(t, p, "testdata/hta_check.dlrm_like.json")
 	})
 }

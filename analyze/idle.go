@@ -1,15 +1,15 @@
 package analyze
 
-// ConsecutiveKernelDelayNs: a gap between two ops on a stream shorter than this, not caused by a
+// consecutiveKernelDelayNs: a gap between two ops on a stream shorter than this, not caused by a
 // late launch, is the device moving from one kernel to the next (HTA's consecutive_kernel_delay).
-const ConsecutiveKernelDelayNs = 30
+const consecutiveKernelDelayNs = 30
 
 // idle computes HTA's idle time breakdown per stream. Each gap before an op on a stream (after
 // everything earlier on it has ended) is
 //
 //   - host wait: the runtime call that launched the op started after the stream went idle, so the
 //     device waited for the host to issue work;
-//   - kernel wait: otherwise, when the gap is shorter than ConsecutiveKernelDelayNs;
+//   - kernel wait: otherwise, when the gap is shorter than consecutiveKernelDelayNs;
 //   - other: otherwise (waits on other streams' events, launch queueing, ops without a launch).
 func (a *analysis) idle() []StreamIdle {
 	t := a.t
@@ -26,7 +26,7 @@ func (a *analysis) idle() []StreamIdle {
 				case l >= 0 && t.Start[l] > prevEnd:
 					si.HostWaitNs += gap
 					si.HostWaitCount++
-				case gap < ConsecutiveKernelDelayNs:
+				case gap < consecutiveKernelDelayNs:
 					si.KernelWaitNs += gap
 					si.KernelWaitCount++
 				default:

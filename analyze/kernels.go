@@ -9,10 +9,10 @@ import (
 )
 
 // Kernel breakdown defaults (HTA's get_gpu_kernel_breakdown): per type, the kernels that make up
-// TopKernelsRatio of the type's time, at most TopKernelsPerType of them.
+// topKernelsRatio of the type's time, at most topKernelsPerType of them.
 const (
-	TopKernelsRatio   = 0.8
-	TopKernelsPerType = 10
+	topKernelsRatio   = 0.8
+	topKernelsPerType = 10
 )
 
 // kernelBreakdown computes HTA's kernel breakdown: the time of each kernel type and, per type, the
@@ -90,7 +90,7 @@ func (a *analysis) kernelBreakdown() ([]KernelTypeShare, []TypedKernel) {
 		if k == 0 || g.typ != groups[k-1].typ {
 			covered, taken = 0, 0
 		}
-		if taken >= TopKernelsPerType || float64(covered) >= TopKernelsRatio*float64(totals[g.typ]) {
+		if taken >= topKernelsPerType || float64(covered) >= topKernelsRatio*float64(totals[g.typ]) {
 			continue
 		}
 		mean := g.sum / float64(g.count)

@@ -227,5 +227,6 @@ func (k *kinetoRun) profile() *Profile {
 	if err != nil {
 		k.t.Fatal(err)
 	}
+	mustBeValid(k.t, p)
 	return p
 }

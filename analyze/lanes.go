@@ -48,7 +48,7 @@ func (a *analysis) lanes() []LaneActivity {
 				best = r
 			}
 		}
-		out[l].TopRole = best.String()
+		out[l].TopRole = best
 	}
 	slices.SortStableFunc(out, func(x, y LaneActivity) int {
 		return cmp.Compare(x.Device, y.Device)

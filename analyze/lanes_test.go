@@ -24,10 +24,10 @@ func TestLaneActivity(t *testing.T) {
 		byName[l.Name] = l
 	}
 	main, bg := byName["main"], byName["prefetch"]
-	if main.Events != 6 || main.BusyNs != 13*ms || main.Percent != 65 || main.TopRole != "forward" || !main.Steps || main.Device != -1 {
+	if main.Events != 6 || main.BusyNs != 13*ms || main.Percent != 65 || main.TopRole != role.Forward || !main.Steps || main.Device != -1 {
 		t.Errorf("main lane %+v", main)
 	}
-	if bg.Events != 2 || bg.BusyNs != 4*ms || bg.TopRole != "sample" || bg.Steps {
+	if bg.Events != 2 || bg.BusyNs != 4*ms || bg.TopRole != role.Sample || bg.Steps {
 		t.Errorf("prefetch lane %+v", bg)
 	}
 	if last := p.Lanes[len(p.Lanes)-1]; last.Device != 0 {

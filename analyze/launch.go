@@ -8,15 +8,15 @@ import (
 // Kernel launch thresholds (HTA's get_cuda_kernel_launch_stats defaults, and the launch-bound
 // finding's short kernel).
 const (
-	// LaunchRuntimeCutoffNs: a launch call (cudaLaunchKernel, cudaMemcpyAsync …) longer than this
+	// launchRuntimeCutoffNs: a launch call (cudaLaunchKernel, cudaMemcpyAsync …) longer than this
 	// on the host is a runtime outlier.
-	LaunchRuntimeCutoffNs = 50_000
-	// LaunchDelayCutoffNs: a kernel starting this long after its launch call returned is a launch
+	launchRuntimeCutoffNs = 50_000
+	// launchDelayCutoffNs: a kernel starting this long after its launch call returned is a launch
 	// delay outlier.
-	LaunchDelayCutoffNs = 100_000
-	// ShortKernelNs: a kernel shorter than this costs less on the device than launching it costs
+	launchDelayCutoffNs = 100_000
+	// shortKernelNs: a kernel shorter than this costs less on the device than launching it costs
 	// on the host (a launch takes 5–20 µs).
-	ShortKernelNs = 10_000
+	shortKernelNs = 10_000
 	// maxLaunchOutliers bounds the outliers listed.
 	maxLaunchOutliers = 10
 )
@@ -59,7 +59,7 @@ func (a *analysis) launches() Launches {
 		for k, i := range s.ops {
 			if a.kernelTypeOf(i) != typeMemory {
 				l.Kernels++
-				if t.Dur[i] < ShortKernelNs {
+				if t.Dur[i] < shortKernelNs {
 					l.KernelsUnder10us++
 				}
 			}
@@ -74,15 +74,15 @@ func (a *analysis) launches() Launches {
 			if g < c {
 				l.ShortKernels++
 			}
-			out := c > LaunchRuntimeCutoffNs
+			out := c > launchRuntimeCutoffNs
 			if out {
 				l.RuntimeOutliers++
 			}
-			if d > LaunchDelayCutoffNs {
+			if d > launchDelayCutoffNs {
 				l.DelayOutliers++
 				out = true
 			}
-			if o := (outlier{i, r, max(c-LaunchRuntimeCutoffNs, d-LaunchDelayCutoffNs)}); out &&
+			if o := (outlier{i, r, max(c-launchRuntimeCutoffNs, d-launchDelayCutoffNs)}); out &&
 				(len(outliers) < maxLaunchOutliers || worse(o, outliers[len(outliers)-1]) < 0) {
 				at, _ := slices.BinarySearchFunc(outliers, o, worse)
 				outliers = slices.Insert(outliers, at, o)

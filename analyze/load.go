@@ -4,40 +4,95 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/gnnprof/gnnprof/rundir"
+	"github.com/gnnprof/gnnprof/trace"
 )
 
 // Load analyses path: a trace file of any supported kind, a run directory (holding trace.json.gz
 // or trace.json), or a directory of per-rank traces (torch's <worker>.pt.trace.json[.gz] files, or
-// one subdirectory per rank each holding a trace; rundir.Traces lists them). For several ranks the
+// one subdirectory per rank each holding a trace; [rundir.Traces] lists them). For several ranks the
 // profile describes the lowest rank and Ranks summarises all of them, with straggler ranks flagged.
+// A cut-off trace is analysed as far as it goes (see [ReadTrace]).
 func Load(path string, opt Options) (*Profile, error) {
+	p, _, err := LoadTable(path, opt)
+	return p, err
+}
+
+// LoadTable is [Load] that also returns the events of a single trace, for writers that draw them
+// (the HTML timeline, pprof); for several ranks the table is nil.
+func LoadTable(path string, opt Options) (*Profile, *trace.Table, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("analysing %s: %w", path, err)
+		return nil, nil, fmt.Errorf("analysing %s: %w", path, err)
 	}
 	if !fi.IsDir() {
-		return ReadProfile(path, opt)
+		return loadTrace(path, opt)
 	}
 	files, err := rundir.Traces(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(files) == 1 {
-		return ReadProfile(files[0], opt)
+		return loadTrace(files[0], opt)
 	}
-	return loadRanks(files, opt)
+	p, err := loadRanks(files, opt)
+	return p, nil, err
+}
+
+// ReadTrace reads one trace file for analysis, accepting a cut-off trace (a run still writing it,
+// or one that was killed): its table comes back with the error that says where the trace stops,
+// which wraps [trace.ErrTruncated], and a caller that goes on with the table reports that error as
+// a warning. Any other error, or a cut-off trace without a single event, comes back with a nil
+// table; with [Options.Live] a trace with no event yet is an empty table (a run that has just started,
+// whose trace.json.gz may still be an empty file).
+func ReadTrace(path string, opt Options) (*trace.Table, error) {
+	t, err := trace.ReadFile(path, opt.Read)
+	if err == nil || t == nil {
+		return t, err
+	}
+	switch {
+	case opt.Live && filepath.Base(path) == rundir.TraceFile && isEmpty(path):
+		t.Source = trace.SourceGnnprof // gnnprof's recorder has created the file, and not written yet
+	case !errors.Is(err, trace.ErrTruncated), t.Len() == 0 && !opt.Live:
+		return nil, err
+	}
+	return t, err
+}
+
+func isEmpty(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Size() == 0
+}
+
+// loadTrace reads and analyses one trace file. A cut-off trace is analysed as far as it goes: the
+// profile says so in [TraceInfo.Truncated] and, first among its Warnings, where the trace stops.
+func loadTrace(path string, opt Options) (*Profile, *trace.Table, error) {
+	t, err := ReadTrace(path, opt)
+	if t == nil {
+		return nil, nil, err
+	}
+	if opt.Analysing != nil {
+		opt.Analysing()
+	}
+	p := Analyze(t, path, opt)
+	if err != nil {
+		p.Trace.Truncated = true
+		p.Warnings = append([]string{err.Error()}, p.Warnings...)
+	}
+	return p, t, nil
 }
 
 var rankInName = regexp.MustCompile(`(?i)rank[_-]?(\d+)`)
 
 // loadRanks analyses one trace per rank, one at a time (memory stays that of the largest trace).
+// A rank trace without an event is left out with a warning, even when opt.Live.
 func loadRanks(files []string, opt Options) (*Profile, error) {
+	opt.Live = false
 	type ranked struct {
 		p    *Profile
 		rank int
@@ -45,7 +100,7 @@ func loadRanks(files []string, opt Options) (*Profile, error) {
 	var all []ranked
 	var errs []error
 	for k, f := range files {
-		p, err := ReadProfile(f, opt)
+		p, _, err := loadTrace(f, opt)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -92,30 +147,4 @@ func loadRanks(files []string, opt Options) (*Profile, error) {
 	}
 	ref.Findings = append(rankFindings(ref.Ranks, median(means)), ref.Findings...)
 	return ref, nil
-}
-
-// stragglers flags ranks whose mean step is StragglerFactor times the median rank's or more.
-func stragglers(ranks []RankSummary, med int64) *Finding {
-	if len(ranks) < 2 || med <= 0 {
-		return nil
-	}
-	var slow []string
-	worst := 0.0
-	for k := range ranks {
-		r := &ranks[k]
-		ratio := float64(r.MeanStepNs) / float64(med)
-		if ratio >= StragglerFactor {
-			r.Straggler = true
-			slow = append(slow, strconv.Itoa(r.Rank))
-			worst = max(worst, ratio)
-		}
-	}
-	if len(slow) == 0 {
-		return nil
-	}
-	return &Finding{Severity: SeverityWarning, Title: "Straggler ranks",
-		Summary: fmt.Sprintf("Rank(s) %s take up to %.2f× the median rank's step time; every collective waits for them.", strings.Join(slow, ", "), worst),
-		Evidence: Evidence{Metrics: []Metric{{Name: "slowest/median rank step", Value: worst, Unit: "x", Threshold: StragglerFactor},
-			{Name: "median rank step", Value: float64(med), Unit: "ns"}, {Name: "straggler ranks", Value: float64(len(slow)), Unit: "count"}}},
-		Fix: "Balance the work per rank: partition the graph so every rank gets a similar number of nodes and edges (and sampled batch sizes), check the slow rank's breakdown for input or transfer stalls, and its host for contention."}
 }

@@ -325,7 +325,7 @@ func opStats[K comparable](a *analysis, groups map[K]*opAgg, byDevice bool) []Op
 	})
 	out := []OpStat{}
 	for _, g := range sorted[:min(len(sorted), a.opt.topOps())] {
-		out = append(out, OpStat{Name: t.Strings[g.name], Shape: t.Strings[g.shape], Role: g.role.String(),
+		out = append(out, OpStat{Name: t.Strings[g.name], Shape: t.Strings[g.shape], Role: g.role,
 			Calls: g.calls, HostTotalNs: g.hostTotal, HostSelfNs: g.hostSelf, DeviceSelfNs: g.devSelf,
 			DeviceTotal: g.devTotal, FLOPs: g.flops, Bytes: g.bytes})
 	}

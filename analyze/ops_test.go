@@ -36,7 +36,7 @@ func TestOpTimes(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", o.Name, got, want[o.Name])
 		}
 	}
-	if first := p.Ops.ByName[0]; first.Name != "forward" || first.Role != "forward" {
+	if first := p.Ops.ByName[0]; first.Name != "forward" || first.Role != role.Forward {
 		t.Errorf("top operator %+v, want forward (most self time)", first)
 	}
 }
@@ -60,6 +60,7 @@ func TestOpDeviceTimeJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := Analyze(tb, "join.json", Options{})
+	mustBeValid(t, p)
 	type times struct{ self, devSelf, devTotal int64 }
 	want := map[string]times{"aten::mm": {95 * us, 50 * us, 50 * us}, "aten::linear": {15 * us, 0, 50 * us},
 		"aten::add": {45 * us, 30 * us, 30 * us}}

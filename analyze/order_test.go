@@ -129,10 +129,11 @@ func profileJSON(t *testing.T, top map[string]json.RawMessage, events []traceEve
 	if err := os.WriteFile(path, doc, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := ReadProfile(path, Options{TopOps: 1000})
+	p, err := Load(path, Options{TopOps: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustBeValid(t, p)
 	p.Trace.Path = ""
 	out, err := json.MarshalIndent(p, "", " ")
 	if err != nil {

@@ -10,10 +10,10 @@ import (
 )
 
 // Kernel pattern defaults (HTA's get_frequent_cuda_kernel_sequences): sequences of at least
-// PatternMinLen kernels, the PatternTopK that take the most device time.
+// patternMinLen kernels, the patternTopK that take the most device time.
 const (
-	PatternMinLen = 3
-	PatternTopK   = 5
+	patternMinLen = 3
+	patternTopK   = 5
 )
 
 // patterns finds the frequent kernel sequences per operator: for each operator call, the kernels
@@ -90,7 +90,7 @@ func (a *analysis) patterns() []KernelPattern {
 				add(c.op, kernels[c.lo:c.hi])
 			}
 		}
-		if len(seq) >= PatternMinLen {
+		if len(seq) >= patternMinLen {
 			slices.SortFunc(seq, func(x, y int32) int {
 				if c := cmp.Compare(t.Start[x], t.Start[y]); c != 0 {
 					return c
@@ -123,5 +123,5 @@ func (a *analysis) patterns() []KernelPattern {
 		}
 		return cmp.Compare(len(x.Kernels), len(y.Kernels))
 	})
-	return out[:min(len(out), PatternTopK)]
+	return out[:min(len(out), patternTopK)]
 }

@@ -1,6 +1,8 @@
 package analyze
 
-// SchemaName and SchemaVersion identify the JSON form of a Profile. The version changes only when a
+import "github.com/gnnprof/gnnprof/role"
+
+// SchemaName and SchemaVersion identify the JSON form of a [Profile]. The version changes only when a
 // field is renamed, removed or changes meaning; adding a field keeps it (see SCHEMA.md).
 const (
 	SchemaName    = "gnnprof.profile"
@@ -9,7 +11,7 @@ const (
 
 // Profile is everything the analyzer computes from one trace (or one directory of per-rank traces).
 // Report writers (text, JSON, HTML, pprof) render it and compute nothing themselves. All times are
-// integer nanoseconds; instants are relative to the trace's first event (Trace.OriginNs).
+// integer nanoseconds; instants are relative to the trace's first event ([TraceInfo.OriginNs]).
 type Profile struct {
 	Schema        string `json:"schema"`         // SchemaName
 	SchemaVersion int    `json:"schema_version"` // SchemaVersion
@@ -55,7 +57,7 @@ type DeviceInfo struct {
 	MemoryBytes int64  `json:"memory_bytes"` // total device memory, 0 if unknown
 }
 
-// Step detection methods (Steps.Detection).
+// Step detection methods ([Steps.Detection]).
 const (
 	DetectProfilerStep = "profiler_step" // ProfilerStep#N spans
 	DetectRepeating    = "repeating"     // no step spans: a repeating top-level span name marks iterations
@@ -93,7 +95,7 @@ type Step struct {
 	WallNs  int64 `json:"wall_ns"`
 	Warmup  bool  `json:"warmup"`  // excluded from averages
 	Outlier bool  `json:"outlier"` // much slower than the median step (see findings)
-	// Parts is this step's breakdown, in Breakdown.Parts order (zero parts included).
+	// Parts is this step's breakdown, in [Breakdown.Parts] order (zero parts included).
 	Parts []int64 `json:"parts_ns"`
 	// DeviceOps counts the device events (kernels, copies, memsets) attributed to the step.
 	DeviceOps   int   `json:"device_ops"`
@@ -116,18 +118,18 @@ type Breakdown struct {
 	// blocking and asynchronous copies, the step's lane and background lanes).
 	Priority []string `json:"priority"`
 	// Parts has one entry per role, in the order the roles first appear in Priority, averaged over
-	// measured steps; Step.Parts follows the same order.
+	// measured steps; [Step.Parts] follows the same order.
 	Parts   []Part `json:"parts"`
 	TotalNs int64  `json:"mean_ns"` // mean measured step wall time (= sum of Parts' MeanNs, up to rounding)
 	Gaps    []Gap  `json:"other_gaps"`
 }
 
-// Part is one class's share of the steps.
+// Part is one role's share of the steps.
 type Part struct {
-	Role    string  `json:"role"`
-	MeanNs  int64   `json:"mean_ns"`
-	Percent float64 `json:"percent"` // of the mean step wall time
-	TotalNs int64   `json:"total_ns"`
+	Role    role.Role `json:"role"`
+	MeanNs  int64     `json:"mean_ns"`
+	Percent float64   `json:"percent"` // of the mean step wall time
+	TotalNs int64     `json:"total_ns"`
 }
 
 // Gap is a stretch of step time that nothing covers: the largest ones explain "other".
@@ -150,16 +152,16 @@ type Ops struct {
 // OpStat aggregates an operator's calls. Device time is joined through torch's External id and
 // correlation ids (ops launch runtimes launch kernels).
 type OpStat struct {
-	Name         string `json:"name"`
-	Shape        string `json:"shape,omitempty"`
-	Role         string `json:"role"`
-	Calls        int    `json:"calls"`
-	HostTotalNs  int64  `json:"host_total_ns"`
-	HostSelfNs   int64  `json:"host_self_ns"`
-	DeviceSelfNs int64  `json:"device_self_ns"`
-	DeviceTotal  int64  `json:"device_total_ns"`
-	FLOPs        int64  `json:"flops"`
-	Bytes        int64  `json:"bytes"`
+	Name         string    `json:"name"`
+	Shape        string    `json:"shape,omitempty"`
+	Role         role.Role `json:"role"`
+	Calls        int       `json:"calls"`
+	HostTotalNs  int64     `json:"host_total_ns"`
+	HostSelfNs   int64     `json:"host_self_ns"`
+	DeviceSelfNs int64     `json:"device_self_ns"`
+	DeviceTotal  int64     `json:"device_total_ns"`
+	FLOPs        int64     `json:"flops"`
+	Bytes        int64     `json:"bytes"`
 }
 
 // KernelStat aggregates a device kernel's launches.
@@ -266,19 +268,19 @@ type DeviceUsage struct {
 
 // LaneActivity summarises one lane (host thread or device stream).
 type LaneActivity struct {
-	Lane    int     `json:"lane"`
-	Name    string  `json:"name"`
-	Device  int     `json:"device"` // -1: host lane
-	Events  int     `json:"events"`
-	BusyNs  int64   `json:"busy_ns"` // union of its spans
-	Percent float64 `json:"percent"` // BusyNs over the trace duration
-	TopRole string  `json:"top_role"`
-	Steps   bool    `json:"steps"` // the lane that holds the step spans
+	Lane    int       `json:"lane"`
+	Name    string    `json:"name"`
+	Device  int       `json:"device"` // -1: host lane
+	Events  int       `json:"events"`
+	BusyNs  int64     `json:"busy_ns"` // union of its spans
+	Percent float64   `json:"percent"` // BusyNs over the trace duration
+	TopRole role.Role `json:"top_role"`
+	Steps   bool      `json:"steps"` // the lane that holds the step spans
 }
 
 // GPU holds the device-side analyses of Holistic Trace Analysis, computed over the device work in
-// Scope: ScopeSteps (the work the ProfilerStep spans launched, with at least two steps) or
-// ScopeTrace (all of it).
+// Scope: [ScopeSteps] (the work the ProfilerStep spans launched, with at least two steps) or
+// [ScopeTrace] (all of it).
 type GPU struct {
 	Scope string `json:"scope"`
 	// Temporal is the temporal breakdown per device, with the communication–computation overlap.
@@ -330,7 +332,7 @@ type StreamIdle struct {
 	// IdlePercent is of the span; the *_percent of each cause are of the idle time.
 	IdlePercent float64 `json:"idle_percent"`
 	// Host wait: the op's launch call started after the stream went idle. Kernel wait: a gap under
-	// ConsecutiveKernelDelayNs. Other: any other gap.
+	// 30 ns (HTA's consecutive_kernel_delay). Other: any other gap.
 	HostWaitNs        int64   `json:"host_wait_ns"`
 	KernelWaitNs      int64   `json:"kernel_wait_ns"`
 	OtherNs           int64   `json:"other_ns"`
@@ -368,10 +370,10 @@ type TypedKernel struct {
 type Launches struct {
 	Count            int           `json:"count"`              // device ops with a known launch call
 	Kernels          int           `json:"kernels"`            // compute and communication kernels in scope
-	KernelsUnder10us int           `json:"kernels_under_10us"` // of Kernels, shorter than ShortKernelNs
+	KernelsUnder10us int           `json:"kernels_under_10us"` // of Kernels, shorter than 10 µs
 	ShortKernels     int           `json:"short_kernels"`      // device time below the launch call's host time
-	RuntimeOutliers  int           `json:"runtime_outliers"`   // launch calls over LaunchRuntimeCutoffNs
-	DelayOutliers    int           `json:"delay_outliers"`     // launch delays over LaunchDelayCutoffNs
+	RuntimeOutliers  int           `json:"runtime_outliers"`   // launch calls over 50 µs
+	DelayOutliers    int           `json:"delay_outliers"`     // launch delays over 100 µs
 	CPU              DurationStats `json:"cpu"`                // launch call durations
 	GPU              DurationStats `json:"gpu"`                // device op durations
 	Delay            DurationStats `json:"delay"`              // device start − launch call end
@@ -415,7 +417,7 @@ type StreamQueue struct {
 	Lane   string  `json:"lane"`
 	Max    int     `json:"max"`
 	Mean   float64 `json:"mean"`    // over time
-	FullNs int64   `json:"full_ns"` // time at QueueFull or more: launches block the host
+	FullNs int64   `json:"full_ns"` // time with 1,024 ops queued or more: launches block the host
 	// Curve is the counter over time: per time bucket (of 400), its highest and its last value.
 	Curve []CounterPoint `json:"curve"`
 }
@@ -467,11 +469,11 @@ type PathShare struct {
 
 // PathItem is an event name's time on the critical path.
 type PathItem struct {
-	Name    string  `json:"name"`
-	Role    string  `json:"role"`
-	Ns      int64   `json:"ns"`
-	Percent float64 `json:"percent"`
-	Count   int     `json:"count"` // segments
+	Name    string    `json:"name"`
+	Role    role.Role `json:"role"`
+	Ns      int64     `json:"ns"`
+	Percent float64   `json:"percent"`
+	Count   int       `json:"count"` // segments
 }
 
 // PathSegment is a stretch of the critical path.
@@ -562,7 +564,7 @@ type Delta struct {
 
 // RoleDelta is a breakdown class's mean time in A and B.
 type RoleDelta struct {
-	Role string `json:"role"`
+	Role role.Role `json:"role"`
 	Delta
 }
 

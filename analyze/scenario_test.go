@@ -128,7 +128,9 @@ func (s *scenario) table() *trace.Table {
 // profile analyses the scenario.
 func (s *scenario) profile() *Profile {
 	s.t.Helper()
-	return Analyze(s.table(), s.path, Options{})
+	p := Analyze(s.table(), s.path, Options{})
+	mustBeValid(s.t, p)
+	return p
 }
 
 const (
@@ -184,20 +186,11 @@ func hasFinding(p *Profile, id string) *Finding {
 	return nil
 }
 
-// checkPartsSum asserts the breakdown invariant: every step's parts add up to its wall time.
-func checkPartsSum(t *testing.T, p *Profile) {
+// mustBeValid fails the test when p breaks one of the promises a profile makes (CheckValid).
+func mustBeValid(t testing.TB, p *Profile) {
 	t.Helper()
-	for _, s := range p.Steps.Steps {
-		var sum int64
-		for _, v := range s.Parts {
-			if v < 0 {
-				t.Fatalf("step %d: negative part %d", s.Number, v)
-			}
-			sum += v
-		}
-		if sum != s.WallNs {
-			t.Fatalf("step %d: parts sum to %d, wall is %d", s.Number, sum, s.WallNs)
-		}
+	if err := p.CheckValid(); err != nil {
+		t.Fatalf("%s: %v", p.Trace.Path, err)
 	}
 }
 
@@ -254,14 +247,6 @@ func decodeRawBytes(t *testing.T, path string) []byte {
 	return b
 }
 
-func roleOf(name string) role.Role {
-	r, ok := role.Parse(name)
-	if !ok {
-		panic("no role " + name)
-	}
-	return r
-}
-
 // kinetoSample is the profile of the shared Kineto GPU sample and its events, analysed once for
 // the tests that check its steps, copies and operators.
 func kinetoSample(t *testing.T) (*Profile, []rawEvent) {
@@ -270,6 +255,7 @@ func kinetoSample(t *testing.T) (*Profile, []rawEvent) {
 	kinetoOnce.Do(func() {
 		kinetoProfile, kinetoErr = Load(path, Options{TopOps: 1000})
 		if kinetoErr == nil {
+			kinetoErr = kinetoProfile.CheckValid()
 			kinetoRaw = decodeRaw(t, path)
 		}
 	})

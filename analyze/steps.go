@@ -15,22 +15,22 @@ import (
 
 // Step thresholds.
 const (
-	// WarmupFactor: leading steps slower than this many times the median of the later steps are
+	// warmupFactor: leading steps slower than this many times the median of the later steps are
 	// warm-up (at most half of the steps, and only with at least two steps).
-	WarmupFactor = 1.5
-	// Outliers (with at least OutlierMinSteps measured steps): a measured step is an outlier when it
-	// is slower than the measured median by all of OutlierMADs scaled median absolute deviations
-	// (robust to the outliers themselves), OutlierFactor times the median, and OutlierMinGapNs; so
+	warmupFactor = 1.5
+	// Outliers (with at least outlierMinSteps measured steps): a measured step is an outlier when it
+	// is slower than the measured median by all of outlierMADs scaled median absolute deviations
+	// (robust to the outliers themselves), outlierFactor times the median, and outlierMinGapNs; so
 	// neither steady jitter nor a barely slower step counts. The step-outliers finding further asks
-	// that the outliers' time over the median be OutlierExcessShare percent of the measured time.
-	OutlierMADs        = 5.0
-	OutlierFactor      = 1.5
-	OutlierMinGapNs    = 1_000_000
-	OutlierExcessShare = 10.0
-	OutlierMinSteps    = 3
-	// TailDeviceRatio: a torch trace's last step is dropped when it has fewer than this share of the
+	// that the outliers' time over the median be outlierExcessShare percent of the measured time.
+	outlierMADs        = 5.0
+	outlierFactor      = 1.5
+	outlierMinGapNs    = 1_000_000
+	outlierExcessShare = 10.0
+	outlierMinSteps    = 3
+	// tailDeviceRatio: a torch trace's last step is dropped when it has fewer than this share of the
 	// previous step's device ops (the profiler likely missed its kernels; TensorBoard's rule).
-	TailDeviceRatio = 0.8
+	tailDeviceRatio = 0.8
 )
 
 // findSteps finds the step spans, or falls back to a repeating marker or the whole trace.
@@ -337,14 +337,14 @@ func (a *analysis) trimTail(devEnd []int64) {
 	for keep > 1 && a.deviceOps[keep-1] == 0 {
 		keep--
 	}
-	if keep > 1 && float64(a.deviceOps[keep-1]) < TailDeviceRatio*float64(a.deviceOps[keep-2]) {
+	if keep > 1 && float64(a.deviceOps[keep-1]) < tailDeviceRatio*float64(a.deviceOps[keep-2]) {
 		keep--
 	}
 	if keep == n {
 		return
 	}
 	a.warnf("dropped the last %d step(s) (from step %d): they launched no or too few device ops (under %.0f%% of the previous step's), so the profiler probably missed their GPU work",
-		n-keep, a.stepNums[keep], TailDeviceRatio*100)
+		n-keep, a.stepNums[keep], tailDeviceRatio*100)
 	a.stepNums, a.hostIv, a.deviceOps = a.stepNums[:keep], a.hostIv[:keep], a.deviceOps[:keep]
 	copy(devEnd, devEnd[:keep])
 }
@@ -364,7 +364,7 @@ func (a *analysis) steps() Steps {
 			for _, s := range st.Steps[a.warmupN+1:] {
 				rest = append(rest, s.WallNs)
 			}
-			if float64(st.Steps[a.warmupN].WallNs) <= WarmupFactor*float64(median(rest)) {
+			if float64(st.Steps[a.warmupN].WallNs) <= warmupFactor*float64(median(rest)) {
 				break
 			}
 			st.Steps[a.warmupN].Warmup = true
@@ -390,7 +390,7 @@ func (a *analysis) steps() Steps {
 	if k := typicalStep(&st); k >= 0 {
 		st.Typical = st.Steps[k].Number
 	}
-	if len(wall) >= OutlierMinSteps {
+	if len(wall) >= outlierMinSteps {
 		limit := outlierLimit(wall, st.DeviceMedianNs)
 		for k := range st.Steps {
 			s := &st.Steps[k]
@@ -401,20 +401,20 @@ func (a *analysis) steps() Steps {
 		}
 	}
 	if a.warmupN > 0 {
-		a.warnf("%d warm-up step(s) excluded from averages (slower than %.1f× the median of the later steps)", a.warmupN, WarmupFactor)
+		a.warnf("%d warm-up step(s) excluded from averages (slower than %.1f× the median of the later steps)", a.warmupN, warmupFactor)
 	}
 	return st
 }
 
 // outlierLimit is the step time above which a step is an outlier: the median plus the largest of
-// OutlierMADs scaled MADs, (OutlierFactor−1) medians and OutlierMinGapNs.
+// outlierMADs scaled MADs, (outlierFactor−1) medians and outlierMinGapNs.
 func outlierLimit(walls []int64, med int64) int64 {
 	dev := make([]int64, len(walls))
 	for k, w := range walls {
 		dev[k] = abs64(w - med)
 	}
 	const normal = 1.4826 // scales the MAD to the standard deviation of normal noise
-	gap := max(OutlierMADs*normal*float64(median(dev)), (OutlierFactor-1)*float64(med), OutlierMinGapNs)
+	gap := max(outlierMADs*normal*float64(median(dev)), (outlierFactor-1)*float64(med), outlierMinGapNs)
 	return med + int64(gap)
 }
 
@@ -442,7 +442,9 @@ func meanStd(xs []int64) (mean, std int64) {
 		d := float64(x) - m
 		ss += d * d
 	}
-	return int64(math.Round(m)), int64(math.Round(math.Sqrt(ss / float64(len(xs)))))
+	// Past 2^53 ns (104 days) float64 rounds; the mean stays within the values all the same.
+	mean = min(max(int64(math.Round(m)), slices.Min(xs)), slices.Max(xs))
+	return mean, int64(math.Round(math.Sqrt(ss / float64(len(xs)))))
 }
 
 // percentile returns the p-th percentile (0–100, nearest rank) of sorted xs.

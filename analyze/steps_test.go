@@ -16,7 +16,7 @@ func TestDeviceExtendedSteps(t *testing.T) {
 	s.main.Complete(stepName(1), role.Step, 11*ms, 20*ms)
 	s.stream.Complete("k", role.Kernel, 15*ms, 19*ms)
 	p := s.profile()
-	checkPartsSum(t, p)
+	mustBeValid(t, p)
 	st := p.Steps.Steps
 	if st[0].HostNs != 10*ms || st[0].WallNs != 14*ms || st[1].HostNs != 9*ms || st[1].WallNs != 6*ms {
 		t.Fatalf("steps %+v", st)
@@ -58,7 +58,7 @@ func TestKinetoSampleSteps(t *testing.T) {
 	if hasFinding(p, "steps-missing") == nil || hasFinding(p, "warmup") == nil {
 		t.Fatalf("findings %v", findingIDsOf(p))
 	}
-	checkPartsSum(t, p)
+	mustBeValid(t, p)
 	// The measured step runs from the second clear_cache to the end of its enclosing annotation:
 	// 1695835585784555 µs to 1695835585784481 + 79678 µs.
 	if got, want := st.Steps[1].HostNs, int64(1695835585784481+79678-1695835585784555)*1000; got != want {
@@ -72,6 +72,7 @@ func TestLegacyTorchSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustBeValid(t, p)
 	if p.Trace.Format != "torch-legacy" {
 		t.Fatalf("format %q", p.Trace.Format)
 	}

@@ -29,62 +29,114 @@ import (
 //     the step's thread is idle, so a prefetching sampler that overlaps compute costs nothing
 //  10. other             spans without a role; then time nothing covers
 var sweepClasses = []sweepClass{
-	{"kernel", role.Kernel},
-	{"h2d", role.H2D}, {"d2h", role.D2H}, {"d2d", role.D2D},
-	{"memset", role.Memset},
-	{"comm", role.Comm},
-	{"sync", role.Sync},
-	{"sample", role.Sample}, {"augment", role.Augment}, {"history", role.History},
-	{"gather", role.Gather}, {"dataload", role.Dataload}, {"eval", role.Eval},
-	{"optimizer", role.Optimizer}, {"backward", role.Backward}, {"forward", role.Forward},
-	{"h2d (async)", role.H2D}, {"d2h (async)", role.D2H}, {"d2d (async)", role.D2D},
-	{"runtime", role.Runtime}, {"cpu", role.CPU},
-	{"sync (background)", role.Sync},
-	{"sample (background)", role.Sample}, {"augment (background)", role.Augment},
-	{"history (background)", role.History}, {"gather (background)", role.Gather},
-	{"dataload (background)", role.Dataload}, {"eval (background)", role.Eval},
-	{"optimizer (background)", role.Optimizer}, {"backward (background)", role.Backward},
-	{"forward (background)", role.Forward}, {"runtime (background)", role.Runtime},
-	{"cpu (background)", role.CPU},
-	{"other", role.Other},
+	{role.Kernel, foreground},
+	{role.H2D, foreground}, {role.D2H, foreground}, {role.D2D, foreground},
+	{role.Memset, foreground},
+	{role.Comm, foreground},
+	{role.Sync, foreground},
+	{role.Sample, foreground}, {role.Augment, foreground}, {role.History, foreground},
+	{role.Gather, foreground}, {role.Dataload, foreground}, {role.Eval, foreground},
+	{role.Optimizer, foreground}, {role.Backward, foreground}, {role.Forward, foreground},
+	{role.H2D, async}, {role.D2H, async}, {role.D2D, async},
+	{role.Runtime, foreground}, {role.CPU, foreground},
+	{role.Sync, background},
+	{role.Sample, background}, {role.Augment, background}, {role.History, background},
+	{role.Gather, background}, {role.Dataload, background}, {role.Eval, background},
+	{role.Optimizer, background}, {role.Backward, background}, {role.Forward, background},
+	{role.Runtime, background}, {role.CPU, background},
+	{role.Other, foreground},
 }
 
-// sweepClass is a class of the priority list: a role, on the lanes and in the mode its name says.
+// sweepClass is a class of the priority list: a role's time in one mode.
 type sweepClass struct {
-	name string
 	role role.Role
+	mode classMode
 }
 
-// Class indexes into sweepClasses.
-var (
-	classKernel       = classIndex("kernel")
-	classBlockingCopy = classIndex("h2d") // + 0, 1, 2 for h2d, d2h, d2d
-	classMemset       = classIndex("memset")
-	classComm         = classIndex("comm")
-	classSync         = classIndex("sync")
-	classStepRoles    = classIndex("sample") // sample … forward
-	classAsyncCopy    = classIndex("h2d (async)")
-	classRuntime      = classIndex("runtime")
-	classCPU          = classIndex("cpu")
-	classBackground   = classIndex("sync (background)") // sync, sample … forward, runtime, cpu
-	classOther        = classIndex("other")
+// classMode says which of a role's time a class takes.
+type classMode uint8
+
+const (
+	foreground classMode = iota // blocking copies; spans on the step's thread and on device lanes
+	async                       // asynchronous copies
+	background                  // spans on other host threads
+	numModes
 )
 
-func classIndex(name string) int {
-	k := slices.IndexFunc(sweepClasses, func(c sweepClass) bool { return c.name == name })
-	if k < 0 {
-		panic("no sweep class " + name)
+// name is the class's name in [Breakdown.Priority]: the role's, marked for async and background.
+func (c sweepClass) name() string {
+	switch c.mode {
+	case async:
+		return c.role.String() + " (async)"
+	case background:
+		return c.role.String() + " (background)"
 	}
-	return k
+	return c.role.String()
 }
 
-// stepRoleOffset is a GNN role's offset from classStepRoles (and from classBackground+1).
-var stepRoleOffset = map[role.Role]int{
-	role.Sample: 0, role.Augment: 1, role.History: 2, role.Gather: 3,
-	role.Dataload: 4, role.Eval: 5, role.Optimizer: 6, role.Backward: 7, role.Forward: 8,
+// classIndex[mode][r] is the index in sweepClasses of role r's class in that mode, or -1.
+var classIndex = func() (idx [numModes][role.Count]int8) {
+	for m := range idx {
+		for r := range idx[m] {
+			idx[m][r] = -1
+		}
+	}
+	for k, c := range sweepClasses {
+		idx[c.mode][c.role] = int8(k)
+	}
+	return idx
+}()
+
+var (
+	classKernel = int(classIndex[foreground][role.Kernel])
+	classOther  = int(classIndex[foreground][role.Other])
+)
+
+// spanClass returns the sweep class of a span of role r on a lane of kind lane, or -1 when it takes
+// no part in the breakdown; ours says the trace is gnnprof's.
+func spanClass(lane laneKind, r role.Role, ours bool) int {
+	if r == role.Step {
+		return -1
+	}
+	if r >= role.Count {
+		r = role.Other
+	}
+	fg, bg := int(classIndex[foreground][r]), int(classIndex[background][r])
+	switch lane {
+	case laneDevice:
+		switch {
+		case r == role.Kernel || r == role.Memset || r == role.Comm || r == role.Sync:
+			return fg
+		case !ours:
+			return -1 // torch's GPU projections of annotations are not work
+		case r == role.H2D || r == role.D2H || r == role.D2D || r == role.Runtime || r == role.CPU || r == role.Other:
+			return classKernel // gnnprof's compute on a stream, under a host role
+		}
+		return fg // a pipeline role that gnnprof recorded on a stream
+	case laneHost:
+		if bg >= 0 {
+			return bg
+		}
+	}
+	if r == role.Comm {
+		return classOther // collectives count only as device kernels
+	}
+	return fg
 }
 
-// roleOrder is the roles of Breakdown.Parts: each role where it first appears in the priority list.
+// spanClasses[ours][lane][r] is spanClass(lane, r, ours), looked up for every span the sweep meets.
+var spanClasses = func() (c [2][numLaneKinds][256]int8) {
+	for o := range c {
+		for lane := range c[o] {
+			for r := range c[o][lane] {
+				c[o][lane][r] = int8(spanClass(laneKind(lane), role.Role(r), o == 1))
+			}
+		}
+	}
+	return c
+}()
+
+// roleOrder is the roles of [Breakdown.Parts]: each role where it first appears in the priority list.
 var roleOrder, classRoleIndex = func() ([]role.Role, []int) {
 	var roles []role.Role
 	idx := make([]int, len(sweepClasses))
@@ -99,83 +151,29 @@ var roleOrder, classRoleIndex = func() ([]role.Role, []int) {
 	return roles, idx
 }()
 
-// otherRole is the index of "other" in roleOrder.
+// otherRole is the index of [role.Other] in roleOrder.
 var otherRole = slices.Index(roleOrder, role.Other)
 
 // classOf returns event i's sweep class, or -1 when it takes no part in the breakdown.
 func (a *analysis) classOf(i int) int {
 	t := a.t
-	kind, r := t.Kind[i], t.Role[i]
-	if kind == trace.KindCopy {
-		d := t.Dir[i]
-		if d < trace.DirH2D || d > trace.DirD2D {
-			return classOther
-		}
-		if a.isAsync(i) {
-			return classAsyncCopy + int(d-trace.DirH2D)
-		}
-		return classBlockingCopy + int(d-trace.DirH2D)
-	}
-	if kind != trace.KindSpan || r == role.Step || t.Dur[i] <= 0 {
-		return -1
-	}
-	switch a.lane[t.Lane[i]] {
-	case laneDevice:
+	switch t.Kind[i] {
+	case trace.KindCopy:
+		r := t.Dir[i].Role()
 		switch {
-		case r == role.Memset:
-			return classMemset
-		case r == role.Sync:
-			return classSync
-		case r == role.Kernel:
-			return classKernel
-		case r == role.Comm:
-			return classComm
-		case !a.ours:
-			return -1 // torch's GPU projections of annotations are not work
+		case r == role.Other: // host to host, or no direction
+			return classOther
+		case a.isAsync(i):
+			return int(classIndex[async][r])
 		}
-		if off, ok := stepRoleOffset[r]; ok {
-			return classStepRoles + off
+		return int(classIndex[foreground][r])
+	case trace.KindSpan:
+		if t.Dur[i] <= 0 {
+			return -1
 		}
-		return classKernel
-	case laneStep:
-		switch r {
-		case role.Sync:
-			return classSync
-		case role.Runtime:
-			return classRuntime
-		case role.CPU:
-			return classCPU
-		case role.Kernel:
-			return classKernel
-		case role.Memset:
-			return classMemset
-		case role.H2D, role.D2H, role.D2D:
-			return classBlockingCopy + int(r-role.H2D)
-		}
-		if off, ok := stepRoleOffset[r]; ok {
-			return classStepRoles + off
-		}
-		return classOther
-	default:
-		switch r {
-		case role.Sync:
-			return classBackground
-		case role.Runtime:
-			return classBackground + 10
-		case role.CPU:
-			return classBackground + 11
-		case role.Kernel:
-			return classKernel
-		case role.Memset:
-			return classMemset
-		case role.H2D, role.D2H, role.D2D:
-			return classBlockingCopy + int(r-role.H2D)
-		}
-		if off, ok := stepRoleOffset[r]; ok {
-			return classBackground + 1 + off
-		}
-		return classOther
+		return int(a.spanClasses[a.lane[t.Lane[i]]][t.Role[i]])
 	}
+	return -1
 }
 
 // A boundary is where a class's interval opens or closes, packed into one word so that sorting
@@ -306,7 +304,7 @@ const maxGaps = 10
 func (a *analysis) sweep(st *Steps) Breakdown {
 	b := Breakdown{Parts: []Part{}, Gaps: []Gap{}}
 	for _, c := range sweepClasses {
-		b.Priority = append(b.Priority, c.name)
+		b.Priority = append(b.Priority, c.name())
 	}
 	nSteps := len(a.wallIv)
 	a.parts = make([][]int64, nSteps)
@@ -384,11 +382,11 @@ func (a *analysis) sweep(st *Steps) Breakdown {
 	if measured > 0 {
 		b.TotalNs = wallSum / int64(measured)
 	}
-	for r, role := range roleOrder {
-		p := Part{Role: role.String(), TotalNs: sums[r]}
+	for k, r := range roleOrder {
+		p := Part{Role: r, TotalNs: sums[k]}
 		if measured > 0 {
-			p.MeanNs = sums[r] / int64(measured)
-			p.Percent = pct(sums[r], wallSum)
+			p.MeanNs = sums[k] / int64(measured)
+			p.Percent = pct(sums[k], wallSum)
 		}
 		b.Parts = append(b.Parts, p)
 	}

@@ -22,8 +22,8 @@ func TestSweepWorkedExample(t *testing.T) {
 	s.copyAt(trace.DirH2D, trace.FlagPinned, 1<<20, 3*ms, 1*ms)
 	s.main.Complete("aten::mm", role.CPU, 1*ms, 3*ms)
 	p := s.profile()
-	checkPartsSum(t, p)
-	want := map[string]int64{"kernel": 5 * ms, "h2d": 0, "cpu": 1 * ms, "other": 2 * ms}
+	mustBeValid(t, p)
+	want := map[role.Role]int64{role.Kernel: 5 * ms, role.H2D: 0, role.CPU: 1 * ms, role.Other: 2 * ms}
 	for _, part := range p.Breakdown.Parts {
 		if w, ok := want[part.Role]; ok && part.MeanNs != w {
 			t.Errorf("%s: %d ns, want %d", part.Role, part.MeanNs, w)
@@ -45,7 +45,7 @@ func TestSweepNestedRoles(t *testing.T) {
 	s.main.Complete("eval", role.Eval, 6*ms, 10*ms)
 	s.main.Complete("forward", role.Forward, 6*ms, 9*ms)
 	p := s.profile()
-	want := map[string]int64{"forward": 4 * ms, "gather": 2 * ms, "eval": 4 * ms}
+	want := map[role.Role]int64{role.Forward: 4 * ms, role.Gather: 2 * ms, role.Eval: 4 * ms}
 	for _, part := range p.Breakdown.Parts {
 		if part.MeanNs != want[part.Role] {
 			t.Errorf("%s: %d ns, want %d", part.Role, part.MeanNs, want[part.Role])
@@ -61,7 +61,7 @@ func TestLegacyTorchBreakdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPartsSum(t, p)
+	mustBeValid(t, p)
 	var stepSpans, fwd []rawEvent
 	for _, e := range decodeRaw(t, legacyTorchTrace) {
 		switch {
@@ -72,7 +72,7 @@ func TestLegacyTorchBreakdown(t *testing.T) {
 		}
 	}
 	slices.SortFunc(stepSpans, func(a, b rawEvent) int { return int(a.Ts - b.Ts) })
-	fwdIdx := slices.Index(roleOrder, roleOf("forward"))
+	fwdIdx := slices.Index(roleOrder, role.Forward)
 	for k, s := range stepSpans {
 		var want int64
 		for _, f := range fwd {
@@ -84,9 +84,9 @@ func TestLegacyTorchBreakdown(t *testing.T) {
 			t.Fatalf("step %d: forward part %d ns, forward spans %d ns", k, got, want)
 		}
 	}
-	for _, role := range []string{"sample", "gather", "forward", "backward", "optimizer"} {
-		if partPercent(p, role) <= 0 {
-			t.Errorf("role %s has no time", role)
+	for _, r := range []role.Role{role.Sample, role.Gather, role.Forward, role.Backward, role.Optimizer} {
+		if partPercent(p, r) <= 0 {
+			t.Errorf("role %s has no time", r)
 		}
 	}
 	// CPU-only: no copies, no devices.
@@ -119,6 +119,7 @@ func TestSweepWindowsAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		whole := Analyze(tab, path, Options{})
+		mustBeValid(t, whole)
 		if whole.Steps.Count < 2 {
 			t.Fatalf("%s: %d steps, too few to cut into windows", name, whole.Steps.Count)
 		}

@@ -189,11 +189,6 @@ func hostileProfile(t *testing.T) (*analyze.Profile, *rundir.Run, string) {
 		Evidence: analyze.Evidence{Metrics: []analyze.Metric{{Name: hostileNames[6], Value: 1, Unit: hostileNames[7]}}, Ops: hostileNames}})
 	p.Warnings = append(p.Warnings, hostileNames...)
 	p.Trace.Path = hostileNames[0] + "/trace.json.gz"
-	for i, name := range hostileNames {
-		if i < len(p.Breakdown.Parts) {
-			p.Breakdown.Parts[i].Role = name
-		}
-	}
 	p.Memory.Devices = append(p.Memory.Devices, analyze.DeviceMemory{Device: 7, Curve: []analyze.MemoryPoint{{AtNs: 1, Bytes: 10 << 20}, {AtNs: 100, Bytes: 1 << 20}}})
 	for i := range tb.Lanes {
 		tb.Lanes[i].Name = hostileNames[1+i]
@@ -275,7 +270,7 @@ func TestHTMLDiffInBrowser(t *testing.T) {
 // an A100, streams 7 and 20): drawn, readable, kernel names shortened with the full name on hover.
 func TestHTMLGPUSectionsInBrowser(t *testing.T) {
 	path := shareddata.Path(t, "testdata", "torch", "kineto_gpu_benchmark.pt.trace.json.gz")
-	p, tb, err := analyze.ReadProfileTable(path, analyze.Options{})
+	p, tb, err := analyze.LoadTable(path, analyze.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,9 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
+	"github.com/gnnprof/gnnprof/trace"
 )
 
 // chartBlock is one chart on the page: a div the page script hands to echarts, and its option as
@@ -77,7 +79,7 @@ func breakdownPie(parts []analyze.Part) *charts.Pie {
 		if p.MeanNs <= 0 {
 			continue
 		}
-		data = append(data, opts.PieData{Name: p.Role, Value: ms(p.MeanNs),
+		data = append(data, opts.PieData{Name: p.Role.String(), Value: ms(p.MeanNs),
 			ItemStyle: &opts.ItemStyle{Color: roleColor(p.Role)}})
 	}
 	pie.AddSeries("mean step", data, charts.WithPieChartOpts(opts.PieChart{Radius: []string{"38%", "68%"}}),
@@ -141,7 +143,7 @@ func stepsBar(p *analyze.Profile) *charts.Bar {
 		if !any {
 			continue
 		}
-		bar.AddSeries(part.Role, data, charts.WithBarChartOpts(opts.BarChart{Stack: "parts"}),
+		bar.AddSeries(part.Role.String(), data, charts.WithBarChartOpts(opts.BarChart{Stack: "parts"}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: roleColor(part.Role)}))
 	}
 	return bar
@@ -206,16 +208,15 @@ func copyStepsBar(p *analyze.Profile) *charts.Bar {
 	return bar
 }
 
-func dirRole(dir string) string {
-	switch dir {
-	case "HtoD":
-		return "h2d"
-	case "DtoH":
-		return "d2h"
-	case "DtoD":
-		return "d2d"
+// dirRole is the role of copies in the direction a profile names (CopyStat.Direction, the name
+// of a [trace.Dir]).
+func dirRole(name string) role.Role {
+	for _, d := range []trace.Dir{trace.DirH2D, trace.DirD2H, trace.DirD2D} {
+		if d.String() == name {
+			return d.Role()
+		}
 	}
-	return "other"
+	return role.Other
 }
 
 // sizeHistogramBar counts copies per power-of-two size bucket and direction.
@@ -229,8 +230,8 @@ func sizeHistogramBar(h *copyHistogram) *charts.Bar {
 		for b := h.lo; b <= h.hi; b++ {
 			data[b-h.lo] = opts.BarData{Value: h.counts[d][b]}
 		}
-		bar.AddSeries(d, data, charts.WithBarChartOpts(opts.BarChart{Stack: "dir"}),
-			charts.WithItemStyleOpts(opts.ItemStyle{Color: roleColor(dirRole(d))}))
+		bar.AddSeries(d.String(), data, charts.WithBarChartOpts(opts.BarChart{Stack: "dir"}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: roleColor(d.Role())}))
 	}
 	return bar
 }
@@ -352,7 +353,7 @@ func diffBreakdownBar(d *analyze.Diff) *charts.Bar {
 		if r.A == 0 && r.B == 0 {
 			continue
 		}
-		roles = append(roles, r.Role)
+		roles = append(roles, r.Role.String())
 		a = append(a, opts.BarData{Value: ms(r.A)})
 		b = append(b, opts.BarData{Value: ms(r.B)})
 	}

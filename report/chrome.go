@@ -34,7 +34,7 @@ const maxOverflowTracks = 8
 
 // ChromeOptions tune a Chrome / Perfetto trace export.
 type ChromeOptions struct {
-	// MaxPartBytes bounds each file's uncompressed size (default DefaultMaxPartBytes). A trace
+	// MaxPartBytes bounds each file's uncompressed size (default [DefaultMaxPartBytes]). A trace
 	// that needs more is split by time, at step starts where it can, into several files.
 	MaxPartBytes int64
 }
@@ -299,7 +299,7 @@ func (e *chromeExporter) writeFile(path string, events []int32, part, parts int)
 }
 
 // WriteChrome writes the whole of t as one Chrome trace JSON document to w, with the same
-// nesting guarantees as ExportChrome but no splitting.
+// nesting guarantees as [ExportChrome] but no splitting.
 func WriteChrome(w io.Writer, t *trace.Table) (*ChromeExport, error) {
 	e := &chromeExporter{t: t, clipped: map[int32]int64{}}
 	e.layout()

@@ -7,7 +7,7 @@ import (
 )
 
 // CPUProfile is a running Go CPU profile (runtime/pprof) whose samples carry the labels set with
-// trace.Lane.Do, so `go tool pprof -tags cpu.pprof` splits CPU time by role and step, and
+// [trace.Lane.Do], so `go tool pprof -tags cpu.pprof` splits CPU time by role and step, and
 // `-tagfocus=role=sample` keeps only the sampler's CPU time.
 type CPUProfile struct {
 	f    *os.File
@@ -44,7 +44,7 @@ func (c *CPUProfile) Stop() error {
 	return nil
 }
 
-// Label keys on samples: the span profile's (Pprof), and the CPU profile's, set by trace.Lane.Do.
+// Label keys on samples: the span profile's ([Pprof]), and the CPU profile's, set by [trace.Lane.Do].
 const (
 	LabelRole = "role"
 	LabelStep = "step"

@@ -13,37 +13,32 @@ import (
 // WriteDiffText writes a compact plain-text rendering of a profile diff; runs, when not nil,
 // adds how the two runs were set up and what they reached (from their run.json).
 func WriteDiffText(w io.Writer, d *analyze.Diff, runs *rundir.RunDiff) error {
-	bw := bufio.NewWriter(w)
-	t := &textWriter{w: bw}
-	t.f("gnnprof diff\n  A: %s\n  B: %s\n", d.A, d.B)
-	t.runs(runs)
-	t.section("Steps")
-	t.f("  mean wall  %s\n", textDeltaDur(d.StepMean))
-	t.f("  mean host  %s\n", textDeltaDur(d.HostStepMean))
-	t.f("  steps      %d → %d\n", d.Steps.A, d.Steps.B)
-	t.section("Breakdown (mean per step)")
-	for _, r := range d.Breakdown {
-		if r.A == 0 && r.B == 0 {
-			continue
+	header := fmt.Sprintf("gnnprof diff\n  A: %s\n  B: %s", d.A, d.B)
+	return writeDiff(w, header, d, runs, func(t *textWriter) {
+		t.f("  mean wall  %s\n", textDeltaDur(d.StepMean))
+		t.f("  mean host  %s\n", textDeltaDur(d.HostStepMean))
+		t.f("  steps      %d → %d\n", d.Steps.A, d.Steps.B)
+		t.section("Breakdown (mean per step)")
+		for _, r := range d.Breakdown {
+			if r.A != 0 || r.B != 0 {
+				t.roleDelta(r)
+			}
 		}
-		t.f("  %-10s %s\n", r.Role, textDeltaDur(r.Delta))
-	}
-	if len(d.Ops) > 0 {
-		t.section("Largest operator changes (host + device self time)")
-		for _, o := range d.Ops[:min(10, len(d.Ops))] {
-			t.f("  %-9s %s  calls %d → %d  %s\n", o.Status, textDeltaDur(o.SelfNs), o.Calls.A, o.Calls.B, textTruncate(o.Name, 50))
+		if len(d.Ops) > 0 {
+			t.section("Largest operator changes (host + device self time)")
+			for _, o := range d.Ops[:min(10, len(d.Ops))] {
+				t.f("  %-9s %s  calls %d → %d  %s\n", o.Status, textDeltaDur(o.SelfNs), o.Calls.A, o.Calls.B, truncRunes(o.Name, 50))
+			}
 		}
-	}
-	if len(d.Copies) > 0 {
-		t.section("Copies")
-		for _, c := range d.Copies {
-			t.f("  %-5s count %d → %d, bytes %s → %s, time %s\n", c.Direction, c.Count.A, c.Count.B,
-				fmtBytes(c.Bytes.A), fmtBytes(c.Bytes.B), textDeltaDur(c.TotalNs))
+		if len(d.Copies) > 0 {
+			t.section("Copies")
+			for _, c := range d.Copies {
+				t.f("  %-5s count %d → %d, bytes %s → %s, time %s\n", c.Direction, c.Count.A, c.Count.B,
+					fmtBytes(c.Bytes.A), fmtBytes(c.Bytes.B), textDeltaDur(c.TotalNs))
+			}
 		}
-	}
-	t.f("\nPeak memory %s → %s\n", fmtBytes(d.PeakMemory.A), fmtBytes(d.PeakMemory.B))
-	t.diffFindings(d)
-	return bw.Flush()
+		t.f("\nPeak memory %s → %s\n", fmtBytes(d.PeakMemory.A), fmtBytes(d.PeakMemory.B))
+	})
 }
 
 // summaryShare is the least change of a breakdown part, as a share of A's mean step, that the
@@ -54,28 +49,40 @@ const summaryShare = 0.01
 // outcomes (runs may be nil), the mean step, the breakdown parts that changed by at least 1% of
 // the step, and the findings gained and lost.
 func WriteDiffSummary(w io.Writer, d *analyze.Diff, runs *rundir.RunDiff) error {
-	bw := bufio.NewWriter(w)
-	t := &textWriter{w: bw}
-	t.f("gnnprof diff  A: %s  B: %s\n", d.A, d.B)
-	t.runs(runs)
-	t.section("Steps")
-	t.f("  mean step  %s  (%s in A, %s in B)\n", textDeltaDur(d.StepMean),
-		Plural(int(d.Steps.A), "step", "steps"), Plural(int(d.Steps.B), "step", "steps"))
-	small := 0
-	for _, r := range d.Breakdown {
-		if float64(max(r.Change, -r.Change)) < summaryShare*float64(d.StepMean.A) {
-			if r.A != 0 || r.B != 0 {
+	return writeDiff(w, fmt.Sprintf("gnnprof diff  A: %s  B: %s", d.A, d.B), d, runs, func(t *textWriter) {
+		t.f("  mean step  %s  (%s in A, %s in B)\n", textDeltaDur(d.StepMean),
+			Plural(int(d.Steps.A), "step", "steps"), Plural(int(d.Steps.B), "step", "steps"))
+		small := 0
+		for _, r := range d.Breakdown {
+			switch {
+			case float64(max(r.Change, -r.Change)) >= summaryShare*float64(d.StepMean.A):
+				t.roleDelta(r)
+			case r.A != 0 || r.B != 0:
 				small++
 			}
-			continue
 		}
-		t.f("  %-10s %s\n", r.Role, textDeltaDur(r.Delta))
-	}
-	if small > 0 {
-		t.f("  %s changed by less than 1%% of the step\n", Plural(small, "other part", "other parts"))
-	}
+		if small > 0 {
+			t.f("  %s changed by less than 1%% of the step\n", Plural(small, "other part", "other parts"))
+		}
+	})
+}
+
+// writeDiff writes a diff's text: its header, the runs' setups and outcomes, the steps section
+// that body writes, then the findings gained and lost.
+func writeDiff(w io.Writer, header string, d *analyze.Diff, runs *rundir.RunDiff, body func(t *textWriter)) error {
+	bw := bufio.NewWriter(w)
+	t := &textWriter{w: bw}
+	t.f("%s\n", header)
+	t.runs(runs)
+	t.section("Steps")
+	body(t)
 	t.diffFindings(d)
 	return bw.Flush()
+}
+
+// roleDelta writes a breakdown part's change.
+func (t *textWriter) roleDelta(r analyze.RoleDelta) {
+	t.f("  %-10s %s\n", r.Role, textDeltaDur(r.Delta))
 }
 
 // runs writes the runs' section of a diff: the settings, then the outcomes.

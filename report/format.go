@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // fmtDur writes nanoseconds with a unit that keeps three significant digits: 812 ns, 12.4 µs,
@@ -120,53 +123,60 @@ func fmtMetric(v float64, unit string) string {
 	return strings.TrimSpace(fmt.Sprintf("%.3g %s", v, unit))
 }
 
+// truncRunes cuts s to n runes, marking the cut with an ellipsis.
+func truncRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
 // ms converts nanoseconds to milliseconds for charts.
 func ms(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
 
 // mib converts bytes to MiB for charts.
 func mib(b int64) float64 { return math.Round(float64(b)/(1<<20)*1000) / 1000 }
 
-// roleColor is the colour a role has in every chart and the timeline, so "forward" looks the same
-// everywhere. Classes such as "h2d:blocking" take their role's colour.
-func roleColor(role string) string {
-	if i := strings.IndexAny(role, ": ("); i > 0 {
-		role = role[:i]
-	}
-	if c, ok := roleColors[role]; ok {
-		return c
+// roleColor is the colour a role has in every chart and the timeline, so that forward looks the
+// same everywhere.
+func roleColor(r role.Role) string {
+	if r < role.Count {
+		return roleColors[r]
 	}
 	return "#9aa5b1"
 }
 
-var roleColors = map[string]string{
-	"forward":   "#4e79a7",
-	"backward":  "#f28e2b",
-	"optimizer": "#e15759",
-	"sample":    "#76b7b2",
-	"gather":    "#59a14f",
-	"h2d":       "#edc948",
-	"d2h":       "#b07aa1",
-	"d2d":       "#ff9da7",
-	"sync":      "#9c755f",
-	"history":   "#8cd17d",
-	"augment":   "#86bcb6",
-	"eval":      "#d37295",
-	"dataload":  "#fabfd2",
-	"kernel":    "#499894",
-	"memset":    "#79706e",
-	"runtime":   "#d4a6c8",
-	"cpu":       "#a0cbe8",
-	"comm":      "#bcbd22",
-	"other":     "#d3d3d3",
-	"step":      "#e9edf2",
+// roleColors has a colour for every role (TestRoleColors).
+var roleColors = [role.Count]string{
+	role.Forward:   "#4e79a7",
+	role.Backward:  "#f28e2b",
+	role.Optimizer: "#e15759",
+	role.Sample:    "#76b7b2",
+	role.Gather:    "#59a14f",
+	role.H2D:       "#edc948",
+	role.D2H:       "#b07aa1",
+	role.D2D:       "#ff9da7",
+	role.Sync:      "#9c755f",
+	role.History:   "#8cd17d",
+	role.Augment:   "#86bcb6",
+	role.Eval:      "#d37295",
+	role.Dataload:  "#fabfd2",
+	role.Kernel:    "#499894",
+	role.Memset:    "#79706e",
+	role.Runtime:   "#d4a6c8",
+	role.CPU:       "#a0cbe8",
+	role.Comm:      "#bcbd22",
+	role.Other:     "#d3d3d3",
+	role.Step:      "#e9edf2",
 }
 
 // FormatDuration writes nanoseconds as every report does: three significant digits and a unit
 // (812 ns, 12.4 µs, 3.27 ms, 1.50 s). Other renderings (the web UI) use it to agree with them.
 func FormatDuration(ns int64) string { return fmtDur(ns) }
 
-// RoleColor is the colour role has in every chart and timeline.
-func RoleColor(role string) string { return roleColor(role) }
+// RoleColor is the colour r has in every chart and timeline.
+func RoleColor(r role.Role) string { return roleColor(r) }
 
 // Plural writes a count with the noun in the right number: "1 step", "2 steps", "1,204 copies".
 func Plural(n int, one, many string) string {

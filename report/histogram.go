@@ -9,18 +9,18 @@ import (
 // copyHistogram counts copies per direction in power-of-two size buckets: bucket b holds sizes in
 // (2^(b-1), 2^b].
 type copyHistogram struct {
-	dirs   []string
-	counts map[string]*[65]int64
+	dirs   []trace.Dir
+	counts map[trace.Dir]*[65]int64
 	lo, hi int
 }
 
 func newCopyHistogram(t *trace.Table) *copyHistogram {
-	h := &copyHistogram{counts: map[string]*[65]int64{}, lo: 64, hi: 0}
+	h := &copyHistogram{counts: map[trace.Dir]*[65]int64{}, lo: 64, hi: 0}
 	for i := range t.Len() {
 		if t.Kind[i] != trace.KindCopy {
 			continue
 		}
-		d := t.Dir[i].String()
+		d := t.Dir[i]
 		c := h.counts[d]
 		if c == nil {
 			c = new([65]int64)

@@ -39,7 +39,7 @@ func buildDiffPage(d *analyze.Diff, a, b *analyze.Profile, opt HTMLOptions) (*ht
 		if r.A == 0 && r.B == 0 {
 			continue
 		}
-		page.DiffParts = append(page.DiffParts, diffPartRow{Role: r.Role, Color: roleColor(r.Role), A: fmtDur(r.A), B: fmtDur(r.B),
+		page.DiffParts = append(page.DiffParts, diffPartRow{Role: r.Role.String(), Color: roleColor(r.Role), A: fmtDur(r.A), B: fmtDur(r.B),
 			Change: fmtSignedDur(r.Change), Percent: fmtSignedPct(r.Percent), Tone: tone(r.Change)})
 	}
 	if len(page.DiffParts) > 0 {

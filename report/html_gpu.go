@@ -9,27 +9,28 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // The critical path and GPU sections of the profile page: Holistic Trace Analysis's analyses.
 
 // categoryColors colour the critical path's categories like the roles they stand for.
 var categoryColors = map[string]string{
-	analyze.BoundCPU:         roleColor("cpu"),
-	analyze.BoundDataLoading: roleColor("dataload"),
-	analyze.BoundCompute:     roleColor("kernel"),
-	analyze.BoundComm:        roleColor("comm"),
-	analyze.BoundMemory:      roleColor("h2d"),
-	analyze.BoundLaunch:      roleColor("runtime"),
-	analyze.BoundKernelGap:   roleColor("memset"),
-	analyze.BoundSync:        roleColor("sync"),
+	analyze.BoundCPU:         roleColor(role.CPU),
+	analyze.BoundDataLoading: roleColor(role.Dataload),
+	analyze.BoundCompute:     roleColor(role.Kernel),
+	analyze.BoundComm:        roleColor(role.Comm),
+	analyze.BoundMemory:      roleColor(role.H2D),
+	analyze.BoundLaunch:      roleColor(role.Runtime),
+	analyze.BoundKernelGap:   roleColor(role.Memset),
+	analyze.BoundSync:        roleColor(role.Sync),
 }
 
 func categoryColor(c string) string {
 	if col, ok := categoryColors[c]; ok {
 		return col
 	}
-	return roleColor("other")
+	return roleColor(role.Other)
 }
 
 // barPart is one coloured piece of a stacked bar (Width in % of the bar).
@@ -88,17 +89,18 @@ func (b *pageBuilder) criticalPath(p *analyze.Profile) {
 			Left:    100 * float64(s.StartNs-cp.StartNs) / float64(cp.WallNs)})
 	}
 	v.Categories = shareRows(cp.Categories, categoryColor)
-	v.Roles = shareRows(cp.Roles, func(r string) string {
-		switch r {
-		case "launch":
+	v.Roles = shareRows(cp.Roles, func(name string) string {
+		switch name {
+		case analyze.PathLaunch:
 			return categoryColor(analyze.BoundLaunch)
-		case "kernel_gap":
+		case analyze.PathKernelGap:
 			return categoryColor(analyze.BoundKernelGap)
 		}
+		r, _ := role.Parse(name)
 		return roleColor(r)
 	})
 	for _, it := range cp.Top {
-		v.Top = append(v.Top, pathItemRow{Name: shortKernel(it.Name), Full: it.Name, Role: it.Role, Color: roleColor(it.Role),
+		v.Top = append(v.Top, pathItemRow{Name: shortKernel(it.Name), Full: it.Name, Role: it.Role.String(), Color: roleColor(it.Role),
 			Dur: fmtDur(it.Ns), Percent: fmtPct(it.Percent), Count: it.Count})
 	}
 	b.page.Critical = v
@@ -162,7 +164,7 @@ type gpuView struct {
 }
 
 // typeColors colour the kernel types like the roles they stand for.
-var typeColors = map[string]string{"computation": roleColor("kernel"), "communication": roleColor("comm"), "memory": roleColor("h2d")}
+var typeColors = map[string]string{"computation": roleColor(role.Kernel), "communication": roleColor(role.Comm), "memory": roleColor(role.H2D)}
 
 // gpu is Holistic Trace Analysis's view of the devices: temporal breakdown and comm overlap per
 // device, idle time per stream, kernels by type, launch statistics, kernel sequences, and the
@@ -197,8 +199,8 @@ func (b *pageBuilder) gpu(p *analyze.Profile) {
 		busy := 100 - si.IdlePercent
 		row.Bar = []barPart{
 			{Color: typeColors["computation"], Width: busy, Title: "busy " + fmtPct(busy)},
-			{Color: roleColor("cpu"), Width: si.IdlePercent * si.HostWaitPercent / 100, Title: "host wait " + fmtDur(si.HostWaitNs)},
-			{Color: roleColor("memset"), Width: si.IdlePercent * si.KernelWaitPercent / 100, Title: "kernel wait " + fmtDur(si.KernelWaitNs)},
+			{Color: roleColor(role.CPU), Width: si.IdlePercent * si.HostWaitPercent / 100, Title: "host wait " + fmtDur(si.HostWaitNs)},
+			{Color: roleColor(role.Memset), Width: si.IdlePercent * si.KernelWaitPercent / 100, Title: "kernel wait " + fmtDur(si.KernelWaitNs)},
 			{Color: idleColor, Width: si.IdlePercent * si.OtherPercent / 100, Title: "other idle " + fmtDur(si.OtherNs)},
 		}
 		v.Idle = append(v.Idle, row)

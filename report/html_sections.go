@@ -48,7 +48,7 @@ func (b *pageBuilder) headline(p *analyze.Profile, run *rundir.Run) {
 		{Label: "step range", Value: fmtDur(st.HostMinNs) + " – " + fmtDur(st.HostMaxNs), Note: "std " + fmtDur(st.HostStdNs)},
 	}
 	if top, ok := topPart(p.Breakdown.Parts); ok {
-		h = append(h, kpi{Label: "largest part", Value: top.Role, Note: fmtPct(top.Percent) + " of the step"})
+		h = append(h, kpi{Label: "largest part", Value: top.Role.String(), Note: fmtPct(top.Percent) + " of the step"})
 	}
 	h = append(h, kpi{Label: "device", Value: deviceText(p, run)})
 	if p.Memory.PeakBytes > 0 {
@@ -86,7 +86,7 @@ func (b *pageBuilder) breakdown(p *analyze.Profile) {
 		if part.MeanNs == 0 {
 			continue
 		}
-		b.page.Parts = append(b.page.Parts, partRow{Role: part.Role, Color: roleColor(part.Role), Mean: fmtDur(part.MeanNs),
+		b.page.Parts = append(b.page.Parts, partRow{Role: part.Role.String(), Color: roleColor(part.Role), Mean: fmtDur(part.MeanNs),
 			Percent: fmtPct(part.Percent), Width: 100 * float64(part.MeanNs) / float64(max(largest, 1))})
 	}
 	for _, g := range p.Breakdown.Gaps {
@@ -142,7 +142,7 @@ func (b *pageBuilder) operators(p *analyze.Profile, top int) {
 		selfSum += o.HostSelfNs + o.DeviceSelfNs
 	}
 	for _, o := range ops {
-		b.page.Ops = append(b.page.Ops, opRow{Name: o.Name, Shape: o.Shape, Role: o.Role, Color: roleColor(o.Role), Calls: o.Calls,
+		b.page.Ops = append(b.page.Ops, opRow{Name: o.Name, Shape: o.Shape, Role: o.Role.String(), Color: roleColor(o.Role), Calls: o.Calls,
 			HostSelf: o.HostSelfNs, HostTotal: o.HostTotalNs, DevSelf: o.DeviceSelfNs, DevTotal: o.DeviceTotal,
 			HostSelfS: fmtDur(o.HostSelfNs), HostTotalS: fmtDur(o.HostTotalNs), DevSelfS: dashZero(o.DeviceSelfNs, fmtDur),
 			DevTotalS: dashZero(o.DeviceTotal, fmtDur), FLOPs: o.FLOPs, Bytes: o.Bytes,
@@ -294,7 +294,7 @@ func (b *pageBuilder) runAndTrace(p *analyze.Profile, run *rundir.Run) {
 			kind = deviceName(l.Device)
 		}
 		b.page.Lanes = append(b.page.Lanes, laneRow{Name: l.Name, Kind: kind, Events: Commas(int64(l.Events)), Busy: fmtDur(l.BusyNs),
-			Percent: l.Percent, TopRole: l.TopRole, Color: roleColor(l.TopRole), Steps: l.Steps})
+			Percent: l.Percent, TopRole: l.TopRole.String(), Color: roleColor(l.TopRole), Steps: l.Steps})
 	}
 	for _, r := range p.Ranks {
 		b.page.Ranks = append(b.page.Ranks, rankRow{Rank: strconv.Itoa(r.Rank), Steps: strconv.Itoa(r.Steps), Mean: fmtDur(r.MeanStepNs),

@@ -9,9 +9,27 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
+
+// TestRoleColors: every role has a colour of its own, and copies take their direction's role's.
+func TestRoleColors(t *testing.T) {
+	seen := map[string]role.Role{}
+	for r := range role.Count {
+		c := roleColor(r)
+		if prev, dup := seen[c]; c == "" || dup {
+			t.Errorf("role %s: colour %q (also %s's)", r, c, prev)
+		}
+		seen[c] = r
+	}
+	for _, d := range []trace.Dir{trace.DirH2D, trace.DirD2H, trace.DirD2D, trace.DirH2H} {
+		if got := dirRole(d.String()); got != d.Role() {
+			t.Errorf("copies %s: role %s, want %s", d, got, d.Role())
+		}
+	}
+}
 
 // testRun is a run.json as the trainers write it.
 func testRun() *rundir.Run {

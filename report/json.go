@@ -9,7 +9,7 @@ import (
 )
 
 // WriteJSON writes v, a profile (the versioned schema of analyze/SCHEMA.md) or a diff, as
-// indented JSON: what json.Encoder writes with SetIndent("", "  "), in half its time.
+// indented JSON: what [json.Encoder] writes with SetIndent("", "  "), in half its time.
 func WriteJSON(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {

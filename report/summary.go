@@ -129,7 +129,7 @@ func (s *summary) breakdown(p *analyze.Profile) {
 			continue
 		}
 		bar := hbar(float64(part.MeanNs)/float64(max(largest, 1)), barWidth)
-		s.line("  %-11s %9s %6s  %s", truncRunes(clean(part.Role), 11), fmtDur(part.MeanNs), fmtPct(part.Percent), s.style(ansiCyan, bar))
+		s.line("  %-11s %9s %6s  %s", truncRunes(part.Role.String(), 11), fmtDur(part.MeanNs), fmtPct(part.Percent), s.style(ansiCyan, bar))
 	}
 	if restN > 0 {
 		s.line("  %s", s.style(ansiDim, fmt.Sprintf("%s: %s", Plural(restN, "smaller part", "smaller parts"), fmtDur(rest))))
@@ -257,15 +257,6 @@ func clean(s string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, "\uFFFD"))
-}
-
-// truncRunes cuts s to n runes, marking the cut with an ellipsis.
-func truncRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // wrapLines wraps text and keeps at most n lines, ending the last kept one with an ellipsis when

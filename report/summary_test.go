@@ -31,7 +31,7 @@ func TestSummaryCompact(t *testing.T) {
 	}
 	// Every part over 0.5% is listed with its mean, and the findings' fixes are there.
 	for _, part := range p.Breakdown.Parts {
-		if part.Percent >= 0.5 && !strings.Contains(out, part.Role) {
+		if part.Percent >= 0.5 && !strings.Contains(out, part.Role.String()) {
 			t.Errorf("summary lacks breakdown part %s", part.Role)
 		}
 	}

@@ -196,18 +196,12 @@ func (t *textWriter) findings(p *analyze.Profile) {
 	}
 }
 
+// textMetric is [fmtMetric] for the text report, which writes counts and numbers without a unit
+// plainly, for scripts: no thousands separators, no unit, one decimal.
 func textMetric(v float64, unit string) string {
 	switch unit {
-	case "%":
-		return fmt.Sprintf("%.1f%%", v)
-	case "ns":
-		return fmtDur(int64(v))
-	case "bytes":
-		return fmtBytes(int64(v))
-	case "x":
-		return fmt.Sprintf("%.2f×", v)
-	case "GB/s":
-		return fmt.Sprintf("%.2f GB/s", v)
+	case "%", "ns", "bytes", "x", "GB/s":
+		return fmtMetric(v, unit)
 	}
 	if v == float64(int64(v)) {
 		return fmt.Sprintf("%d", int64(v))
@@ -231,22 +225,14 @@ func (t *textWriter) ops(p *analyze.Profile, n int) {
 	t.f("  %7s %10s %10s %10s %10s  %s\n", "calls", "host self", "host total", "dev self", "dev total", "name")
 	for _, o := range p.Ops.ByName[:min(n, len(p.Ops.ByName))] {
 		t.f("  %7d %10s %10s %10s %10s  %s\n", o.Calls, fmtDur(o.HostSelfNs), fmtDur(o.HostTotalNs),
-			fmtDur(o.DeviceSelfNs), fmtDur(o.DeviceTotal), textTruncate(o.Name, 60))
+			fmtDur(o.DeviceSelfNs), fmtDur(o.DeviceTotal), truncRunes(o.Name, 60))
 	}
 	if len(p.Kernels) > 0 {
 		t.f("  top kernels:\n")
 		for _, k := range p.Kernels[:min(5, len(p.Kernels))] {
-			t.f("  %7d %10s %10s mean  %s\n", k.Calls, fmtDur(k.TotalNs), fmtDur(k.MeanNs), textTruncate(k.Name, 60))
+			t.f("  %7d %10s %10s mean  %s\n", k.Calls, fmtDur(k.TotalNs), fmtDur(k.MeanNs), truncRunes(k.Name, 60))
 		}
 	}
-}
-
-func textTruncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 func (t *textWriter) copies(p *analyze.Profile) {
@@ -300,7 +286,7 @@ func (t *textWriter) devices(p *analyze.Profile) {
 		if l.Steps {
 			mark = " (steps)"
 		}
-		t.f("  lane %-28s %7d events, busy %5.1f%%, mostly %s%s\n", textTruncate(l.Name, 28), l.Events, l.Percent, l.TopRole, mark)
+		t.f("  lane %-28s %7d events, busy %5.1f%%, mostly %s%s\n", truncRunes(l.Name, 28), l.Events, l.Percent, l.TopRole, mark)
 	}
 }
 
@@ -331,7 +317,7 @@ func (t *textWriter) gpu(p *analyze.Profile) {
 	}
 	t.f("  kernels by type: %s\n", strings.Join(types, ", "))
 	for _, k := range g.TopKernels {
-		t.f("    %-13s %9s %7d×  mean %9s  %s\n", k.Type, fmtDur(k.TotalNs), k.Count, fmtDur(k.MeanNs), textTruncate(shortKernel(k.Name), 60))
+		t.f("    %-13s %9s %7d×  mean %9s  %s\n", k.Type, fmtDur(k.TotalNs), k.Count, fmtDur(k.MeanNs), truncRunes(shortKernel(k.Name), 60))
 	}
 	if l := g.Launches; l.Kernels > 0 {
 		t.f("  launches: %d kernels, %d under 10 µs", l.Kernels, l.KernelsUnder10us)
@@ -346,7 +332,7 @@ func (t *textWriter) gpu(p *analyze.Profile) {
 		for _, pt := range g.Patterns {
 			names := make([]string, len(pt.Kernels))
 			for k, n := range pt.Kernels {
-				names[k] = textTruncate(shortKernel(n), 30)
+				names[k] = truncRunes(shortKernel(n), 30)
 			}
 			t.f("    %s ×%d, %s on the device: %s\n", pt.Op, pt.Count, fmtDur(pt.GPUNs), strings.Join(names, " → "))
 		}
@@ -379,7 +365,7 @@ func (t *textWriter) criticalPath(p *analyze.Profile) {
 	}
 	t.f("  %s\n  by role: %s\n", strings.Join(cats, ", "), strings.Join(roles, ", "))
 	for _, it := range cp.Top[:min(5, len(cp.Top))] {
-		t.f("    %5.1f%% %9s  %-9s %s\n", it.Percent, fmtDur(it.Ns), it.Role, textTruncate(shortKernel(it.Name), 60))
+		t.f("    %5.1f%% %9s  %-9s %s\n", it.Percent, fmtDur(it.Ns), it.Role, truncRunes(shortKernel(it.Name), 60))
 	}
 }
 

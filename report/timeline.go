@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -135,23 +135,23 @@ func buildTimeline(p *analyze.Profile, t *trace.Table, k int) *timeline {
 			d := min(depth, tlMaxDepth-1)
 			depthUsed = max(depthUsed, d+1)
 			x0, x1 := x(s), x(e)
-			role := t.Role[i].String()
+			r := t.Role[i]
 			if x1-x0 < tlMinW {
 				if m := pend[d]; m != nil && x0-m.x1 < 1 {
-					m.extend(x1, t.Dur[i], role)
+					m.extend(x1, t.Dur[i], r)
 					return true
 				}
 				flush(d)
-				pend[d] = newMerge(x0, x1, t.Dur[i], role)
+				pend[d] = newMerge(x0, x1, t.Dur[i], r)
 				return true
 			}
 			flush(d)
 			name := t.NameOf(int(i))
-			title := fmt.Sprintf("%s\nrole %s · %s · starts at +%s", name, role, fmtDur(t.Dur[i]), fmtDur(s-from))
+			title := fmt.Sprintf("%s\nrole %s · %s · starts at +%s", name, r, fmtDur(t.Dur[i]), fmtDur(s-from))
 			if t.Kind[i] == trace.KindCopy {
 				title += " · " + fmtBytes(t.Bytes[i])
 			}
-			tl.add(tlRect{X: x0, Y: y + float64(d)*tlRowH, W: x1 - x0, H: tlRowH - 2, Fill: roleColor(role),
+			tl.add(tlRect{X: x0, Y: y + float64(d)*tlRowH, W: x1 - x0, H: tlRowH - 2, Fill: roleColor(r),
 				Title: title, Label: fitLabel(name, x1-x0)}, 0)
 			return true
 		}, nil)
@@ -163,12 +163,12 @@ func buildTimeline(p *analyze.Profile, t *trace.Table, k int) *timeline {
 		y += h + tlLaneGap
 	}
 	tl.Height = y + 4
-	seen := map[string]bool{}
+	var seen [256]bool
 	for _, lane := range lanes {
 		for _, i := range byLane[lane] {
-			if r := t.Role[i].String(); !seen[r] {
+			if r := t.Role[i]; !seen[r] {
 				seen[r] = true
-				tl.Roles = append(tl.Roles, tlRole{r, roleColor(r)})
+				tl.Roles = append(tl.Roles, tlRole{r.String(), roleColor(r)})
 			}
 		}
 	}
@@ -192,24 +192,26 @@ type tlMerge struct {
 	x0, x1 float64
 	n      int
 	ns     int64
-	roleNs map[string]int64
+	roleNs map[role.Role]int64
 }
 
-func newMerge(x0, x1 float64, ns int64, role string) *tlMerge {
-	return &tlMerge{x0: x0, x1: x1, n: 1, ns: ns, roleNs: map[string]int64{role: ns}}
+func newMerge(x0, x1 float64, ns int64, r role.Role) *tlMerge {
+	return &tlMerge{x0: x0, x1: x1, n: 1, ns: ns, roleNs: map[role.Role]int64{r: ns}}
 }
 
-func (m *tlMerge) extend(x1 float64, ns int64, role string) {
+func (m *tlMerge) extend(x1 float64, ns int64, r role.Role) {
 	m.x1 = max(m.x1, x1)
 	m.n++
 	m.ns += ns
-	m.roleNs[role] += ns
+	m.roleNs[r] += ns
 }
 
+// rect draws the merged spans in the colour of the role with the most time (of equals, the first
+// by name).
 func (m *tlMerge) rect(y float64) tlRect {
-	top, topNs := "", int64(-1)
+	top, topNs := role.Other, int64(-1)
 	for r, ns := range m.roleNs {
-		if ns > topNs || (ns == topNs && r < top) {
+		if ns > topNs || (ns == topNs && r.String() < top.String()) {
 			top, topNs = r, ns
 		}
 	}
@@ -224,11 +226,7 @@ func fitLabel(name string, width float64) string {
 	if n < 3 {
 		return ""
 	}
-	if utf8.RuneCountInString(name) <= n {
-		return name
-	}
-	r := []rune(name)
-	return string(r[:n-1]) + "…"
+	return truncRunes(name, n)
 }
 
 func laneIsDevice(t *trace.Table, l int32) bool {

@@ -52,3 +52,17 @@ func Parse(s string) (Role, bool) {
 	}
 	return Other, false
 }
+
+// MarshalText writes the role's name ([Role.String]), so that a role in JSON (a profile's
+// breakdown parts, its operators) reads "h2d", not a number.
+func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads a role's name, as [Parse] does.
+func (r *Role) UnmarshalText(text []byte) error {
+	v, ok := Parse(string(text))
+	if !ok {
+		return fmt.Errorf("unknown role %q", text)
+	}
+	*r = v
+	return nil
+}

@@ -3,7 +3,7 @@
 // run's HTML report (its report.html, or rendered from the trace on demand), shows a run that is
 // still training updating live from its growing trace, compares any two runs (report's diff
 // page), and mounts pprof's own web UI on each run's span profile and Go CPU profile
-// (PprofHandler, which `gnnprof pprof -http` also uses).
+// ([PprofHandler], which `gnnprof pprof -http` also uses).
 //
 // The server is read-only and confined to its directory: every path it is asked for is checked,
 // symbolic links resolved, to lie inside it. Analyses and rendered pages are kept per state of

@@ -152,7 +152,7 @@ func trainRun(path, model string, epochs int, reports bool) (*rundir.Run, error)
 	if !reports {
 		return run, nil
 	}
-	p, t, err := analyze.ReadProfileTable(filepath.Join(path, rundir.TraceFile), analyze.Options{})
+	p, t, err := analyze.LoadTable(filepath.Join(path, rundir.TraceFile), analyze.Options{})
 	if err != nil {
 		return nil, err
 	}

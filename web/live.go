@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/report"
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
 )
 
@@ -30,8 +31,8 @@ type liveStatus struct {
 }
 
 type liveRole struct {
-	Role  string `json:"role"`
-	Color string `json:"color"`
+	Role  role.Role `json:"role"`
+	Color string    `json:"color"`
 }
 
 // liveStep is one step's wall time and its parts, in the order of liveStatus.Roles.

@@ -17,12 +17,12 @@ import (
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
 
+	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
-	"github.com/gnnprof/gnnprof/trace"
 )
 
-// PprofOptions tune PprofHandler.
+// PprofOptions tune [PprofHandler].
 type PprofOptions struct {
 	// Confined keeps the UI to the profile itself: no source files read (the profile's file
 	// names are dropped), no binaries opened for disassembly, no settings saved. gnnprof serve
@@ -212,8 +212,8 @@ func (s *Server) runProfile(dir, kind string) (*profile.Profile, error) {
 			return p, nil
 		}
 	}
-	t, err := trace.ReadFile(traces[0], trace.ReadOptions{})
-	if err != nil && (t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0) {
+	t, err := analyze.ReadTrace(traces[0], analyze.Options{})
+	if t == nil {
 		return nil, err
 	}
 	return report.Pprof(t)

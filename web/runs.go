@@ -137,8 +137,13 @@ func (a *analysis) config() map[string]any {
 	return a.profile.Trace.Meta
 }
 
+// checkProfile is what a profile must pass to be shown: [analyze.Profile.CheckValid] (the tests
+// break profiles here to see the failure reported).
+var checkProfile = (*analyze.Profile).CheckValid
+
 // analyse reads and analyses the run in dir. A trace still being written is analysed as far as
-// it goes (the profile says it is truncated).
+// it goes, even when no event is complete yet: a run that has just started (whose trace may be an
+// empty file until its first step ends) has a profile of no steps, marked truncated.
 func (s *Server) analyse(dir string) (*analysis, error) {
 	run, err := s.record(dir)
 	if err != nil {
@@ -149,40 +154,15 @@ func (s *Server) analyse(dir string) (*analysis, error) {
 		return nil, err
 	}
 	a := &analysis{run: run}
-	if len(files) == 1 {
-		a.profile, a.table, err = analyseTrace(files[0])
-	} else {
-		a.profile, err = analyze.Load(dir, analyze.Options{})
-	}
-	if err != nil {
+	if a.profile, a.table, err = analyze.LoadTable(dir, analyze.Options{Live: true}); err != nil {
 		return nil, err
+	}
+	if err := checkProfile(a.profile); err != nil {
+		return nil, fmt.Errorf("the analysis of %s breaks its own checks, so it is not shown (a bug in gnnprof's analyzer: please report it with the trace): %w", displayName(s.root.rel(dir)), err)
 	}
 	// Pages name the run as the list does, not by its real path on this machine.
 	a.profile.Trace.Path = cmp.Or(s.root.rel(dir), ".") + "/" + filepath.Base(files[0])
 	return a, nil
-}
-
-// analyseTrace reads and analyses one trace. A trace still being written is analysed as far as
-// it goes, even when no event is complete yet: a run that has just started (whose trace may be
-// an empty file until its first step ends) has a profile of no steps, marked truncated.
-func analyseTrace(path string) (*analyze.Profile, *trace.Table, error) {
-	t, err := trace.ReadFile(path, trace.ReadOptions{})
-	if err != nil {
-		fi, serr := os.Stat(path)
-		starting := serr == nil && fi.Size() == 0 && filepath.Base(path) == rundir.TraceFile
-		if t == nil || !(errors.Is(err, trace.ErrTruncated) || starting) {
-			return nil, nil, err
-		}
-		if starting {
-			t.Source = trace.SourceGnnprof
-		}
-	}
-	p := analyze.Analyze(t, path, analyze.Options{})
-	if err != nil {
-		p.Trace.Truncated = true
-		p.Warnings = append([]string{err.Error()}, p.Warnings...)
-	}
-	return p, t, nil
 }
 
 // inputs are the files a run's pages are computed from: its traces and run.json.

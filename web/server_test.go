@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +69,7 @@ func TestRunSummaries(t *testing.T) {
 		cpu  bool
 	}{{"runs/gcn", f.gcn, true}, {"runs/sage", f.sage, false}} {
 		got := byPath[c.path]
-		p, err := analyze.ReadProfile(filepath.Join(f.dir, c.path, rundir.TraceFile), analyze.Options{})
+		p, err := analyze.Load(filepath.Join(f.dir, c.path, rundir.TraceFile), analyze.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,6 +365,47 @@ func TestLoopbackServerRefusesForeignHosts(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != want {
 			t.Errorf("Host %q: status %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
+
+// TestInvalidProfileReported: a profile that breaks its own checks is not rendered: its pages
+// answer with the failure, and the run list shows it in place of the run's numbers.
+func TestInvalidProfileReported(t *testing.T) {
+	f := sharedFixture(t)
+	srv, err := New(f.dir) // memos of its own: nothing analysed before the break is served
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProfile = func(p *analyze.Profile) error {
+		if strings.HasSuffix(p.Trace.Path, "sage/"+rundir.TraceFile) {
+			p.Steps.Steps[1].Parts[0]++ // as a bug in the breakdown would
+		}
+		return p.CheckValid()
+	}
+	t.Cleanup(func() { checkProfile = (*analyze.Profile).CheckValid })
+	serve := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code, rec.Body.String()
+	}
+	for _, path := range []string{"/run/runs/sage/", "/run/runs/sage/live.json", "/diff?a=runs/gcn&b=runs/sage"} {
+		code, body := serve(path)
+		if code != http.StatusInternalServerError || !strings.Contains(body, "runs/sage breaks its own checks") || !strings.Contains(body, "parts add up to") {
+			t.Errorf("%s: %d %.300q, want the failed check", path, code, body)
+		}
+	}
+	if code, body := serve("/run/torch/"); code != http.StatusOK || !strings.Contains(body, "Step time breakdown") {
+		t.Errorf("a valid run's report: %d %.200q", code, body)
+	}
+	_, body := serve("/runs.json")
+	var runs []RunSummary
+	if err := json.Unmarshal([]byte(body), &runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.Path == "runs/sage" && (!strings.Contains(r.Error, "breaks its own checks") || r.MeanStepNs != 0) {
+			t.Errorf("the run list shows the invalid profile as %+v", r)
 		}
 	}
 }

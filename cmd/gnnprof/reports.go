@@ -32,21 +32,7 @@ type analysed struct {
 func loadForReport(ctx context.Context, p progress.Func, path string, opt analyze.Options) (analysed, error) {
 	p.Report(progress.Update{Task: "analysing " + path})
 	a, err := interruptible(ctx, func() (analysed, error) {
-		file := path
-		if fi, err := os.Stat(path); err != nil {
-			return analysed{}, fmt.Errorf("analysing %s: %w", path, err)
-		} else if fi.IsDir() {
-			files, err := rundir.Traces(path)
-			if err != nil {
-				return analysed{}, err
-			}
-			if len(files) != 1 {
-				prof, err := analyze.Load(path, opt)
-				return analysed{p: prof}, err
-			}
-			file = files[0]
-		}
-		prof, t, err := analyze.ReadProfileTable(file, opt)
+		prof, t, err := analyze.LoadTable(path, opt)
 		return analysed{prof, t}, err
 	})
 	if errors.Is(err, errInterrupted) {
@@ -64,14 +50,14 @@ func readTraceArg(ctx context.Context, p progress.Func, arg string) (*trace.Tabl
 		return nil, "", err
 	}
 	p.Report(progress.Update{Task: "reading " + path})
-	t, err := interruptible(ctx, func() (*trace.Table, error) { return trace.ReadFile(path, trace.ReadOptions{}) })
+	t, err := interruptible(ctx, func() (*trace.Table, error) { return analyze.ReadTrace(path, analyze.Options{}) })
 	if errors.Is(err, errInterrupted) {
 		return nil, "", fmt.Errorf("reading %s: %w", path, err)
 	}
+	if t == nil {
+		return nil, "", err
+	}
 	if err != nil {
-		if t == nil || !errors.Is(err, trace.ErrTruncated) || t.Len() == 0 {
-			return nil, "", err
-		}
 		slog.Warn("trace is truncated; using the events read", "path", path, "events", t.Len(), "err", err)
 	}
 	return t, path, nil
