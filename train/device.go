@@ -80,10 +80,6 @@ func (d *Device) String() string { return d.Config.String() }
 // Close waits for the device's queued work and stops it.
 func (d *Device) Close() error { return d.Dev.Close() }
 
-// Err returns the first failure of the arena's allocations (device memory exhausted), which
-// layers cannot report themselves.
-func (d *Device) Err() error { return d.Arena.Err() }
-
 // PlaceParams moves params into device memory: their values are copied to the device (one
 // recorded copy) and their gradients allocated there. Call it before building the optimizer.
 func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
@@ -116,8 +112,12 @@ func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
 
 // ReadBack returns vals, computed on the device, as the host receives them: written to device
 // memory and copied back synchronously, as a GPU trainer's loss.item() is — a small d2h copy the
-// host waits for, recorded with the wait on lane.
+// host waits for, recorded with the wait on lane. Without a device (d nil) they are the host's
+// already.
 func (d *Device) ReadBack(lane *trace.Lane, vals ...float64) ([]float64, error) {
+	if d == nil {
+		return vals, nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.readBack.Grow(d.Dev, len(vals), false, "read-back"); err != nil {
@@ -135,6 +135,25 @@ func (d *Device) ReadBack(lane *trace.Lane, vals ...float64) ([]float64, error) 
 		out[i] = math.Float64frombits(uint64(b))
 	}
 	return out, nil
+}
+
+// ReadScores returns an evaluation's scores, computed on the device, as the host receives them:
+// one read-back ([Device.ReadBack]).
+func (d *Device) ReadScores(lane *trace.Lane, s Scores) (Scores, error) {
+	got, err := d.ReadBack(lane, s.Train, s.Val, s.Test, s.ValLoss)
+	if err != nil {
+		return Scores{}, err
+	}
+	return Scores{Train: got[0], Val: got[1], Test: got[2], ValLoss: got[3]}, nil
+}
+
+// Err returns the first failure of the arena's allocations (device memory exhausted), which
+// layers cannot report themselves; nil without a device.
+func (d *Device) Err() error {
+	if d == nil {
+		return nil
+	}
+	return d.Arena.Err()
 }
 
 // Buf is a growable typed view of memory allocated through a device: device memory, or pinned
@@ -253,6 +272,19 @@ func (s *Staged[T]) Upload(d *Device, stream device.Stream, lane *trace.Lane, la
 		return fmt.Errorf("uploading %s: %w", label, err)
 	}
 	return nil
+}
+
+// UploadFrom copies src into the host buffer and uploads it ([Staged.Upload]), returning the
+// device's values: for arrays built elsewhere, such as a sampled subgraph's.
+func (s *Staged[T]) UploadFrom(d *Device, stream device.Stream, lane *trace.Lane, src []T, label string) ([]T, error) {
+	if err := s.Grow(d, len(src), label); err != nil {
+		return nil, err
+	}
+	copy(s.Host.Data, src)
+	if err := s.Upload(d, stream, lane, label); err != nil {
+		return nil, err
+	}
+	return s.Dev.Data, nil
 }
 
 // SparseBuf is a CSR matrix in device memory.

@@ -51,7 +51,7 @@ the reports; a second Ctrl-C exits at once.`,
 					return runGroup(cmd, args)
 				}
 			}
-			return runGAS(cmd, args, &opt)
+			return opt.run(cmd, args)
 		},
 	}
 	opt.register(cmd.Flags())
@@ -62,8 +62,7 @@ the reports; a second Ctrl-C exits at once.`,
 }
 
 func newRunFullCmd() *cobra.Command {
-	var opt fullOptions
-	cmd := &cobra.Command{
+	return trainerCommand(&cobra.Command{
 		Use:   "full [PATH|SPEC]",
 		Short: "Full-batch training (the whole graph every epoch)",
 		Long: `Full-batch training: every epoch runs the model on the whole graph, then evaluates it.
@@ -74,64 +73,105 @@ APPNP papers): gcn hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4 on the fir
 patience 100 on validation accuracy and loss. The test accuracy reported is the one at the best validation epoch.`,
 		Example: `  gnnprof run full --data ../shared/data/planetoid/ind.cora --model gat --out runs/cora-gat
   gnnprof run full "sbm:nodes=100000,classes=8,degree=20" --model sage --epochs 50`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runFull(cmd, args, &opt) },
-	}
+	}, &fullOptions{})
+}
+
+// trainerOptions are a trainer's flags and what runs it.
+type trainerOptions interface {
+	register(f *pflag.FlagSet)
+	run(cmd *cobra.Command, args []string) error
+}
+
+// trainerCommand completes cmd (its Use, Short, Long and Example set) as a `gnnprof run`
+// subcommand: the dataset as its one argument, opt's flags, opt's run.
+func trainerCommand(cmd *cobra.Command, opt trainerOptions) *cobra.Command {
+	cmd.Args = cobra.MaximumNArgs(1)
+	cmd.RunE = opt.run
 	opt.register(cmd.Flags())
 	return cmd
 }
 
-// fullOptions are the flags of a full-batch run; unset ones take the model's defaults.
-type fullOptions struct {
+// trainerFlags are the flags every trainer's run shares: where the run goes and what is written
+// (recordFlags), the dataset, and the training options.
+type trainerFlags struct {
 	recordFlags
 	datasetFlags
+	training trainingFlags
+}
+
+func (t *trainerFlags) register(f *pflag.FlagSet) {
+	t.recordFlags.register(f)
+	t.datasetFlags.register(f, graph.DefaultSpec)
+	t.training.register(f)
+}
+
+// trainingFlags are the flags of the options every trainer has (train.Options), registered once
+// for all trainers, with one rule: a flag left unset keeps the trainer's default for the model
+// (and, for GAS, the dataset).
+type trainingFlags struct{ given train.Options }
+
+func (t *trainingFlags) register(f *pflag.FlagSet) {
+	o := &t.given
+	f.IntVar(&o.Epochs, "epochs", 0, "maximum epochs (default: the model's)")
+	f.IntVar(&o.Patience, "patience", 0, "stop after this many epochs in which neither validation accuracy nor loss improved; 0: never (default: the model's)")
+	f.Float64Var(&o.LR, "lr", 0, "learning rate (default: the model's)")
+	f.Float64Var(&o.WeightDecay, "weight-decay", 0, "L2 weight decay of the regularised layers (default: the model's)")
+	f.IntVar(&o.Hidden, "hidden", 0, "hidden width, per head for GAT (default: the model's)")
+	f.Float64Var(&o.Dropout, "dropout", 0, "feature dropout (default: the model's)")
+	f.Uint64Var(&o.Seed, "seed", 0, "seed of the run's random numbers: initialization, dropout, sampling, batch order (default 1)")
+}
+
+// apply overrides a trainer's default options o with the flags given.
+func (t *trainingFlags) apply(f *pflag.FlagSet, o *train.Options) {
+	v := &t.given
+	applyGiven(f, map[string]func(){
+		"epochs": func() { o.Epochs = v.Epochs }, "patience": func() { o.Patience = v.Patience },
+		"lr": func() { o.LR = v.LR }, "weight-decay": func() { o.WeightDecay = v.WeightDecay },
+		"hidden": func() { o.Hidden = v.Hidden }, "dropout": func() { o.Dropout = v.Dropout },
+		"seed": func() { o.Seed = v.Seed },
+	})
+}
+
+// applyGiven runs the setter of each flag given on the command line: a flag left unset keeps
+// the default it would override.
+func applyGiven(f *pflag.FlagSet, setters map[string]func()) {
+	for name, set := range setters {
+		if f.Changed(name) {
+			set()
+		}
+	}
+}
+
+// fullOptions are the flags of a full-batch run; unset ones take the model's defaults.
+type fullOptions struct {
+	trainerFlags
 	model, gatForm     string
 	denseInput, noNorm bool
-	cfg                train.FullConfig
+	given              train.FullConfig // the model's own settings, as given
 }
 
 func (o *fullOptions) register(f *pflag.FlagSet) {
-	o.recordFlags.register(f)
-	o.datasetFlags.register(f, graph.DefaultSpec)
+	o.trainerFlags.register(f)
 	f.StringVar(&o.model, "model", "gcn", "model: gcn, sage, gat, gin or appnp")
 	f.StringVar(&o.gatForm, "gat-form", "reorganized", "GAT attention form: naive, reorganized or recompute")
 	f.BoolVar(&o.denseInput, "dense-input", false, "feed dense features to the first layer even when they are sparse")
 	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
-	c := &o.cfg
-	f.IntVar(&c.Epochs, "epochs", 0, "maximum epochs (default: the model's)")
-	f.IntVar(&c.Patience, "patience", 0, "stop after this many epochs in which neither validation accuracy nor loss improved (default: the model's; 0 = never)")
-	f.Float64Var(&c.LR, "lr", 0, "learning rate (default: the model's)")
-	f.Float64Var(&c.WeightDecay, "weight-decay", 0, "L2 weight decay (default: the model's)")
-	f.IntVar(&c.Hidden, "hidden", 0, "hidden width, per head for GAT (default: the model's)")
-	f.Float64Var(&c.Dropout, "dropout", 0, "feature dropout (default: the model's)")
+	c := &o.given
 	f.Float64Var(&c.AttnDropout, "attn-dropout", 0, "GAT attention dropout (default 0.6)")
 	f.IntVar(&c.Heads, "heads", 0, "GAT hidden heads (default 8)")
 	f.IntVar(&c.OutHeads, "out-heads", 0, "GAT output heads, averaged (default 1)")
 	f.IntVar(&c.K, "k", 0, "APPNP propagation steps (default 10)")
 	f.Float64Var(&c.Alpha, "alpha", 0, "APPNP teleport probability (default 0.1)")
-	f.Uint64Var(&c.Seed, "seed", 1, "seed of the run's random numbers (initialization, dropout)")
 }
 
-// config returns the run's settings: the model's defaults overridden by the flags set.
+// config returns the run's settings: the model's defaults overridden by the flags given.
 func (o *fullOptions) config(f *pflag.FlagSet) train.FullConfig {
-	c := train.DefaultFullConfig(o.model)
-	set := func(name string, apply func()) {
-		if f.Changed(name) {
-			apply()
-		}
-	}
-	set("epochs", func() { c.Epochs = o.cfg.Epochs })
-	set("patience", func() { c.Patience = o.cfg.Patience })
-	set("lr", func() { c.LR = o.cfg.LR })
-	set("weight-decay", func() { c.WeightDecay = o.cfg.WeightDecay })
-	set("hidden", func() { c.Hidden = o.cfg.Hidden })
-	set("dropout", func() { c.Dropout = o.cfg.Dropout })
-	set("attn-dropout", func() { c.AttnDropout = o.cfg.AttnDropout })
-	set("heads", func() { c.Heads = o.cfg.Heads })
-	set("out-heads", func() { c.OutHeads = o.cfg.OutHeads })
-	set("k", func() { c.K = o.cfg.K })
-	set("alpha", func() { c.Alpha = o.cfg.Alpha })
-	c.Seed = o.cfg.Seed
+	c, v := train.DefaultFullConfig(o.model), &o.given
+	o.training.apply(f, &c.Options)
+	applyGiven(f, map[string]func(){
+		"attn-dropout": func() { c.AttnDropout = v.AttnDropout }, "heads": func() { c.Heads = v.Heads },
+		"out-heads": func() { c.OutHeads = v.OutHeads }, "k": func() { c.K = v.K }, "alpha": func() { c.Alpha = v.Alpha },
+	})
 	if o.model == "gat" {
 		c.GATForm = o.gatForm
 	}
@@ -140,7 +180,7 @@ func (o *fullOptions) config(f *pflag.FlagSet) train.FullConfig {
 	return c
 }
 
-func runFull(cmd *cobra.Command, args []string, o *fullOptions) error {
+func (o *fullOptions) run(cmd *cobra.Command, args []string) error {
 	if err := o.resolve(cmd, args); err != nil {
 		return err
 	}
