@@ -47,7 +47,7 @@ type Exchanger interface {
 	Exchange(c *nn.Ctx, l int) error
 }
 
-// Models lists the models New builds.
+// Models lists the models [New] builds.
 var Models = []string{"gcn", "gat", "appnp", "gcn2", "gin"}
 
 // newModel builds cfg's model for in features and out classes.
@@ -127,7 +127,7 @@ func (a activation) grad(c *nn.Ctx, y, dy *nn.Mat) *nn.Mat {
 	return dy
 }
 
-// noHistory is the Exchanger of a batch of rows nodes without a halo (the whole graph as one
+// noHistory is the [Exchanger] of a batch of rows nodes without a halo (the whole graph as one
 // batch): there is nothing to pull and nothing to push.
 type noHistory struct {
 	rows int

@@ -286,7 +286,7 @@ func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func(
 	return got[0], t.Dev.Err()
 }
 
-// exchange is a training step's Exchanger: push_and_pull against the histories through the pool,
+// exchange is a training step's [Exchanger]: push_and_pull against the histories through the pool,
 // in a break of the forward phase.
 type exchange struct {
 	t     *Trainer

@@ -29,7 +29,7 @@ type batchBuffers struct {
 	val, weight                  train.Staged[float32]
 }
 
-// loader builds the batches on its own goroutine (train.Prefetch), ahead of training: it takes
+// loader builds the batches on its own goroutine ([train.Prefetch]), ahead of training: it takes
 // the next subgraph from the sampling pipeline, builds its adjacency and targets on the host
 // ("gather") and uploads them on a copy stream of its own, so that batch k+1's input is ready
 // when batch k has trained.
@@ -57,7 +57,7 @@ func newLoader(dev *train.Device, lane *trace.Lane, pipe *Pipeline, norm *Norm, 
 		bufs: make([]batchBuffers, batchSets)}, nil
 }
 
-// load builds batch i in buffer set set (train.Prefetch's producer).
+// load builds batch i in buffer set set ([train.Prefetch]'s producer).
 func (l *loader) load(i, set int) (b *batch, err error) {
 	sp := l.lane.Begin("sample", role.Sample) // waiting for the sampling pipeline, if behind
 	sg := l.pipe.Next()

@@ -13,7 +13,7 @@ type Config struct {
 	// Model is the GNN: "gcn" (GCN layers on the GraphSAINT-normalized GCN adjacency) or "sage"
 	// (GraphSAGE-mean layers, which are GraphSAINT's own order-1 layers with the hops summed).
 	Model string `json:"model"`
-	// Sampler is one of SamplerKinds; Budget its draws per subgraph (0: DefaultBudget) and
+	// Sampler is one of [SamplerKinds]; Budget its draws per subgraph (0: [DefaultBudget]) and
 	// WalkLength the rw sampler's walk length.
 	Sampler    string `json:"sampler"`
 	Budget     int    `json:"budget"`

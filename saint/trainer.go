@@ -51,7 +51,7 @@ type Trainer struct {
 }
 
 // New builds the trainer on the host: the model (the full-batch trainer's, which also evaluates
-// it on the whole graph), its replicas for MH-Aug, and the sampler. Place moves it to a device.
+// it on the whole graph), its replicas for MH-Aug, and the sampler. [Trainer.Place] moves it to a device.
 func New(cfg Config, ds *graph.Dataset) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -14,17 +14,17 @@ import (
 	"github.com/gnnprof/gnnprof/trace"
 )
 
-// The trainers run on a device.Device: whatever a GPU would hold — parameters, optimizer state,
+// The trainers run on a [device.Device]: whatever a GPU would hold — parameters, optimizer state,
 // the inputs, activations and gradients — is device memory allocated through it, and every
 // transfer between host and device is one of its copies, so a trainer's trace carries its copies,
-// syncs and memory. The pieces here are what every trainer needs for that: the Device (a
-// device.Device with its link model and an Arena for nn's layer buffers), typed growable device
-// buffers (Buf, SparseBuf) with uploads, parameters placed on the device, and the read-back of
+// syncs and memory. The pieces here are what every trainer needs for that: the [Device] (a
+// [device.Device] with its link model and an [Arena] for nn's layer buffers), typed growable device
+// buffers ([Buf], [SparseBuf]) with uploads, parameters placed on the device, and the read-back of
 // values computed on the device.
 
 // DeviceConfig chooses the device a trainer runs on.
 type DeviceConfig struct {
-	// Link is the host–device link the copies follow (device.ParseLink); nil: none, copies run at
+	// Link is the host–device link the copies follow ([device.ParseLink]); nil: none, copies run at
 	// memory speed.
 	Link *device.LinkModel
 	// MemoryLimit is the device memory in bytes; 0: no limit.
@@ -45,7 +45,7 @@ func (c DeviceConfig) String() string {
 }
 
 // Device is a trainer's accelerator: the CPU backend of package device, with its link model and
-// an Arena that gives nn's layers their buffers in device memory.
+// an [Arena] that gives nn's layers their buffers in device memory.
 type Device struct {
 	Dev    device.Device
 	Config DeviceConfig
@@ -56,7 +56,7 @@ type Device struct {
 	readBack Buf[int64] // device memory that values are read back from
 }
 
-// NewDevice returns a CPU device recording into rec (nil: not recorded). Close it when done.
+// NewDevice returns a CPU device recording into rec (nil: not recorded). [Device.Close] it when done.
 func NewDevice(cfg DeviceConfig, rec *trace.Recorder) (*Device, error) {
 	dev, err := device.NewCPU(device.CPUConfig{Index: deviceIndex, MemoryLimit: cfg.MemoryLimit, Recorder: rec, Link: cfg.Link})
 	if err != nil {
@@ -74,7 +74,7 @@ func (d *Device) Lane(name string) *trace.Lane {
 	return d.Rec.Lane(name)
 }
 
-// String names the device and its link model (DeviceConfig.String).
+// String names the device and its link model ([DeviceConfig.String]).
 func (d *Device) String() string { return d.Config.String() }
 
 // Close waits for the device's queued work and stops it.
@@ -241,12 +241,12 @@ func Upload[T device.Element](d *Device, lane *trace.Lane, b *Buf[T], src []T, l
 }
 
 // Staged is a buffer in pinned host memory and its copy in device memory: the host fills
-// Host.Data, Upload copies it to Dev.
+// Host.Data, [Staged.Upload] copies it to Dev.
 type Staged[T device.Element] struct {
 	Host, Dev Buf[T]
 }
 
-// Grow makes the host side hold n values (the device side follows at Upload).
+// Grow makes the host side hold n values (the device side follows at [Staged.Upload]).
 func (s *Staged[T]) Grow(d *Device, n int, label string) error {
 	return s.Host.Grow(d.Dev, n, true, label+" (staging)")
 }
@@ -326,7 +326,7 @@ func UploadInput(d *Device, lane *trace.Lane, x nn.Input, label string) (nn.Inpu
 	return nn.DenseInput(nn.MatFrom(m.Rows, m.Cols, b.Data)), nil
 }
 
-// Arena is an nn.Allocator in device memory: the buffers nn's layers keep between calls
+// Arena is an [nn.Allocator] in device memory: the buffers nn's layers keep between calls
 // (outputs, saved activations, gradients) are device allocations, kept and reused from step to
 // step as a caching allocator keeps them, so the device's memory accounting sees them.
 type Arena struct {
@@ -345,9 +345,9 @@ func NewArena(dev device.Device, label string) *Arena {
 
 var _ nn.Allocator = (*Arena)(nil)
 
-// Float32s implements nn.Allocator. old, when it came from the arena, is freed first. When the
+// Float32s implements [nn.Allocator]. old, when it came from the arena, is freed first. When the
 // device has no memory left it returns Go memory, so that the layer can finish, and keeps the
-// error for Err: a layer has no way to report it.
+// error for [Arena.Err]: a layer has no way to report it.
 func (a *Arena) Float32s(old []float32, n int) []float32 {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -63,7 +63,7 @@ func (c *FullConfig) Validate() error {
 	return nil
 }
 
-// ModelConfig is the nn.ModelConfig for a dataset with in features and out classes.
+// ModelConfig is the [nn.ModelConfig] for a dataset with in features and out classes.
 func (c *FullConfig) ModelConfig(in, out int) nn.ModelConfig {
 	form, _ := nn.ParseGATForm(c.GATForm)
 	return nn.ModelConfig{Kind: c.Model, In: in, Out: out, Hidden: c.Hidden, Dropout: float32(c.Dropout),
@@ -142,7 +142,7 @@ type FullBatch struct {
 	evalCE nn.CrossEntropy
 }
 
-// NewFullBatch builds the model, optimizer and inputs on the host; Place moves them to a device.
+// NewFullBatch builds the model, optimizer and inputs on the host; [FullBatch.Place] moves them to a device.
 func NewFullBatch(cfg FullConfig, ds *graph.Dataset) (*FullBatch, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

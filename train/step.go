@@ -14,7 +14,7 @@ import (
 // A training step has the same phases in every trainer, so that their traces have one shape
 // and the analyzer sees all of every step: a "forward" span (the model's forward pass), "loss"
 // (the loss, forward work), "backward" (the loss's and the model's backward passes) and
-// "optimizer" (OptimizerStep), each recorded by [Phase], the layers' op spans inside; an
+// "optimizer" ([OptimizerStep]), each recorded by [Phase], the layers' op spans inside; an
 // "eval" span around each evaluation ([Loop]). What a trainer adds (sampling, gathering,
 // history transfers, MH-Aug) are spans of their own roles between or inside them.
 
@@ -29,7 +29,7 @@ const (
 
 // Phase runs fn as a phase of training: a span named name with role r on lane, and fn's CPU
 // time labelled with r (and the step) in the Go CPU profile ([trace.Lane.Do]) — one call, as
-// runtime/trace.WithRegion ties a region to a function, so that a trace's wall time and the CPU
+// [runtime/trace.WithRegion] ties a region to a function, so that a trace's wall time and the CPU
 // profile split alike. With recording off (a nil lane) only the profile label is set.
 func Phase(lane *trace.Lane, name string, r role.Role, fn func()) {
 	BreakablePhase(lane, name, r, func(*OpenPhase) { fn() })

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -105,39 +106,74 @@ func (t *trainerFlags) register(f *pflag.FlagSet) {
 	t.training.register(f)
 }
 
+// recordOn records a run (recordFlags.record) of the trainer that setup builds for the dataset,
+// once it is loaded.
+func (t *trainerFlags) recordOn(cmd *cobra.Command, setup func(*graph.Dataset) (*trainerRun, error)) error {
+	return t.record(cmd, func(p progress.Func) (*trainerRun, error) {
+		ds, err := t.open(p)
+		if err != nil {
+			return nil, fmt.Errorf("loading dataset: %w", err)
+		}
+		return setup(ds)
+	})
+}
+
 // trainingFlags are the flags of the options every trainer has (train.Options), registered once
 // for all trainers, with one rule: a flag left unset keeps the trainer's default for the model
 // (and, for GAS, the dataset).
 type trainingFlags struct{ given train.Options }
 
-func (t *trainingFlags) register(f *pflag.FlagSet) {
-	o := &t.given
-	f.IntVar(&o.Epochs, "epochs", 0, "maximum epochs (default: the model's)")
-	f.IntVar(&o.Patience, "patience", 0, "stop after this many epochs in which neither validation accuracy nor loss improved; 0: never (default: the model's)")
-	f.Float64Var(&o.LR, "lr", 0, "learning rate (default: the model's)")
-	f.Float64Var(&o.WeightDecay, "weight-decay", 0, "L2 weight decay of the regularised layers (default: the model's)")
-	f.IntVar(&o.Hidden, "hidden", 0, "hidden width, per head for GAT (default: the model's)")
-	f.Float64Var(&o.Dropout, "dropout", 0, "feature dropout (default: the model's)")
-	f.Uint64Var(&o.Seed, "seed", 0, "seed of the run's random numbers: initialization, dropout, sampling, batch order (default 1)")
-}
+func (t *trainingFlags) register(f *pflag.FlagSet) { registerSettings(f, trainingSettings(&t.given)) }
 
 // apply overrides a trainer's default options o with the flags given.
 func (t *trainingFlags) apply(f *pflag.FlagSet, o *train.Options) {
-	v := &t.given
-	applyGiven(f, map[string]func(){
-		"epochs": func() { o.Epochs = v.Epochs }, "patience": func() { o.Patience = v.Patience },
-		"lr": func() { o.LR = v.LR }, "weight-decay": func() { o.WeightDecay = v.WeightDecay },
-		"hidden": func() { o.Hidden = v.Hidden }, "dropout": func() { o.Dropout = v.Dropout },
-		"seed": func() { o.Seed = v.Seed },
-	})
+	applyGiven(f, trainingSettings(&t.given), trainingSettings(o))
 }
 
-// applyGiven runs the setter of each flag given on the command line: a flag left unset keeps
-// the default it would override.
-func applyGiven(f *pflag.FlagSet, setters map[string]func()) {
-	for name, set := range setters {
-		if f.Changed(name) {
-			set()
+// trainingSettings are the flags of o's fields.
+func trainingSettings(o *train.Options) []setting {
+	return []setting{
+		{"epochs", "maximum epochs (default: the model's)", &o.Epochs},
+		{"patience", "stop after this many epochs in which neither validation accuracy nor loss improved; 0: never (default: the model's)", &o.Patience},
+		{"lr", "learning rate (default: the model's)", &o.LR},
+		{"weight-decay", "L2 weight decay of the regularised layers (default: the model's)", &o.WeightDecay},
+		{"hidden", "hidden width, per head for GAT (default: the model's)", &o.Hidden},
+		{"dropout", "feature dropout (default: the model's)", &o.Dropout},
+		{"seed", "seed of the run's random numbers: initialization, dropout, sampling, batch order (default 1)", &o.Seed},
+	}
+}
+
+// A setting is a flag for a field of a trainer's settings whose default depends on the model or
+// the dataset: the flag sets the field of a copy that holds what was given (registerSettings),
+// and applyGiven copies it over the default only when the flag is given.
+type setting struct {
+	name, usage string
+	field       any // *int, *float64 or *uint64
+}
+
+// registerSettings registers the flags of settings, which write into the fields named.
+func registerSettings(f *pflag.FlagSet, settings []setting) {
+	for _, s := range settings {
+		switch v := s.field.(type) {
+		case *int:
+			f.IntVar(v, s.name, 0, s.usage)
+		case *float64:
+			f.Float64Var(v, s.name, 0, s.usage)
+		case *uint64:
+			f.Uint64Var(v, s.name, 0, s.usage)
+		default:
+			panic(fmt.Sprintf("flag --%s: a setting of type %T", s.name, v))
+		}
+	}
+}
+
+// applyGiven copies the value of each flag given from the field of given to the same field of
+// defaults (the same settings of a trainer's default configuration): a flag left unset keeps the
+// default.
+func applyGiven(f *pflag.FlagSet, given, defaults []setting) {
+	for k, s := range given {
+		if f.Changed(s.name) {
+			reflect.ValueOf(defaults[k].field).Elem().Set(reflect.ValueOf(s.field).Elem())
 		}
 	}
 }
@@ -150,28 +186,31 @@ type fullOptions struct {
 	given              train.FullConfig // the model's own settings, as given
 }
 
+// fullSettings are the flags of the model's own settings in c.
+func fullSettings(c *train.FullConfig) []setting {
+	return []setting{
+		{"attn-dropout", "GAT attention dropout (default 0.6)", &c.AttnDropout},
+		{"heads", "GAT hidden heads (default 8)", &c.Heads},
+		{"out-heads", "GAT output heads, averaged (default 1)", &c.OutHeads},
+		{"k", "APPNP propagation steps (default 10)", &c.K},
+		{"alpha", "APPNP teleport probability (default 0.1)", &c.Alpha},
+	}
+}
+
 func (o *fullOptions) register(f *pflag.FlagSet) {
 	o.trainerFlags.register(f)
 	f.StringVar(&o.model, "model", "gcn", "model: gcn, sage, gat, gin or appnp")
 	f.StringVar(&o.gatForm, "gat-form", "reorganized", "GAT attention form: naive, reorganized or recompute")
 	f.BoolVar(&o.denseInput, "dense-input", false, "feed dense features to the first layer even when they are sparse")
 	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
-	c := &o.given
-	f.Float64Var(&c.AttnDropout, "attn-dropout", 0, "GAT attention dropout (default 0.6)")
-	f.IntVar(&c.Heads, "heads", 0, "GAT hidden heads (default 8)")
-	f.IntVar(&c.OutHeads, "out-heads", 0, "GAT output heads, averaged (default 1)")
-	f.IntVar(&c.K, "k", 0, "APPNP propagation steps (default 10)")
-	f.Float64Var(&c.Alpha, "alpha", 0, "APPNP teleport probability (default 0.1)")
+	registerSettings(f, fullSettings(&o.given))
 }
 
 // config returns the run's settings: the model's defaults overridden by the flags given.
 func (o *fullOptions) config(f *pflag.FlagSet) train.FullConfig {
-	c, v := train.DefaultFullConfig(o.model), &o.given
+	c := train.DefaultFullConfig(o.model)
 	o.training.apply(f, &c.Options)
-	applyGiven(f, map[string]func(){
-		"attn-dropout": func() { c.AttnDropout = v.AttnDropout }, "heads": func() { c.Heads = v.Heads },
-		"out-heads": func() { c.OutHeads = v.OutHeads }, "k": func() { c.K = v.K }, "alpha": func() { c.Alpha = v.Alpha },
-	})
+	applyGiven(f, fullSettings(&o.given), fullSettings(&c))
 	if o.model == "gat" {
 		c.GATForm = o.gatForm
 	}
@@ -194,11 +233,7 @@ func (o *fullOptions) run(cmd *cobra.Command, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
-	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
-		ds, err := o.open(p)
-		if err != nil {
-			return nil, fmt.Errorf("loading dataset: %w", err)
-		}
+	return o.recordOn(cmd, func(ds *graph.Dataset) (*trainerRun, error) {
 		fb, err := train.NewFullBatch(cfg, ds)
 		if err != nil {
 			return nil, err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gnnprof/gnnprof/gas"
+	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/train"
@@ -49,12 +49,20 @@ func (o *gasOptions) register(f *pflag.FlagSet) {
 	o.trainerFlags.register(f)
 	c := &o.given
 	f.StringVar(&c.Model, "model", "gcn", "model: "+strings.Join(gas.Models, ", "))
-	f.IntVar(&c.Parts, "parts", 0, "graph partitions (default: the dataset's reference setting, else 40)")
-	f.IntVar(&c.BatchParts, "batch-parts", 0, "partitions per mini-batch (default: the dataset's reference setting, else 10)")
 	f.StringVar(&c.Partitioner, "partitioner", "builtin", "partitioner: "+strings.Join(gas.Partitioners, ", "))
-	f.IntVar(&c.Layers, "layers", 0, "message-passing layers; APPNP: propagation steps (default: the model's)")
-	f.IntVar(&c.PoolSize, "pool-size", 0, "history pull slots (default: one per history)")
 	f.BoolVar(&c.SyncTransfers, "sync-transfers", false, "do every history and batch transfer synchronously (no pool, no prefetch)")
+	registerSettings(f, gasSettings(c))
+}
+
+// gasSettings are the flags of GAS's own settings in c whose defaults depend on the model or
+// the dataset.
+func gasSettings(c *gas.Config) []setting {
+	return []setting{
+		{"parts", "graph partitions (default: the dataset's reference setting, else 40)", &c.Parts},
+		{"batch-parts", "partitions per mini-batch (default: the dataset's reference setting, else 10)", &c.BatchParts},
+		{"layers", "message-passing layers; APPNP: propagation steps (default: the model's)", &c.Layers},
+		{"pool-size", "history pull slots (default: one per history)", &c.PoolSize},
+	}
 }
 
 // config returns the run's settings: the reference's for the model and dataset, overridden by
@@ -62,10 +70,7 @@ func (o *gasOptions) register(f *pflag.FlagSet) {
 func (o *gasOptions) config(f *pflag.FlagSet, dataset string) gas.Config {
 	c, v := gas.DefaultConfig(o.given.Model, dataset), &o.given
 	o.training.apply(f, &c.Options)
-	applyGiven(f, map[string]func(){
-		"parts": func() { c.Parts = v.Parts }, "batch-parts": func() { c.BatchParts = v.BatchParts },
-		"layers": func() { c.Layers = v.Layers }, "pool-size": func() { c.PoolSize = v.PoolSize },
-	})
+	applyGiven(f, gasSettings(v), gasSettings(&c))
 	c.Partitioner, c.SyncTransfers, c.PartitionSeed = v.Partitioner, v.SyncTransfers, o.datasetFlags.seed
 	if c.Parts > 0 && c.BatchParts > c.Parts && !f.Changed("batch-parts") {
 		c.BatchParts = c.Parts
@@ -80,11 +85,7 @@ func (o *gasOptions) run(cmd *cobra.Command, args []string) error {
 	if !slices.Contains(gas.Models, o.given.Model) {
 		return usageErrorf("unknown model %q (known: %s)", o.given.Model, strings.Join(gas.Models, ", "))
 	}
-	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
-		ds, err := o.open(p)
-		if err != nil {
-			return nil, fmt.Errorf("loading dataset: %w", err)
-		}
+	return o.recordOn(cmd, func(ds *graph.Dataset) (*trainerRun, error) {
 		cfg := o.config(cmd.Flags(), ds.Name) // the reference's settings depend on the dataset
 		if err := cfg.Validate(); err != nil {
 			return nil, usageError{err}

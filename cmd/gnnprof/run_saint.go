@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gnnprof/gnnprof/internal/progress"
+	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/saint"
 	"github.com/gnnprof/gnnprof/saint/mhaug"
@@ -83,26 +83,28 @@ func (o *saintOptions) register(f *pflag.FlagSet) {
 	}
 }
 
+// config returns the run's settings: the defaults, overridden by the flags given.
+func (o *saintOptions) config(f *pflag.FlagSet) (saint.Config, error) {
+	cfg := o.cfg
+	o.training.apply(f, &cfg.Options)
+	cfg.NormalizeFeatures = !o.noNorm
+	impl, err := mhaug.ParseImpl(o.impl)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.MH.Impl = impl
+	return cfg, cfg.Validate()
+}
+
 func (o *saintOptions) run(cmd *cobra.Command, args []string) error {
 	if err := o.resolve(cmd, args); err != nil {
 		return err
 	}
-	cfg := o.cfg
-	o.training.apply(cmd.Flags(), &cfg.Options)
-	cfg.NormalizeFeatures = !o.noNorm
-	impl, err := mhaug.ParseImpl(o.impl)
+	cfg, err := o.config(cmd.Flags())
 	if err != nil {
 		return usageError{err}
 	}
-	cfg.MH.Impl = impl
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
-	}
-	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
-		ds, err := o.open(p)
-		if err != nil {
-			return nil, fmt.Errorf("loading dataset: %w", err)
-		}
+	return o.recordOn(cmd, func(ds *graph.Dataset) (*trainerRun, error) {
 		tr, err := saint.New(cfg, ds)
 		if err != nil {
 			return nil, err
