@@ -30,7 +30,9 @@ const (
 // Phase runs fn as a phase of training: a span named name with role r on lane, and fn's CPU
 // time labelled with r (and the step) in the Go CPU profile ([trace.Lane.Do]) — one call, as
 // [runtime/trace.WithRegion] ties a region to a function, so that a trace's wall time and the CPU
-// profile split alike. With recording off (a nil lane) only the profile label is set.
+// profile split alike. With recording off (a nil lane) only the profile label is set. Phases do
+// not nest: the labels are the goroutine's, and a phase ending inside another leaves the rest of
+// the outer one unlabelled; a phase that other work interrupts is a [BreakablePhase].
 func Phase(lane *trace.Lane, name string, r role.Role, fn func()) {
 	BreakablePhase(lane, name, r, func(*OpenPhase) { fn() })
 }
@@ -39,16 +41,20 @@ func Phase(lane *trace.Lane, name string, r role.Role, fn func()) {
 // phase and runs that work through [OpenPhase.Break].
 func BreakablePhase(lane *trace.Lane, name string, r role.Role, fn func(p *OpenPhase)) {
 	p := &OpenPhase{lane: lane, name: name, role: r, span: lane.Begin(name, r)}
-	lane.Do(context.Background(), r, func(context.Context) { fn(p) })
+	lane.Do(context.Background(), r, func(ctx context.Context) {
+		p.labels = ctx
+		fn(p)
+	})
 	p.span.End()
 }
 
 // OpenPhase is a phase being recorded by [BreakablePhase].
 type OpenPhase struct {
-	lane *trace.Lane
-	name string
-	role role.Role
-	span trace.Span
+	lane   *trace.Lane
+	name   string
+	role   role.Role
+	span   trace.Span
+	labels context.Context // the phase's CPU-profile labels, which a break restores after it
 }
 
 // Break runs fn, work of role r inside the phase, in a break of it: the phase's span ends before
@@ -57,7 +63,7 @@ type OpenPhase struct {
 // rows: forward spans around it would claim that wait as compute.
 func (p *OpenPhase) Break(r role.Role, fn func()) {
 	p.span.End()
-	p.lane.Do(context.Background(), r, func(context.Context) { fn() })
+	p.lane.Do(p.labels, r, func(context.Context) { fn() })
 	p.span = p.lane.Begin(p.name, p.role)
 }
 
