@@ -4,14 +4,16 @@
 // represented by historical embeddings instead of being recomputed, so that device memory per
 // step does not grow with the graph.
 //
-// Everything a GPU would hold lives on a train.Device: parameters, optimizer state, the batch's
+// Everything a GPU would hold lives on a [train.Device]: parameters, optimizer state, the batch's
 // adjacency, features, activations and gradients, the pulled history rows. The histories
-// themselves are [N × width] tables in pinned host memory. A Pool moves their rows: pulls
+// themselves are [N × width] tables in pinned host memory. A [Pool] moves their rows: pulls
 // (gathered on a worker goroutine, copied on a transfer stream) issued before the forward pass
 // needs them, pushes copied back asynchronously, one wait per step; with SyncTransfers the same
 // copies are synchronous, which is the paper's I/O experiment. Layer-wise inference over
 // consecutive parts computes exact outputs for every node and refreshes every history.
 //
-// Models: GCN, GAT, APPNP, GCNII and GIN (Models), built from nn's layers, with the reference's
-// per-dataset settings for Cora, CiteSeer and PubMed (DefaultConfig).
+// Models: GCN, GAT, APPNP, GCNII and GIN ([Models]), built from nn's layers, with the reference's
+// per-dataset settings for Cora, CiteSeer and PubMed ([DefaultConfig]). A [Trainer] trains them
+// (`gnnprof run gas`), recording the phases every gnnprof trainer records (package train), its
+// forward pass broken by each history exchange.
 package gas

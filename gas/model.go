@@ -47,7 +47,7 @@ type Exchanger interface {
 	Exchange(c *nn.Ctx, l int) error
 }
 
-// Models lists the models New builds.
+// Models lists the models [New] builds.
 var Models = []string{"gcn", "gat", "appnp", "gcn2", "gin"}
 
 // newModel builds cfg's model for in features and out classes.
@@ -91,7 +91,8 @@ func dropInput(c *nn.Ctx, d *nn.Dropout, x nn.Input) nn.Input {
 	return nn.DenseInput(d.Forward(c, x.Dense))
 }
 
-// activation is an element-wise non-linearity of the hidden layers.
+// activation is an element-wise non-linearity of the hidden layers, its spans named as package
+// nn's models name theirs: model.name ("gcn.relu").
 type activation struct {
 	name     string
 	forward  func(x, y *nn.Mat) *nn.Mat
@@ -103,6 +104,12 @@ var (
 	elu  = activation{"elu", func(x, y *nn.Mat) *nn.Mat { return nn.ELU(x, y, 1) },
 		func(y, dy, dx *nn.Mat) *nn.Mat { return nn.ELUBackward(y, dy, dx, 1) }}
 )
+
+// of returns the activation as model's, its spans named model.name.
+func (a activation) of(model string) activation {
+	a.name = model + "." + a.name
+	return a
+}
 
 // apply computes act(x) into y (y must hold x's shape).
 func (a activation) apply(c *nn.Ctx, x, y *nn.Mat) *nn.Mat {
@@ -120,7 +127,7 @@ func (a activation) grad(c *nn.Ctx, y, dy *nn.Mat) *nn.Mat {
 	return dy
 }
 
-// noHistory is the Exchanger of a batch of rows nodes without a halo (the whole graph as one
+// noHistory is the [Exchanger] of a batch of rows nodes without a halo (the whole graph as one
 // batch): there is nothing to pull and nothing to push.
 type noHistory struct {
 	rows int

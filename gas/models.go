@@ -16,6 +16,19 @@ func top(v *nn.Mat, m *nn.Mat, rows int) *nn.Mat {
 	return v
 }
 
+// inferenceInputs returns layer l's input in layer-wise inference, x₀ for the batch's rows, and
+// the state that layer 0 passes on to the later layers: layer 0 computes x₀ = first(x) for every
+// row and keeps the batch's rows (in view) as the state; a later layer takes the pulled rows and
+// the state kept.
+func inferenceInputs(c *nn.Ctx, l, rows int, x nn.Input, state, view *nn.Mat, first func(*nn.Ctx, nn.Input) *nn.Mat) (in, x0, newState *nn.Mat) {
+	if l > 0 {
+		return x.Dense, state, nil
+	}
+	in = first(c, x)
+	x0 = top(view, in, rows)
+	return in, x0, x0
+}
+
 // conv is a message-passing layer of nn.
 type conv interface {
 	Forward(c *nn.Ctx, adj *nn.Sparse, x nn.Input) *nn.Mat
@@ -115,7 +128,7 @@ func (s *stack) ForwardLayer(c *nn.Ctx, l int, adj *nn.Sparse, x nn.Input, _ *nn
 }
 
 func newStack(kind nn.AdjKind, convs []conv, name string, p float32, act activation, width int) *stack {
-	s := &stack{kind: kind, convs: convs, act: act, width: width,
+	s := &stack{kind: kind, convs: convs, act: act.of(name), width: width,
 		acts: make([]*nn.Mat, len(convs)), views: make([]nn.Mat, len(convs))}
 	for l := range convs {
 		n := name + ".hidden"
@@ -196,6 +209,7 @@ func newGIN(cfg *Config, in, out int, rng *rand.Rand) *stack {
 type appnp struct {
 	lin0, lin1   *nn.Linear
 	drop0, drop1 *nn.Dropout
+	act          activation
 	k            int
 	alpha        float32
 	wd, wd2      float32
@@ -214,7 +228,7 @@ type appnp struct {
 
 func newAPPNP(cfg *Config, in, out int, rng *rand.Rand) *appnp {
 	m := &appnp{lin0: nn.NewLinear("lin0", in, cfg.Hidden, true, rng), lin1: nn.NewLinear("lin1", cfg.Hidden, out, true, rng),
-		drop0: nn.NewDropout("appnp.input", float32(cfg.Dropout)), drop1: nn.NewDropout("appnp.hidden", float32(cfg.Dropout)),
+		drop0: nn.NewDropout("appnp.input", float32(cfg.Dropout)), drop1: nn.NewDropout("appnp.hidden", float32(cfg.Dropout)), act: relu.of("appnp"),
 		k: cfg.Layers, alpha: float32(cfg.Alpha), wd: float32(cfg.WeightDecay), wd2: float32(cfg.NonRegWeightDecay),
 		views: make([]nn.Mat, cfg.Layers)}
 	m.lin0.NoInputGrad = true
@@ -233,7 +247,7 @@ func (m *appnp) ParamGroups() []nn.ParamGroup {
 // mlp computes the MLP on every row of x.
 func (m *appnp) mlp(c *nn.Ctx, x nn.Input) *nn.Mat {
 	a := m.lin0.Forward(c, dropInput(c, m.drop0, x))
-	m.h = relu.apply(c, a, c.Resize(m.h, a.Rows, a.Cols))
+	m.h = m.act.apply(c, a, c.Resize(m.h, a.Rows, a.Cols))
 	return m.lin1.Forward(c, nn.DenseInput(m.drop1.Forward(c, m.h)))
 }
 
@@ -295,7 +309,7 @@ func (m *appnp) Backward(c *nn.Ctx, dy *nn.Mat) {
 			// next is ∂L/∂z for every row of the batch and halo; the batch's rows add x₀'s share.
 			nn.AddScaled(g, 1, m.dx0)
 			d := m.drop1.Backward(c, m.lin1.Backward(c, next))
-			m.lin0.Backward(c, relu.grad(c, m.h, d))
+			m.lin0.Backward(c, m.act.grad(c, m.h, d))
 		}
 		sp.End()
 	}
@@ -304,14 +318,7 @@ func (m *appnp) Backward(c *nn.Ctx, dy *nn.Mat) {
 func (m *appnp) ForwardLayer(c *nn.Ctx, l int, adj *nn.Sparse, x nn.Input, state *nn.Mat) (*nn.Mat, *nn.Mat) {
 	sp := layerSpan(c, l, false)
 	defer sp.End()
-	var cur, x0, newState *nn.Mat
-	if l == 0 {
-		cur = m.mlp(c, x)
-		x0 = top(&m.stateView, cur, adj.Rows)
-		newState = x0
-	} else {
-		cur, x0 = x.Dense, state
-	}
+	cur, x0, newState := inferenceInputs(c, l, adj.Rows, x, state, &m.stateView, m.mlp)
 	m.evalOut = c.Resize(m.evalOut, adj.Rows, cur.Cols)
 	m.propagate(c, adj, cur, x0, m.evalOut)
 	return m.evalOut, newState
@@ -324,6 +331,7 @@ type gcn2 struct {
 	lin0, lin1 *nn.Linear
 	convs      []*nn.GCN2Conv
 	drops      []*nn.Dropout // drops[0] on the input, drops[1+l] on layer l's input, the last before lin1
+	act        activation
 	width      int
 	wd, wd2    float32
 
@@ -337,7 +345,7 @@ type gcn2 struct {
 }
 
 func newGCN2(cfg *Config, in, out int, rng *rand.Rand) *gcn2 {
-	m := &gcn2{lin0: nn.NewLinear("lin0", in, cfg.Hidden, true, rng), width: cfg.Hidden,
+	m := &gcn2{lin0: nn.NewLinear("lin0", in, cfg.Hidden, true, rng), act: relu.of("gcn2"), width: cfg.Hidden,
 		wd: float32(cfg.WeightDecay), wd2: float32(cfg.NonRegWeightDecay),
 		acts: make([]*nn.Mat, cfg.Layers), views: make([]nn.Mat, cfg.Layers)}
 	m.lin0.NoInputGrad = true
@@ -368,13 +376,13 @@ func (m *gcn2) ParamGroups() []nn.ParamGroup {
 // first computes x₀ for every row of x.
 func (m *gcn2) first(c *nn.Ctx, x nn.Input) *nn.Mat {
 	a := m.lin0.Forward(c, dropInput(c, m.drops[0], x))
-	m.x0 = relu.apply(c, a, c.Resize(m.x0, a.Rows, a.Cols))
+	m.x0 = m.act.apply(c, a, c.Resize(m.x0, a.Rows, a.Cols))
 	return m.x0
 }
 
 // head computes the logits from the last layer's convolution output.
 func (m *gcn2) head(c *nn.Ctx, out *nn.Mat) *nn.Mat {
-	m.last = relu.apply(c, out, c.Resize(m.last, out.Rows, out.Cols))
+	m.last = m.act.apply(c, out, c.Resize(m.last, out.Rows, out.Cols))
 	return m.lin1.Forward(c, nn.DenseInput(m.drops[len(m.drops)-1].Forward(c, m.last)))
 }
 
@@ -390,7 +398,7 @@ func (m *gcn2) Forward(c *nn.Ctx, adj *nn.Sparse, x nn.Input, ex Exchanger) (*nn
 		}
 		out := cv.Forward(c, adj, m.drops[1+l].Forward(c, cur), x0)
 		buf := ex.Input(c, l, m.width)
-		m.acts[l] = relu.apply(c, out, top(&m.views[l], buf, m.bs))
+		m.acts[l] = m.act.apply(c, out, top(&m.views[l], buf, m.bs))
 		sp.End()
 		if err := ex.Exchange(c, l); err != nil {
 			return nil, err
@@ -408,7 +416,7 @@ func (m *gcn2) Backward(c *nn.Ctx, dy *nn.Mat) {
 	last := len(m.convs) - 1
 	sp := layerSpan(c, last, true)
 	d := m.drops[len(m.drops)-1].Backward(c, m.lin1.Backward(c, dy))
-	d = relu.grad(c, m.last, d)
+	d = m.act.grad(c, m.last, d)
 	m.dx0acc = c.ResizeZero(m.dx0acc, m.x0.Rows, m.width)
 	for l := last; l >= 0; l-- {
 		if l < last {
@@ -418,10 +426,10 @@ func (m *gcn2) Backward(c *nn.Ctx, dy *nn.Mat) {
 		nn.AddScaled(top(&m.view, m.dx0acc, m.bs), 1, dx0)
 		if l > 0 {
 			dx = m.drops[1+l].Backward(c, top(&m.gview, dx, m.bs))
-			d = relu.grad(c, m.acts[l-1], dx)
+			d = m.act.grad(c, m.acts[l-1], dx)
 		} else {
 			nn.AddScaled(m.dx0acc, 1, m.drops[1].Backward(c, dx))
-			m.lin0.Backward(c, relu.grad(c, m.x0, m.dx0acc))
+			m.lin0.Backward(c, m.act.grad(c, m.x0, m.dx0acc))
 		}
 		sp.End()
 	}
@@ -430,18 +438,11 @@ func (m *gcn2) Backward(c *nn.Ctx, dy *nn.Mat) {
 func (m *gcn2) ForwardLayer(c *nn.Ctx, l int, adj *nn.Sparse, x nn.Input, state *nn.Mat) (*nn.Mat, *nn.Mat) {
 	sp := layerSpan(c, l, false)
 	defer sp.End()
-	var cur, x0, newState *nn.Mat
-	if l == 0 {
-		cur = m.first(c, x)
-		x0 = cur
-		newState = top(&m.stateView, cur, adj.Rows)
-	} else {
-		cur, x0 = x.Dense, state
-	}
+	cur, x0, newState := inferenceInputs(c, l, adj.Rows, x, state, &m.stateView, m.first)
 	out := m.convs[l].Forward(c, adj, m.drops[1+l].Forward(c, cur), x0)
 	if l == len(m.convs)-1 {
 		return m.head(c, out), newState
 	}
-	m.evalOut = relu.apply(c, out, c.Resize(m.evalOut, out.Rows, out.Cols))
+	m.evalOut = m.act.apply(c, out, c.Resize(m.evalOut, out.Rows, out.Cols))
 	return m.evalOut, newState
 }

@@ -19,8 +19,8 @@ import (
 // goroutine: wait until the pull's slot is free, gather the rows (the halo's, by id) into the
 // slot's pinned buffer, copy them — and the contiguous in-batch rows, straight from the pinned
 // table — to the device on the pull stream, record an event. The forward pass consumes the pulls
-// in the same order: Wait blocks until the copy has ended, Free hands the slot back. Pushes copy
-// device rows back into a history's contiguous ranges on the push stream; SyncPushes waits for
+// in the same order: [Pool.Wait] blocks until the copy has ended, [Pool.Free] hands the slot back. Pushes copy
+// device rows back into a history's contiguous ranges on the push stream; [Pool.SyncPushes] waits for
 // them, once per step, before the next step's pulls may read what they wrote.
 //
 // With sync set, the pool does the same copies synchronously on the caller's lane, as the
@@ -160,7 +160,7 @@ func (p *Pool) fill(r *pull, lane *trace.Lane) (device.Event, error) {
 }
 
 // Wait blocks until the oldest pull not yet freed has arrived on the device and returns its rows
-// (in-batch rows first, then the gathered ones), valid until Free.
+// (in-batch rows first, then the gathered ones), valid until [Pool.Free].
 func (p *Pool) Wait(lane *trace.Lane) (*nn.Mat, error) {
 	if len(p.queue) == 0 {
 		return nil, errors.New("history pool: waiting with no pull issued")

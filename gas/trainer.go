@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/gnnprof/gnnprof/device"
@@ -52,7 +51,7 @@ type Trainer struct {
 	evalCE   nn.CrossEntropy
 	shuffle  *rand.Rand
 	params   []*nn.Param
-	steps    int
+	steps    train.Steps
 	ex       exchange
 	stateBuf train.Buf[float32]
 }
@@ -201,12 +200,7 @@ func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, er
 	var lossSum float64
 	var counted int
 	var ahead *batchInput
-	for i := range groups {
-		if err := ctx.Err(); err != nil { // interrupted: abandon the epoch between steps
-			return 0, err
-		}
-		step := lane.BeginStep(t.steps)
-		t.steps++
+	err := t.steps.Run(ctx, lane, len(groups), func(i int) error {
 		in, err := ahead, error(nil)
 		switch {
 		case pf == nil:
@@ -240,10 +234,10 @@ func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, er
 		if pf != nil && err == nil {
 			pf.Release()
 		}
-		step.End()
-		if err != nil {
-			return 0, fmt.Errorf("step %d: %w", t.steps-1, err)
-		}
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
 	if counted == 0 {
 		return 0, errors.New("no batch has training nodes")
@@ -267,29 +261,21 @@ func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func(
 	t.ex.begin(lane, in)
 	t.Opt.ZeroGrad()
 	var logits *nn.Mat
-	var loss float64
 	var err error
-	lane.Do(context.Background(), role.Forward, func(context.Context) {
-		if logits, err = t.Model.Forward(c, in.Adj, in.X, &t.ex); err == nil {
-			loss = t.ce.Forward(c, logits, in.Targets)
-		}
+	train.BreakablePhase(lane, train.PhaseForward, role.Forward, func(p *train.OpenPhase) {
+		t.ex.phase = p
+		logits, err = t.Model.Forward(c, in.Adj, in.X, &t.ex)
 	})
-	if err == nil {
-		err = afterForward()
-	}
 	if err != nil {
 		return 0, err
 	}
-	lane.Do(context.Background(), role.Backward, func(context.Context) { t.Model.Backward(c, t.ce.Backward(c)) })
-	sp := lane.Begin("optimizer.adam", role.Optimizer)
-	var flops, bytes int64
-	lane.Do(context.Background(), role.Optimizer, func(context.Context) {
-		if t.Config.GradNorm > 0 {
-			clipGradNorm(t.params, t.Config.GradNorm)
-		}
-		flops, bytes = t.Opt.Step()
-	})
-	sp.EndWork(flops, bytes)
+	var loss float64
+	train.Phase(lane, train.PhaseLoss, role.Forward, func() { loss = t.ce.Forward(c, logits, in.Targets) })
+	if err := afterForward(); err != nil {
+		return 0, err
+	}
+	train.Phase(lane, train.PhaseBackward, role.Backward, func() { t.Model.Backward(c, t.ce.Backward(c)) })
+	train.OptimizerStep(lane, t.Opt, t.Config.GradNorm)
 	if err := t.pool.SyncPushes(lane); err != nil {
 		return 0, err
 	}
@@ -300,29 +286,12 @@ func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func(
 	return got[0], t.Dev.Err()
 }
 
-// clipGradNorm scales the gradients so that their joint L2 norm is at most maxNorm, as
-// torch.nn.utils.clip_grad_norm_ does.
-func clipGradNorm(params []*nn.Param, maxNorm float64) {
-	var sq float64
-	for _, p := range params {
-		for _, g := range p.G.Data[:p.Size()] {
-			sq += float64(g) * float64(g)
-		}
-	}
-	norm := math.Sqrt(sq)
-	if norm <= maxNorm {
-		return
-	}
-	scale := float32(maxNorm / (norm + 1e-6))
-	for _, p := range params {
-		nn.Scale(p.G, scale)
-	}
-}
-
-// exchange is a training step's Exchanger: push_and_pull against the histories through the pool.
+// exchange is a training step's [Exchanger]: push_and_pull against the histories through the pool,
+// in a break of the forward phase.
 type exchange struct {
 	t     *Trainer
 	lane  *trace.Lane
+	phase *train.OpenPhase // the step's forward phase
 	in    *batchInput
 	cat   []train.Buf[float32] // per hidden layer: the batch's output rows, then the halo's
 	views []nn.Mat
@@ -354,33 +323,41 @@ func (e *exchange) Exchange(c *nn.Ctx, l int) error {
 	if e.err != nil {
 		return e.err
 	}
+	var pulled *nn.Mat
+	var err error
+	e.phase.Break(role.History, func() { pulled, err = e.pushPull(l) })
+	if err != nil || pulled == nil {
+		return err
+	}
+	// The concatenation of the batch's rows and the pulled ones is device work (torch.cat).
+	sp := c.Begin("gas.concat", role.Forward)
+	in, w := e.in, e.t.Histories[l].Width
+	n := len(in.Halo()) * w
+	copy(e.cat[l].Data[in.Size*w:], pulled.Data[:n])
+	sp.EndWork(0, 8*int64(n))
+	e.t.pool.Free()
+	return nil
+}
+
+// pushPull pushes layer l's batch rows to its history and returns the halo's rows pulled from it
+// (nil for a batch without a halo), which the caller frees from the pool.
+func (e *exchange) pushPull(l int) (*nn.Mat, error) {
 	p, h, in, lane := e.t.pool, e.t.Histories[l], e.in, e.lane
 	sp := lane.Begin("history.push", role.History)
 	err := p.Push(lane, h, &e.cat[l], in.Offsets, in.Counts)
 	sp.End()
 	halo := in.Halo()
 	if err != nil || len(halo) == 0 {
-		return err
+		return nil, err
 	}
 	sp = lane.Begin("history.pull", role.History)
+	defer sp.End()
 	if e.t.Config.SyncTransfers {
-		err = p.Pull(lane, h, 0, 0, halo)
+		if err := p.Pull(lane, h, 0, 0, halo); err != nil {
+			return nil, err
+		}
 	}
-	var m *nn.Mat
-	if err == nil {
-		m, err = p.Wait(lane)
-	}
-	sp.End()
-	if err != nil {
-		return err
-	}
-	// The concatenation of the batch's rows and the pulled ones is device work (torch.cat).
-	sp = c.Begin("gas.concat", role.Forward)
-	n := len(halo) * h.Width
-	copy(e.cat[l].Data[in.Size*h.Width:], m.Data[:n])
-	sp.EndWork(0, 8*int64(n))
-	p.Free()
-	return nil
+	return p.Wait(lane)
 }
 
 // Inference runs the model layer by layer over the inference batches (consecutive parts), each
@@ -490,9 +467,9 @@ func (t *Trainer) Evaluate(lane *trace.Lane) (train.Scores, error) {
 	if err != nil {
 		return train.Scores{}, err
 	}
-	s, y := t.Data.Split, t.Data.Labels
-	return train.Scores{Train: train.Accuracy(logits, y, s.Train), Val: train.Accuracy(logits, y, s.Val),
-		Test: train.Accuracy(logits, y, s.Test), ValLoss: t.evalCE.Forward(nil, logits, nn.Targets{Rows: s.Val, Labels: y})}, nil
+	// The logits are in host memory: they are scored there, with nothing to read back.
+	c := &nn.Ctx{Lane: lane, ForwardRole: role.Eval}
+	return train.Score(c, &t.evalCE, logits, t.Data.Labels, t.Data.Split), nil
 }
 
 // Run fills the histories with a first inference, then trains for the configured epochs,
@@ -504,7 +481,7 @@ func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*
 	if err != nil {
 		return nil, fmt.Errorf("filling the histories: %w", err)
 	}
-	loop := train.Loop{Epochs: t.Config.Epochs, Lane: lane, Progress: p, OwnSteps: true, Device: t.Dev,
+	loop := train.Loop{Epochs: t.Config.Epochs, Patience: t.Config.Patience, Lane: lane, Progress: p, OwnSteps: true, Device: t.Dev,
 		Train: func(ctx context.Context, _ int) (float64, error) { return t.TrainEpoch(ctx, lane) },
 		Eval:  func(context.Context, int) (train.Scores, error) { return t.Evaluate(lane) }}
 	return loop.Run(ctx)

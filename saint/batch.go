@@ -22,35 +22,14 @@ type batch struct {
 	ready   device.Event
 }
 
-// staged is a device array uploaded from pinned host memory.
-type staged[T device.Element] struct{ pinned, dev train.Buf[T] }
-
-// upload copies src into pinned memory and queues its copy to the device on st, returning the
-// device array (valid once the copy has completed).
-func (s *staged[T]) upload(d *train.Device, st device.Stream, src []T, label string) ([]T, error) {
-	if err := s.pinned.Grow(d.Dev, len(src), true, label+" staging"); err != nil {
-		return nil, err
-	}
-	if err := s.dev.Grow(d.Dev, len(src), false, label); err != nil {
-		return nil, err
-	}
-	if len(src) > 0 {
-		copy(s.pinned.Data, src)
-		if err := st.CopyAsync(s.dev.Mem(), s.pinned.Mem()); err != nil {
-			return nil, fmt.Errorf("uploading %s: %w", label, err)
-		}
-	}
-	return s.dev.Data, nil
-}
-
 // batchBuffers are the memory of one batch in flight: pinned staging and device arrays.
 type batchBuffers struct {
-	nodes, indices, rows, labels staged[int32]
-	indptr, edges                staged[int64]
-	val, weight                  staged[float32]
+	nodes, indices, rows, labels train.Staged[int32]
+	indptr, edges                train.Staged[int64]
+	val, weight                  train.Staged[float32]
 }
 
-// loader builds the batches on its own goroutine (train.Prefetch), ahead of training: it takes
+// loader builds the batches on its own goroutine ([train.Prefetch]), ahead of training: it takes
 // the next subgraph from the sampling pipeline, builds its adjacency and targets on the host
 // ("gather") and uploads them on a copy stream of its own, so that batch k+1's input is ready
 // when batch k has trained.
@@ -78,7 +57,7 @@ func newLoader(dev *train.Device, lane *trace.Lane, pipe *Pipeline, norm *Norm, 
 		bufs: make([]batchBuffers, batchSets)}, nil
 }
 
-// load builds batch i in buffer set set (train.Prefetch's producer).
+// load builds batch i in buffer set set ([train.Prefetch]'s producer).
 func (l *loader) load(i, set int) (b *batch, err error) {
 	sp := l.lane.Begin("sample", role.Sample) // waiting for the sampling pipeline, if behind
 	sg := l.pipe.Next()
@@ -87,7 +66,7 @@ func (l *loader) load(i, set int) (b *batch, err error) {
 		return nil, errors.New("the sampling pipeline is closed")
 	}
 	defer l.pipe.Recycle(sg)
-	phase(l.lane, "gather", role.Gather, func() { b, err = l.build(sg, &l.bufs[set]) })
+	train.Phase(l.lane, "gather", role.Gather, func() { b, err = l.build(sg, &l.bufs[set]) })
 	if err != nil {
 		return nil, fmt.Errorf("batch %d (subgraph %d): %w", i, sg.Index, err)
 	}
@@ -100,16 +79,16 @@ func (l *loader) build(sg *Subgraph, buf *batchBuffers) (*batch, error) {
 		return nil, err
 	}
 	t := l.norm.Targets(sg, l.labels)
-	b, d, st := &batch{}, l.dev, l.stream
+	b, d, st, lane := &batch{}, l.dev, l.stream, l.lane
 	var errs [8]error
-	b.nodes, errs[0] = buf.nodes.upload(d, st, sg.Nodes, "batch nodes")
-	b.adj.Indptr, errs[1] = buf.indptr.upload(d, st, l.adj.Indptr, "batch adjacency offsets")
-	b.adj.Indices, errs[2] = buf.indices.upload(d, st, l.adj.Indices, "batch adjacency indices")
-	b.adj.Val, errs[3] = buf.val.upload(d, st, l.adj.Val, "batch adjacency values")
-	b.adj.Edges, errs[4] = buf.edges.upload(d, st, l.adj.Edges, "batch adjacency edges")
-	b.targets.Rows, errs[5] = buf.rows.upload(d, st, t.Rows, "batch loss rows")
-	b.targets.Labels, errs[6] = buf.labels.upload(d, st, t.Labels, "batch labels")
-	b.targets.Weight, errs[7] = buf.weight.upload(d, st, t.Weight, "batch loss weights")
+	b.nodes, errs[0] = buf.nodes.UploadFrom(d, st, lane, sg.Nodes, "batch nodes")
+	b.adj.Indptr, errs[1] = buf.indptr.UploadFrom(d, st, lane, l.adj.Indptr, "batch adjacency offsets")
+	b.adj.Indices, errs[2] = buf.indices.UploadFrom(d, st, lane, l.adj.Indices, "batch adjacency indices")
+	b.adj.Val, errs[3] = buf.val.UploadFrom(d, st, lane, l.adj.Val, "batch adjacency values")
+	b.adj.Edges, errs[4] = buf.edges.UploadFrom(d, st, lane, l.adj.Edges, "batch adjacency edges")
+	b.targets.Rows, errs[5] = buf.rows.UploadFrom(d, st, lane, t.Rows, "batch loss rows")
+	b.targets.Labels, errs[6] = buf.labels.UploadFrom(d, st, lane, t.Labels, "batch labels")
+	b.targets.Weight, errs[7] = buf.weight.UploadFrom(d, st, lane, t.Weight, "batch loss weights")
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}

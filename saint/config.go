@@ -8,12 +8,12 @@ import (
 	"github.com/gnnprof/gnnprof/train"
 )
 
-// Config is every setting of a GraphSAINT training run (DefaultConfig gives the standard ones).
+// Config is every setting of a GraphSAINT training run ([DefaultConfig] gives the standard ones).
 type Config struct {
 	// Model is the GNN: "gcn" (GCN layers on the GraphSAINT-normalized GCN adjacency) or "sage"
 	// (GraphSAGE-mean layers, which are GraphSAINT's own order-1 layers with the hops summed).
 	Model string `json:"model"`
-	// Sampler is one of SamplerKinds; Budget its draws per subgraph (0: DefaultBudget) and
+	// Sampler is one of [SamplerKinds]; Budget its draws per subgraph (0: [DefaultBudget]) and
 	// WalkLength the rw sampler's walk length.
 	Sampler    string `json:"sampler"`
 	Budget     int    `json:"budget"`
@@ -27,15 +27,10 @@ type Config struct {
 	// SamplerWorkers is the number of sampling goroutines (0: GOMAXPROCS).
 	SamplerWorkers int `json:"sampler_workers"`
 
-	Epochs      int     `json:"epochs"`
-	Patience    int     `json:"patience"` // 0: never stop early
-	LR          float64 `json:"lr"`
-	WeightDecay float64 `json:"weight_decay"`
-	Hidden      int     `json:"hidden"`
-	Dropout     float64 `json:"dropout"`
+	// Options are the settings every trainer has; Seed also seeds the sampling and the MH chain.
+	train.Options
 	// ClipNorm clips the gradients' global norm before each step, as GraphSAINT does (0: off).
 	ClipNorm float64 `json:"clip_norm"`
-	Seed     uint64  `json:"seed"`
 	// NormalizeFeatures scales each node's features to sum 1 (Planetoid preprocessing).
 	NormalizeFeatures bool `json:"normalize_features"`
 
@@ -67,7 +62,7 @@ func DefaultBudget(sampler string) int {
 // GraphSAINT does) for 100 epochs, with MH-Aug's official hyperparameters when it is on.
 func DefaultConfig() Config {
 	return Config{Model: "gcn", Sampler: "rw", Budget: DefaultBudget("rw"), WalkLength: 2, Coverage: 50,
-		Epochs: 100, LR: 0.01, WeightDecay: 5e-4, Hidden: 64, Dropout: 0.5, ClipNorm: 5, Seed: 1,
+		Options: train.Options{Epochs: 100, LR: 0.01, WeightDecay: 5e-4, Hidden: 64, Dropout: 0.5, Seed: 1}, ClipNorm: 5,
 		NormalizeFeatures: true, Aug: "none", MH: mhaug.DefaultConfig()}
 }
 
@@ -124,7 +119,5 @@ func (c *Config) nodesPerSubgraph() int {
 // fullConfig is the settings of the model, optimizer and evaluation that GraphSAINT shares with
 // full-batch training.
 func (c *Config) fullConfig() train.FullConfig {
-	return train.FullConfig{Model: c.Model, Epochs: c.Epochs, Patience: c.Patience, LR: c.LR,
-		WeightDecay: c.WeightDecay, Hidden: c.Hidden, Dropout: c.Dropout, Seed: c.Seed,
-		NormalizeFeatures: c.NormalizeFeatures}
+	return train.FullConfig{Model: c.Model, Options: c.Options, NormalizeFeatures: c.NormalizeFeatures}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/gnnprof/gnnprof/train"
 )
 
-// deviceMemory is an mhaug.Memory on a trainer's device: the chain's masks and ego values are
+// deviceMemory is an [mhaug.Memory] on a trainer's device: the chain's masks and ego values are
 // device buffers, the naive implementation's graph copy is a device-to-device copy, and every read
 // is a synchronous device-to-host copy that the host waits for (a .item()), recorded on lane.
 type deviceMemory struct {

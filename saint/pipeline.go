@@ -12,7 +12,7 @@ import (
 	"github.com/gnnprof/gnnprof/trace"
 )
 
-// PipelineConfig tunes a Pipeline.
+// PipelineConfig tunes a [Pipeline].
 type PipelineConfig struct {
 	// Seed fixes the sequence: subgraph i is drawn from a random source seeded by (Seed, i), so
 	// the sequence is the same whatever the number of workers and their scheduling.
@@ -32,7 +32,7 @@ type PipelineConfig struct {
 }
 
 // A Pipeline samples subgraphs ahead of their use on worker goroutines and hands them out in
-// sequence order. Next and Recycle belong to one consumer goroutine.
+// sequence order. [Pipeline.Next] and [Pipeline.Recycle] belong to one consumer goroutine.
 type Pipeline struct {
 	sampler Sampler
 	seed    uint64

@@ -8,12 +8,12 @@ import (
 	"github.com/gnnprof/gnnprof/graph"
 )
 
-// SamplerKinds names the samplers NewSampler builds.
+// SamplerKinds names the samplers [NewSampler] builds.
 var SamplerKinds = []string{"node", "edge", "rw"}
 
 // SamplerConfig chooses a sampler and its budget.
 type SamplerConfig struct {
-	// Kind is one of SamplerKinds: "node" (nodes drawn with probability ∝ degree, with
+	// Kind is one of [SamplerKinds]: "node" (nodes drawn with probability ∝ degree, with
 	// replacement), "edge" (edges drawn with probability ∝ 1/deg u + 1/deg v, with replacement;
 	// the subgraph is induced by their endpoints) or "rw" (random walks from uniform roots).
 	Kind string

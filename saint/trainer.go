@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/gnnprof/gnnprof/graph"
@@ -48,11 +47,11 @@ type Trainer struct {
 	hn       []float64 // the model's normalized entropy per node, on the device
 	x        features  // the batch's features
 	views    [2]view   // the batch through G^(t) and G^(t+1)
-	step     int
+	steps    train.Steps
 }
 
 // New builds the trainer on the host: the model (the full-batch trainer's, which also evaluates
-// it on the whole graph), its replicas for MH-Aug, and the sampler. Place moves it to a device.
+// it on the whole graph), its replicas for MH-Aug, and the sampler. [Trainer.Place] moves it to a device.
 func New(cfg Config, ds *graph.Dataset) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -181,28 +180,20 @@ func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*
 // trainEpoch trains on the epoch's batches, one step each, and reads the epoch's mean loss back
 // once, at its end.
 func (t *Trainer) trainEpoch(ctx context.Context, lane *trace.Lane, pf *train.Prefetch[*batch]) (float64, error) {
-	var sum float64 // on the device: the losses are not read one by one
-	for k := range t.batches {
-		if err := ctx.Err(); err != nil { // interrupted: abandon the epoch between steps
-			return 0, err
-		}
-		step := lane.BeginStep(t.step)
-		t.step++
+	var sum, mean float64 // on the device: the losses are not read one by one
+	err := t.steps.Run(ctx, lane, t.batches, func(k int) error {
 		loss, err := t.trainStep(lane, pf, k == 0)
 		sum += loss
-		var mean []float64
 		if err == nil && k == t.batches-1 {
-			mean, err = t.dev.ReadBack(lane, sum/float64(t.batches))
+			var got []float64
+			got, err = t.dev.ReadBack(lane, sum/float64(t.batches))
+			if err == nil {
+				mean = got[0]
+			}
 		}
-		step.End()
-		if err != nil {
-			return 0, fmt.Errorf("batch %d: %w", k, err)
-		}
-		if mean != nil {
-			return mean[0], nil
-		}
-	}
-	return 0, nil
+		return err
+	})
+	return mean, err
 }
 
 // trainStep trains on the next batch; first says it is the epoch's first, which advances the
@@ -232,7 +223,7 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 	}
 	c := &t.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, true, role.Other
-	phase(lane, "gather", role.Gather, func() { err = t.x.gather(c, t.dev, t.full.In.X, b.nodes) })
+	train.Phase(lane, "gather", role.Gather, func() { err = t.x.gather(c, t.dev, t.full.In.X, b.nodes) })
 	if err != nil {
 		return 0, err
 	}
@@ -243,26 +234,18 @@ func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first 
 	} else if loss, err = t.forwardBackwardAugmented(lane, b); err != nil {
 		return 0, err
 	}
-	sp = lane.Begin("optimizer.adam", role.Optimizer)
-	var flops, bytes int64
-	lane.Do(context.Background(), role.Optimizer, func(context.Context) {
-		if t.Config.ClipNorm > 0 {
-			clipGradNorm(t.full.Opt.Params(), t.Config.ClipNorm)
-		}
-		flops, bytes = t.full.Opt.Step()
-	})
-	sp.EndWork(flops, bytes)
+	train.OptimizerStep(lane, t.full.Opt, t.Config.ClipNorm)
 	return loss, t.dev.Err()
 }
 
 // forwardBackward trains on the batch as it is: the GraphSAINT-weighted cross-entropy sum.
 func (t *Trainer) forwardBackward(lane *trace.Lane, b *batch) float64 {
 	c, m := &t.ctx, t.models[0]
+	var logits *nn.Mat
 	var loss float64
-	phase(lane, "forward", role.Forward, func() {
-		loss = t.ce.Forward(c, m.Forward(c, b.adj.Sparse(), t.x.input()), b.targets)
-	})
-	phase(lane, "backward", role.Backward, func() { m.Backward(c, t.ce.Backward(c)) })
+	train.Phase(lane, train.PhaseForward, role.Forward, func() { logits = m.Forward(c, b.adj.Sparse(), t.x.input()) })
+	train.Phase(lane, train.PhaseLoss, role.Forward, func() { loss = t.ce.Forward(c, logits, b.targets) })
+	train.Phase(lane, train.PhaseBackward, role.Backward, func() { m.Backward(c, t.ce.Backward(c)) })
 	return loss
 }
 
@@ -273,51 +256,28 @@ func (t *Trainer) forwardBackwardAugmented(lane *trace.Lane, b *batch) (float64,
 	var adj1, adj2 *nn.Sparse
 	var x1, x2 nn.Input
 	var err1, err2 error
-	phase(lane, "augment.views", role.Augment, func() {
+	train.Phase(lane, "augment.views", role.Augment, func() {
 		adj1, x1, err1 = t.views[0].set(c, t.dev, t.chain.Prev, &b.adj, &t.x, b.nodes)
 		adj2, x2, err2 = t.views[1].set(c, t.dev, t.chain.Cur, &b.adj, &t.x, b.nodes)
 	})
 	if err := errors.Join(err1, err2); err != nil {
 		return 0, err
 	}
-	var parts mhaug.LossParts
-	phase(lane, "forward", role.Forward, func() {
-		z0 := t.models[0].Forward(c, b.adj.Sparse(), t.x.input())
-		z1 := t.models[1].Forward(c, adj1, x1)
-		z2 := t.models[2].Forward(c, adj2, x2)
-		parts = t.loss.Forward(c, z0, z1, z2, b.targets)
+	var z0, z1, z2 *nn.Mat
+	train.Phase(lane, train.PhaseForward, role.Forward, func() {
+		z0 = t.models[0].Forward(c, b.adj.Sparse(), t.x.input())
+		z1 = t.models[1].Forward(c, adj1, x1)
+		z2 = t.models[2].Forward(c, adj2, x2)
 	})
-	phase(lane, "backward", role.Backward, func() {
+	var parts mhaug.LossParts
+	train.Phase(lane, train.PhaseLoss, role.Forward, func() { parts = t.loss.Forward(c, z0, z1, z2, b.targets) })
+	train.Phase(lane, train.PhaseBackward, role.Backward, func() {
 		d0, d1, d2 := t.loss.Backward(c)
 		t.models[0].Backward(c, d0)
 		t.models[1].Backward(c, d1)
 		t.models[2].Backward(c, d2)
 	})
 	return parts.Total, nil
-}
-
-// phase runs fn in a span on lane, its CPU time labelled with the span's role (Lane.Do).
-func phase(lane *trace.Lane, name string, role role.Role, fn func()) {
-	sp := lane.Begin(name, role)
-	lane.Do(context.Background(), role, func(context.Context) { fn() })
-	sp.End()
-}
-
-// clipGradNorm scales the gradients of ps so that their global L2 norm is at most limit, as
-// torch's clip_grad_norm_ does.
-func clipGradNorm(ps []*nn.Param, limit float64) {
-	var sq float64
-	for _, p := range ps {
-		for _, g := range p.G.Data[:p.Size()] {
-			sq += float64(g) * float64(g)
-		}
-	}
-	if norm := math.Sqrt(sq); norm > limit {
-		s := float32(limit / (norm + 1e-6))
-		for _, p := range ps {
-			nn.Scale(p.G, s)
-		}
-	}
 }
 
 // evaluate scores the model on the whole graph and, with MH-Aug, keeps its normalized entropy
@@ -327,7 +287,7 @@ func (t *Trainer) evaluate(lane *trace.Lane) (train.Scores, error) {
 	if err != nil || t.chain == nil {
 		return sc, err
 	}
-	phase(lane, "mhaug.entropy", role.Augment, func() { mhaug.NormalizedEntropy(t.full.Logits, t.hn) })
+	train.Phase(lane, "mhaug.entropy", role.Augment, func() { mhaug.NormalizedEntropy(t.full.Logits, t.hn) })
 	return sc, nil
 }
 

@@ -14,17 +14,17 @@ import (
 	"github.com/gnnprof/gnnprof/trace"
 )
 
-// The trainers run on a device.Device: whatever a GPU would hold — parameters, optimizer state,
+// The trainers run on a [device.Device]: whatever a GPU would hold — parameters, optimizer state,
 // the inputs, activations and gradients — is device memory allocated through it, and every
 // transfer between host and device is one of its copies, so a trainer's trace carries its copies,
-// syncs and memory. The pieces here are what every trainer needs for that: the Device (a
-// device.Device with its link model and an Arena for nn's layer buffers), typed growable device
-// buffers (Buf, SparseBuf) with uploads, parameters placed on the device, and the read-back of
+// syncs and memory. The pieces here are what every trainer needs for that: the [Device] (a
+// [device.Device] with its link model and an [Arena] for nn's layer buffers), typed growable device
+// buffers ([Buf], [SparseBuf]) with uploads, parameters placed on the device, and the read-back of
 // values computed on the device.
 
 // DeviceConfig chooses the device a trainer runs on.
 type DeviceConfig struct {
-	// Link is the host–device link the copies follow (device.ParseLink); nil: none, copies run at
+	// Link is the host–device link the copies follow ([device.ParseLink]); nil: none, copies run at
 	// memory speed.
 	Link *device.LinkModel
 	// MemoryLimit is the device memory in bytes; 0: no limit.
@@ -45,7 +45,7 @@ func (c DeviceConfig) String() string {
 }
 
 // Device is a trainer's accelerator: the CPU backend of package device, with its link model and
-// an Arena that gives nn's layers their buffers in device memory.
+// an [Arena] that gives nn's layers their buffers in device memory.
 type Device struct {
 	Dev    device.Device
 	Config DeviceConfig
@@ -56,7 +56,7 @@ type Device struct {
 	readBack Buf[int64] // device memory that values are read back from
 }
 
-// NewDevice returns a CPU device recording into rec (nil: not recorded). Close it when done.
+// NewDevice returns a CPU device recording into rec (nil: not recorded). [Device.Close] it when done.
 func NewDevice(cfg DeviceConfig, rec *trace.Recorder) (*Device, error) {
 	dev, err := device.NewCPU(device.CPUConfig{Index: deviceIndex, MemoryLimit: cfg.MemoryLimit, Recorder: rec, Link: cfg.Link})
 	if err != nil {
@@ -74,15 +74,11 @@ func (d *Device) Lane(name string) *trace.Lane {
 	return d.Rec.Lane(name)
 }
 
-// String names the device and its link model (DeviceConfig.String).
+// String names the device and its link model ([DeviceConfig.String]).
 func (d *Device) String() string { return d.Config.String() }
 
 // Close waits for the device's queued work and stops it.
 func (d *Device) Close() error { return d.Dev.Close() }
-
-// Err returns the first failure of the arena's allocations (device memory exhausted), which
-// layers cannot report themselves.
-func (d *Device) Err() error { return d.Arena.Err() }
 
 // PlaceParams moves params into device memory: their values are copied to the device (one
 // recorded copy) and their gradients allocated there. Call it before building the optimizer.
@@ -116,8 +112,12 @@ func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
 
 // ReadBack returns vals, computed on the device, as the host receives them: written to device
 // memory and copied back synchronously, as a GPU trainer's loss.item() is — a small d2h copy the
-// host waits for, recorded with the wait on lane.
+// host waits for, recorded with the wait on lane. Without a device (d nil) they are the host's
+// already.
 func (d *Device) ReadBack(lane *trace.Lane, vals ...float64) ([]float64, error) {
+	if d == nil {
+		return vals, nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.readBack.Grow(d.Dev, len(vals), false, "read-back"); err != nil {
@@ -135,6 +135,25 @@ func (d *Device) ReadBack(lane *trace.Lane, vals ...float64) ([]float64, error) 
 		out[i] = math.Float64frombits(uint64(b))
 	}
 	return out, nil
+}
+
+// ReadScores returns an evaluation's scores, computed on the device, as the host receives them:
+// one read-back ([Device.ReadBack]).
+func (d *Device) ReadScores(lane *trace.Lane, s Scores) (Scores, error) {
+	got, err := d.ReadBack(lane, s.Train, s.Val, s.Test, s.ValLoss)
+	if err != nil {
+		return Scores{}, err
+	}
+	return Scores{Train: got[0], Val: got[1], Test: got[2], ValLoss: got[3]}, nil
+}
+
+// Err returns the first failure of the arena's allocations (device memory exhausted), which
+// layers cannot report themselves; nil without a device.
+func (d *Device) Err() error {
+	if d == nil {
+		return nil
+	}
+	return d.Arena.Err()
 }
 
 // Buf is a growable typed view of memory allocated through a device: device memory, or pinned
@@ -222,12 +241,12 @@ func Upload[T device.Element](d *Device, lane *trace.Lane, b *Buf[T], src []T, l
 }
 
 // Staged is a buffer in pinned host memory and its copy in device memory: the host fills
-// Host.Data, Upload copies it to Dev.
+// Host.Data, [Staged.Upload] copies it to Dev.
 type Staged[T device.Element] struct {
 	Host, Dev Buf[T]
 }
 
-// Grow makes the host side hold n values (the device side follows at Upload).
+// Grow makes the host side hold n values (the device side follows at [Staged.Upload]).
 func (s *Staged[T]) Grow(d *Device, n int, label string) error {
 	return s.Host.Grow(d.Dev, n, true, label+" (staging)")
 }
@@ -253,6 +272,19 @@ func (s *Staged[T]) Upload(d *Device, stream device.Stream, lane *trace.Lane, la
 		return fmt.Errorf("uploading %s: %w", label, err)
 	}
 	return nil
+}
+
+// UploadFrom copies src into the host buffer and uploads it ([Staged.Upload]), returning the
+// device's values: for arrays built elsewhere, such as a sampled subgraph's.
+func (s *Staged[T]) UploadFrom(d *Device, stream device.Stream, lane *trace.Lane, src []T, label string) ([]T, error) {
+	if err := s.Grow(d, len(src), label); err != nil {
+		return nil, err
+	}
+	copy(s.Host.Data, src)
+	if err := s.Upload(d, stream, lane, label); err != nil {
+		return nil, err
+	}
+	return s.Dev.Data, nil
 }
 
 // SparseBuf is a CSR matrix in device memory.
@@ -294,7 +326,7 @@ func UploadInput(d *Device, lane *trace.Lane, x nn.Input, label string) (nn.Inpu
 	return nn.DenseInput(nn.MatFrom(m.Rows, m.Cols, b.Data)), nil
 }
 
-// Arena is an nn.Allocator in device memory: the buffers nn's layers keep between calls
+// Arena is an [nn.Allocator] in device memory: the buffers nn's layers keep between calls
 // (outputs, saved activations, gradients) are device allocations, kept and reused from step to
 // step as a caching allocator keeps them, so the device's memory accounting sees them.
 type Arena struct {
@@ -313,9 +345,9 @@ func NewArena(dev device.Device, label string) *Arena {
 
 var _ nn.Allocator = (*Arena)(nil)
 
-// Float32s implements nn.Allocator. old, when it came from the arena, is freed first. When the
+// Float32s implements [nn.Allocator]. old, when it came from the arena, is freed first. When the
 // device has no memory left it returns Go memory, so that the layer can finish, and keeps the
-// error for Err: a layer has no way to report it.
+// error for [Arena.Err]: a layer has no way to report it.
 func (a *Arena) Float32s(old []float32, n int) []float32 {
 	a.mu.Lock()
 	defer a.mu.Unlock()

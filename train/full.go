@@ -12,23 +12,17 @@ import (
 	"github.com/gnnprof/gnnprof/trace"
 )
 
-// FullConfig is every setting of a full-batch training run. Zero values mean "the model's
-// standard setting" (DefaultFullConfig).
+// FullConfig is every setting of a full-batch training run ([DefaultFullConfig] gives the
+// model's standard ones).
 type FullConfig struct {
-	Model       string  `json:"model"`
-	GATForm     string  `json:"gat_form,omitempty"`
-	Epochs      int     `json:"epochs"`
-	Patience    int     `json:"patience"`
-	LR          float64 `json:"lr"`
-	WeightDecay float64 `json:"weight_decay"`
-	Hidden      int     `json:"hidden"`
-	Dropout     float64 `json:"dropout"`
+	Model   string `json:"model"`
+	GATForm string `json:"gat_form,omitempty"`
+	Options
 	AttnDropout float64 `json:"attn_dropout,omitempty"`
 	Heads       int     `json:"heads,omitempty"`
 	OutHeads    int     `json:"out_heads,omitempty"`
 	K           int     `json:"k,omitempty"`
 	Alpha       float64 `json:"alpha,omitempty"`
-	Seed        uint64  `json:"seed"`
 	// NormalizeFeatures scales each node's features to sum 1 (Planetoid preprocessing).
 	NormalizeFeatures bool `json:"normalize_features"`
 	// DenseInput feeds the first layer dense features even when the dataset has sparse ones.
@@ -38,8 +32,8 @@ type FullConfig struct {
 // DefaultFullConfig returns the standard settings for model: the Planetoid settings of the
 // GCN, GAT and APPNP papers (and PyG's examples for GraphSAGE and GIN).
 func DefaultFullConfig(model string) FullConfig {
-	c := FullConfig{Model: model, Epochs: 200, LR: 0.01, WeightDecay: 5e-4, Hidden: 16, Dropout: 0.5,
-		Seed: 1, NormalizeFeatures: true}
+	c := FullConfig{Model: model, Options: Options{Epochs: 200, LR: 0.01, WeightDecay: 5e-4, Hidden: 16, Dropout: 0.5, Seed: 1},
+		NormalizeFeatures: true}
 	switch model {
 	case "gat":
 		c.GATForm = nn.GATReorganized.String()
@@ -55,19 +49,11 @@ func DefaultFullConfig(model string) FullConfig {
 
 // Validate checks the settings.
 func (c *FullConfig) Validate() error {
-	switch {
-	case c.Epochs <= 0:
-		return fmt.Errorf("epochs must be positive, got %d", c.Epochs)
-	case c.Patience < 0:
-		return fmt.Errorf("patience must not be negative, got %d", c.Patience)
-	case c.LR <= 0:
-		return fmt.Errorf("learning rate must be positive, got %g", c.LR)
-	case c.WeightDecay < 0:
-		return fmt.Errorf("weight decay must not be negative, got %g", c.WeightDecay)
-	case c.Hidden <= 0:
-		return fmt.Errorf("hidden width must be positive, got %d", c.Hidden)
-	case c.Dropout < 0 || c.Dropout >= 1 || c.AttnDropout < 0 || c.AttnDropout >= 1:
-		return fmt.Errorf("dropout must be in [0, 1)")
+	if err := c.Options.Validate(); err != nil {
+		return err
+	}
+	if !(c.AttnDropout >= 0 && c.AttnDropout < 1) {
+		return fmt.Errorf("attention dropout must be in [0, 1), got %g", c.AttnDropout)
 	}
 	if c.Model == "gat" {
 		if _, err := nn.ParseGATForm(c.GATForm); err != nil {
@@ -77,7 +63,7 @@ func (c *FullConfig) Validate() error {
 	return nil
 }
 
-// ModelConfig is the nn.ModelConfig for a dataset with in features and out classes.
+// ModelConfig is the [nn.ModelConfig] for a dataset with in features and out classes.
 func (c *FullConfig) ModelConfig(in, out int) nn.ModelConfig {
 	form, _ := nn.ParseGATForm(c.GATForm)
 	return nn.ModelConfig{Kind: c.Model, In: in, Out: out, Hidden: c.Hidden, Dropout: float32(c.Dropout),
@@ -156,7 +142,7 @@ type FullBatch struct {
 	evalCE nn.CrossEntropy
 }
 
-// NewFullBatch builds the model, optimizer and inputs on the host; Place moves them to a device.
+// NewFullBatch builds the model, optimizer and inputs on the host; [FullBatch.Place] moves them to a device.
 func NewFullBatch(cfg FullConfig, ds *graph.Dataset) (*FullBatch, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -216,64 +202,35 @@ func (f *FullBatch) place(d *Device, lane *trace.Lane) error {
 	return d.PlaceParams(lane, params)
 }
 
-// readBack returns values computed on the device as the host receives them (as they are
-// without a device).
-func (f *FullBatch) readBack(lane *trace.Lane, vals ...float64) ([]float64, error) {
-	if f.Dev == nil {
-		return vals, nil
-	}
-	return f.Dev.ReadBack(lane, vals...)
-}
-
-// TrainEpoch runs forward, loss, backward and an optimizer step, recording each on lane, and
-// reads the loss back.
+// TrainEpoch runs the forward, loss, backward and optimizer phases on lane and reads the loss
+// back.
 func (f *FullBatch) TrainEpoch(lane *trace.Lane) (float64, error) {
 	c := &f.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, true, role.Other
 	f.Opt.ZeroGrad()
+	var logits *nn.Mat
 	var loss float64
-	sp := lane.Begin("forward", role.Forward)
-	lane.Do(context.Background(), role.Forward, func(context.Context) {
-		logits := f.Model.Forward(c, f.In.Adj, f.In.X)
-		loss = f.ce.Forward(c, logits, nn.Targets{Rows: f.split.Train, Labels: f.labels})
-	})
-	sp.End()
-	sp = lane.Begin("backward", role.Backward)
-	lane.Do(context.Background(), role.Backward, func(context.Context) { f.Model.Backward(c, f.ce.Backward(c)) })
-	sp.End()
-	sp = lane.Begin("optimizer.adam", role.Optimizer)
-	var flops, bytes int64
-	lane.Do(context.Background(), role.Optimizer, func(context.Context) { flops, bytes = f.Opt.Step() })
-	sp.EndWork(flops, bytes)
-	got, err := f.readBack(lane, loss)
+	Phase(lane, PhaseForward, role.Forward, func() { logits = f.Model.Forward(c, f.In.Adj, f.In.X) })
+	Phase(lane, PhaseLoss, role.Forward, func() { loss = f.ce.Forward(c, logits, nn.Targets{Rows: f.split.Train, Labels: f.labels}) })
+	Phase(lane, PhaseBackward, role.Backward, func() { f.Model.Backward(c, f.ce.Backward(c)) })
+	OptimizerStep(lane, f.Opt, 0)
+	got, err := f.Dev.ReadBack(lane, loss)
 	if err != nil {
 		return 0, err
 	}
-	return got[0], f.deviceErr()
-}
-
-// deviceErr reports a device allocation that failed inside a layer.
-func (f *FullBatch) deviceErr() error {
-	if f.Dev == nil {
-		return nil
-	}
-	return f.Dev.Err()
+	return got[0], f.Dev.Err()
 }
 
 // Evaluate scores the model without dropout; its layer spans carry the eval role.
 func (f *FullBatch) Evaluate(lane *trace.Lane) (Scores, error) {
 	c := &f.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, false, role.Eval
-	logits := f.Model.Forward(c, f.In.Adj, f.In.X)
-	f.Logits = logits
-	s := f.split
-	valLoss := f.evalCE.Forward(c, logits, nn.Targets{Rows: s.Val, Labels: f.labels})
-	got, err := f.readBack(lane, Accuracy(logits, f.labels, s.Train), Accuracy(logits, f.labels, s.Val),
-		Accuracy(logits, f.labels, s.Test), valLoss)
+	f.Logits = f.Model.Forward(c, f.In.Adj, f.In.X)
+	sc, err := f.Dev.ReadScores(lane, Score(c, &f.evalCE, f.Logits, f.labels, f.split))
 	if err != nil {
 		return Scores{}, err
 	}
-	return Scores{Train: got[0], Val: got[1], Test: got[2], ValLoss: got[3]}, f.deviceErr()
+	return sc, f.Dev.Err()
 }
 
 // Run trains for the configured epochs (stopping early with Patience, or after the epoch under

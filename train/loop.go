@@ -143,10 +143,8 @@ func (l *Loop) Run(ctx context.Context) (*Result, error) {
 			step.End()
 			return nil, fmt.Errorf("epoch %d: loss is %v (diverged; try a lower learning rate)", epoch, loss)
 		}
-		sp := l.Lane.Begin("eval", role.Eval)
 		var sc Scores
-		l.Lane.Do(ctx, role.Eval, func(ctx context.Context) { sc, err = l.Eval(ctx, epoch) })
-		sp.End()
+		Phase(l.Lane, PhaseEval, role.Eval, func() { sc, err = l.Eval(ctx, epoch) })
 		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		if err == nil {
 			rundir.RecordEpoch(l.Lane, e) // in the trace too, for watching the run live

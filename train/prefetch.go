@@ -8,8 +8,9 @@ import "sync"
 //
 // The producer fills one of sets buffer sets per item, set = item mod sets, so it can run
 // sets−1 items ahead; an item's set is handed back when the consumer asks for the next item with
-// Next. A consumer that holds more than one item at a time (batch k+1 fetched while batch k still
-// trains) takes items with Take and hands their sets back, oldest first, with Release.
+// [Prefetch.Next]. A consumer that holds more than one item at a time (batch k+1 fetched while batch
+// k still trains) takes items with [Prefetch.Take] and hands their sets back, oldest first, with
+// [Prefetch.Release].
 type Prefetch[T any] struct {
 	items  chan prefetched[T]
 	tokens chan struct{} // one per buffer set not in use
@@ -25,7 +26,7 @@ type prefetched[T any] struct {
 }
 
 // NewPrefetch starts producing items 0 … n−1 with produce(i, set), using sets ≥ 2 buffer sets.
-// The producer stops at its first error, which Next returns.
+// The producer stops at its first error, which [Prefetch.Next] returns.
 func NewPrefetch[T any](n, sets int, produce func(i, set int) (T, error)) *Prefetch[T] {
 	sets = max(sets, 2)
 	p := &Prefetch[T]{items: make(chan prefetched[T], sets), tokens: make(chan struct{}, sets), stop: make(chan struct{})}
@@ -65,7 +66,7 @@ func (p *Prefetch[T]) Next() (v T, ok bool, err error) {
 }
 
 // Take returns the next item, waiting for the producer if need be; ok is false after the last
-// one. The item's buffer set stays the consumer's until it calls Release.
+// one. The item's buffer set stays the consumer's until it calls [Prefetch.Release].
 func (p *Prefetch[T]) Take() (v T, ok bool, err error) {
 	it, ok := <-p.items
 	if !ok {
@@ -74,7 +75,7 @@ func (p *Prefetch[T]) Take() (v T, ok bool, err error) {
 	return it.v, true, it.err
 }
 
-// Release hands back the buffer set of the oldest item the consumer took with Take.
+// Release hands back the buffer set of the oldest item the consumer took with [Prefetch.Take].
 func (p *Prefetch[T]) Release() { p.tokens <- struct{}{} }
 
 // Close stops the producer and waits for it to finish the item it is producing.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -51,7 +52,7 @@ the reports; a second Ctrl-C exits at once.`,
 					return runGroup(cmd, args)
 				}
 			}
-			return runGAS(cmd, args, &opt)
+			return opt.run(cmd, args)
 		},
 	}
 	opt.register(cmd.Flags())
@@ -62,8 +63,7 @@ the reports; a second Ctrl-C exits at once.`,
 }
 
 func newRunFullCmd() *cobra.Command {
-	var opt fullOptions
-	cmd := &cobra.Command{
+	return trainerCommand(&cobra.Command{
 		Use:   "full [PATH|SPEC]",
 		Short: "Full-batch training (the whole graph every epoch)",
 		Long: `Full-batch training: every epoch runs the model on the whole graph, then evaluates it.
@@ -74,64 +74,143 @@ APPNP papers): gcn hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4 on the fir
 patience 100 on validation accuracy and loss. The test accuracy reported is the one at the best validation epoch.`,
 		Example: `  gnnprof run full --data ../shared/data/planetoid/ind.cora --model gat --out runs/cora-gat
   gnnprof run full "sbm:nodes=100000,classes=8,degree=20" --model sage --epochs 50`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runFull(cmd, args, &opt) },
-	}
+	}, &fullOptions{})
+}
+
+// trainerOptions are a trainer's flags and what runs it.
+type trainerOptions interface {
+	register(f *pflag.FlagSet)
+	run(cmd *cobra.Command, args []string) error
+}
+
+// trainerCommand completes cmd (its Use, Short, Long and Example set) as a `gnnprof run`
+// subcommand: the dataset as its one argument, opt's flags, opt's run.
+func trainerCommand(cmd *cobra.Command, opt trainerOptions) *cobra.Command {
+	cmd.Args = cobra.MaximumNArgs(1)
+	cmd.RunE = opt.run
 	opt.register(cmd.Flags())
 	return cmd
 }
 
-// fullOptions are the flags of a full-batch run; unset ones take the model's defaults.
-type fullOptions struct {
+// trainerFlags are the flags every trainer's run shares: where the run goes and what is written
+// (recordFlags), the dataset, and the training options.
+type trainerFlags struct {
 	recordFlags
 	datasetFlags
+	training trainingFlags
+}
+
+func (t *trainerFlags) register(f *pflag.FlagSet) {
+	t.recordFlags.register(f)
+	t.datasetFlags.register(f, graph.DefaultSpec)
+	t.training.register(f)
+}
+
+// recordOn records a run (recordFlags.record) of the trainer that setup builds for the dataset,
+// once it is loaded.
+func (t *trainerFlags) recordOn(cmd *cobra.Command, setup func(*graph.Dataset) (*trainerRun, error)) error {
+	return t.record(cmd, func(p progress.Func) (*trainerRun, error) {
+		ds, err := t.open(p)
+		if err != nil {
+			return nil, fmt.Errorf("loading dataset: %w", err)
+		}
+		return setup(ds)
+	})
+}
+
+// trainingFlags are the flags of the options every trainer has (train.Options), registered once
+// for all trainers, with one rule: a flag left unset keeps the trainer's default for the model
+// (and, for GAS, the dataset).
+type trainingFlags struct{ given train.Options }
+
+func (t *trainingFlags) register(f *pflag.FlagSet) { registerSettings(f, trainingSettings(&t.given)) }
+
+// apply overrides a trainer's default options o with the flags given.
+func (t *trainingFlags) apply(f *pflag.FlagSet, o *train.Options) {
+	applyGiven(f, trainingSettings(&t.given), trainingSettings(o))
+}
+
+// trainingSettings are the flags of o's fields.
+func trainingSettings(o *train.Options) []setting {
+	return []setting{
+		{"epochs", "maximum epochs (default: the model's)", &o.Epochs},
+		{"patience", "stop after this many epochs in which neither validation accuracy nor loss improved; 0: never (default: the model's)", &o.Patience},
+		{"lr", "learning rate (default: the model's)", &o.LR},
+		{"weight-decay", "L2 weight decay of the regularised layers (default: the model's)", &o.WeightDecay},
+		{"hidden", "hidden width, per head for GAT (default: the model's)", &o.Hidden},
+		{"dropout", "feature dropout (default: the model's)", &o.Dropout},
+		{"seed", "seed of the run's random numbers: initialization, dropout, sampling, batch order (default 1)", &o.Seed},
+	}
+}
+
+// A setting is a flag for a field of a trainer's settings whose default depends on the model or
+// the dataset: the flag sets the field of a copy that holds what was given (registerSettings),
+// and applyGiven copies it over the default only when the flag is given.
+type setting struct {
+	name, usage string
+	field       any // *int, *float64 or *uint64
+}
+
+// registerSettings registers the flags of settings, which write into the fields named.
+func registerSettings(f *pflag.FlagSet, settings []setting) {
+	for _, s := range settings {
+		switch v := s.field.(type) {
+		case *int:
+			f.IntVar(v, s.name, 0, s.usage)
+		case *float64:
+			f.Float64Var(v, s.name, 0, s.usage)
+		case *uint64:
+			f.Uint64Var(v, s.name, 0, s.usage)
+		default:
+			panic(fmt.Sprintf("flag --%s: a setting of type %T", s.name, v))
+		}
+	}
+}
+
+// applyGiven copies the value of each flag given from the field of given to the same field of
+// defaults (the same settings of a trainer's default configuration): a flag left unset keeps the
+// default.
+func applyGiven(f *pflag.FlagSet, given, defaults []setting) {
+	for k, s := range given {
+		if f.Changed(s.name) {
+			reflect.ValueOf(defaults[k].field).Elem().Set(reflect.ValueOf(s.field).Elem())
+		}
+	}
+}
+
+// fullOptions are the flags of a full-batch run; unset ones take the model's defaults.
+type fullOptions struct {
+	trainerFlags
 	model, gatForm     string
 	denseInput, noNorm bool
-	cfg                train.FullConfig
+	given              train.FullConfig // the model's own settings, as given
+}
+
+// fullSettings are the flags of the model's own settings in c.
+func fullSettings(c *train.FullConfig) []setting {
+	return []setting{
+		{"attn-dropout", "GAT attention dropout (default 0.6)", &c.AttnDropout},
+		{"heads", "GAT hidden heads (default 8)", &c.Heads},
+		{"out-heads", "GAT output heads, averaged (default 1)", &c.OutHeads},
+		{"k", "APPNP propagation steps (default 10)", &c.K},
+		{"alpha", "APPNP teleport probability (default 0.1)", &c.Alpha},
+	}
 }
 
 func (o *fullOptions) register(f *pflag.FlagSet) {
-	o.recordFlags.register(f)
-	o.datasetFlags.register(f, graph.DefaultSpec)
+	o.trainerFlags.register(f)
 	f.StringVar(&o.model, "model", "gcn", "model: gcn, sage, gat, gin or appnp")
 	f.StringVar(&o.gatForm, "gat-form", "reorganized", "GAT attention form: naive, reorganized or recompute")
 	f.BoolVar(&o.denseInput, "dense-input", false, "feed dense features to the first layer even when they are sparse")
 	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
-	c := &o.cfg
-	f.IntVar(&c.Epochs, "epochs", 0, "maximum epochs (default: the model's)")
-	f.IntVar(&c.Patience, "patience", 0, "stop after this many epochs in which neither validation accuracy nor loss improved (default: the model's; 0 = never)")
-	f.Float64Var(&c.LR, "lr", 0, "learning rate (default: the model's)")
-	f.Float64Var(&c.WeightDecay, "weight-decay", 0, "L2 weight decay (default: the model's)")
-	f.IntVar(&c.Hidden, "hidden", 0, "hidden width, per head for GAT (default: the model's)")
-	f.Float64Var(&c.Dropout, "dropout", 0, "feature dropout (default: the model's)")
-	f.Float64Var(&c.AttnDropout, "attn-dropout", 0, "GAT attention dropout (default 0.6)")
-	f.IntVar(&c.Heads, "heads", 0, "GAT hidden heads (default 8)")
-	f.IntVar(&c.OutHeads, "out-heads", 0, "GAT output heads, averaged (default 1)")
-	f.IntVar(&c.K, "k", 0, "APPNP propagation steps (default 10)")
-	f.Float64Var(&c.Alpha, "alpha", 0, "APPNP teleport probability (default 0.1)")
-	f.Uint64Var(&c.Seed, "seed", 1, "seed of the run's random numbers (initialization, dropout)")
+	registerSettings(f, fullSettings(&o.given))
 }
 
-// config returns the run's settings: the model's defaults overridden by the flags set.
+// config returns the run's settings: the model's defaults overridden by the flags given.
 func (o *fullOptions) config(f *pflag.FlagSet) train.FullConfig {
 	c := train.DefaultFullConfig(o.model)
-	set := func(name string, apply func()) {
-		if f.Changed(name) {
-			apply()
-		}
-	}
-	set("epochs", func() { c.Epochs = o.cfg.Epochs })
-	set("patience", func() { c.Patience = o.cfg.Patience })
-	set("lr", func() { c.LR = o.cfg.LR })
-	set("weight-decay", func() { c.WeightDecay = o.cfg.WeightDecay })
-	set("hidden", func() { c.Hidden = o.cfg.Hidden })
-	set("dropout", func() { c.Dropout = o.cfg.Dropout })
-	set("attn-dropout", func() { c.AttnDropout = o.cfg.AttnDropout })
-	set("heads", func() { c.Heads = o.cfg.Heads })
-	set("out-heads", func() { c.OutHeads = o.cfg.OutHeads })
-	set("k", func() { c.K = o.cfg.K })
-	set("alpha", func() { c.Alpha = o.cfg.Alpha })
-	c.Seed = o.cfg.Seed
+	o.training.apply(f, &c.Options)
+	applyGiven(f, fullSettings(&o.given), fullSettings(&c))
 	if o.model == "gat" {
 		c.GATForm = o.gatForm
 	}
@@ -140,7 +219,7 @@ func (o *fullOptions) config(f *pflag.FlagSet) train.FullConfig {
 	return c
 }
 
-func runFull(cmd *cobra.Command, args []string, o *fullOptions) error {
+func (o *fullOptions) run(cmd *cobra.Command, args []string) error {
 	if err := o.resolve(cmd, args); err != nil {
 		return err
 	}
@@ -154,11 +233,7 @@ func runFull(cmd *cobra.Command, args []string, o *fullOptions) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
-	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
-		ds, err := o.open(p)
-		if err != nil {
-			return nil, fmt.Errorf("loading dataset: %w", err)
-		}
+	return o.recordOn(cmd, func(ds *graph.Dataset) (*trainerRun, error) {
 		fb, err := train.NewFullBatch(cfg, ds)
 		if err != nil {
 			return nil, err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -31,80 +30,62 @@ the copies, syncs and device memory a GPU run would have. Settings left unset ta
 values for Cora, CiteSeer and PubMed (its small_benchmark), and moderate ones for other datasets.`
 
 func newRunGASCmd() *cobra.Command {
-	var opt gasOptions
-	cmd := &cobra.Command{
+	return trainerCommand(&cobra.Command{
 		Use:   "gas [PATH|SPEC]",
 		Short: "GNNAutoScale: mini-batches of graph partitions with historical embeddings",
 		Long:  gasLong,
 		Example: `  gnnprof run gas --data ../shared/data/planetoid/ind.cora --model gat --out runs/cora-gat
   gnnprof run gas --data "sbm:nodes=200000,classes=8,degree=20" --parts 200 --batch-parts 20 --sync-transfers`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runGAS(cmd, args, &opt) },
-	}
-	opt.register(cmd.Flags())
-	return cmd
+	}, &gasOptions{})
 }
 
 // gasOptions are the flags of a GNNAutoScale run; unset ones take gas.DefaultConfig's values.
 type gasOptions struct {
-	recordFlags
-	datasetFlags
-	cfg gas.Config
+	trainerFlags
+	given gas.Config // GAS's own settings, as given
 }
 
 func (o *gasOptions) register(f *pflag.FlagSet) {
-	o.recordFlags.register(f)
-	o.datasetFlags.register(f, graph.DefaultSpec)
-	c := &o.cfg
+	o.trainerFlags.register(f)
+	c := &o.given
 	f.StringVar(&c.Model, "model", "gcn", "model: "+strings.Join(gas.Models, ", "))
-	f.IntVar(&c.Parts, "parts", 0, "graph partitions (default: the dataset's reference setting, else 40)")
-	f.IntVar(&c.BatchParts, "batch-parts", 0, "partitions per mini-batch (default: the dataset's reference setting, else 10)")
 	f.StringVar(&c.Partitioner, "partitioner", "builtin", "partitioner: "+strings.Join(gas.Partitioners, ", "))
-	f.IntVar(&c.Epochs, "epochs", 0, "epochs (default: the model's)")
-	f.Float64Var(&c.LR, "lr", 0, "learning rate (default: the model's)")
-	f.IntVar(&c.Hidden, "hidden", 0, "hidden width, per head for GAT (default: the model's)")
-	f.IntVar(&c.Layers, "layers", 0, "message-passing layers; APPNP: propagation steps (default: the model's)")
-	f.Float64Var(&c.Dropout, "dropout", 0, "dropout (default: the model's)")
-	f.Float64Var(&c.WeightDecay, "weight-decay", 0, "weight decay of the regularised layers (default: the model's)")
-	f.IntVar(&c.PoolSize, "pool-size", 0, "history pull slots (default: one per history)")
 	f.BoolVar(&c.SyncTransfers, "sync-transfers", false, "do every history and batch transfer synchronously (no pool, no prefetch)")
-	f.Uint64Var(&c.Seed, "seed", 1, "seed of the run's random numbers (initialization, dropout, batch order)")
+	registerSettings(f, gasSettings(c))
+}
+
+// gasSettings are the flags of GAS's own settings in c whose defaults depend on the model or
+// the dataset.
+func gasSettings(c *gas.Config) []setting {
+	return []setting{
+		{"parts", "graph partitions (default: the dataset's reference setting, else 40)", &c.Parts},
+		{"batch-parts", "partitions per mini-batch (default: the dataset's reference setting, else 10)", &c.BatchParts},
+		{"layers", "message-passing layers; APPNP: propagation steps (default: the model's)", &c.Layers},
+		{"pool-size", "history pull slots (default: one per history)", &c.PoolSize},
+	}
 }
 
 // config returns the run's settings: the reference's for the model and dataset, overridden by
-// the flags set.
+// the flags given.
 func (o *gasOptions) config(f *pflag.FlagSet, dataset string) gas.Config {
-	c := gas.DefaultConfig(o.cfg.Model, dataset)
-	for name, apply := range map[string]func(){
-		"parts": func() { c.Parts = o.cfg.Parts }, "batch-parts": func() { c.BatchParts = o.cfg.BatchParts },
-		"epochs": func() { c.Epochs = o.cfg.Epochs }, "lr": func() { c.LR = o.cfg.LR },
-		"hidden": func() { c.Hidden = o.cfg.Hidden }, "layers": func() { c.Layers = o.cfg.Layers },
-		"dropout": func() { c.Dropout = o.cfg.Dropout }, "weight-decay": func() { c.WeightDecay = o.cfg.WeightDecay },
-		"pool-size": func() { c.PoolSize = o.cfg.PoolSize },
-	} {
-		if f.Changed(name) {
-			apply()
-		}
-	}
-	c.Partitioner, c.SyncTransfers, c.Seed, c.PartitionSeed = o.cfg.Partitioner, o.cfg.SyncTransfers, o.cfg.Seed, o.datasetFlags.seed
+	c, v := gas.DefaultConfig(o.given.Model, dataset), &o.given
+	o.training.apply(f, &c.Options)
+	applyGiven(f, gasSettings(v), gasSettings(&c))
+	c.Partitioner, c.SyncTransfers, c.PartitionSeed = v.Partitioner, v.SyncTransfers, o.datasetFlags.seed
 	if c.Parts > 0 && c.BatchParts > c.Parts && !f.Changed("batch-parts") {
 		c.BatchParts = c.Parts
 	}
 	return c
 }
 
-func runGAS(cmd *cobra.Command, args []string, o *gasOptions) error {
+func (o *gasOptions) run(cmd *cobra.Command, args []string) error {
 	if err := o.resolve(cmd, args); err != nil {
 		return err
 	}
-	if !slices.Contains(gas.Models, o.cfg.Model) {
-		return usageErrorf("unknown model %q (known: %s)", o.cfg.Model, strings.Join(gas.Models, ", "))
+	if !slices.Contains(gas.Models, o.given.Model) {
+		return usageErrorf("unknown model %q (known: %s)", o.given.Model, strings.Join(gas.Models, ", "))
 	}
-	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
-		ds, err := o.open(p)
-		if err != nil {
-			return nil, fmt.Errorf("loading dataset: %w", err)
-		}
+	return o.recordOn(cmd, func(ds *graph.Dataset) (*trainerRun, error) {
 		cfg := o.config(cmd.Flags(), ds.Name) // the reference's settings depend on the dataset
 		if err := cfg.Validate(); err != nil {
 			return nil, usageError{err}

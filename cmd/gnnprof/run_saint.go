@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gnnprof/gnnprof/graph"
-	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/saint"
 	"github.com/gnnprof/gnnprof/saint/mhaug"
@@ -18,8 +17,7 @@ import (
 func init() { runTrainers = append(runTrainers, newRunSaintCmd) }
 
 func newRunSaintCmd() *cobra.Command {
-	opt := saintOptions{cfg: saint.DefaultConfig()}
-	cmd := &cobra.Command{
+	return trainerCommand(&cobra.Command{
 		Use:   "saint [PATH|SPEC]",
 		Short: "GraphSAINT mini-batch training, optionally with MH-Aug augmentation",
 		Long: `GraphSAINT (Zeng et al., ICLR 2020): every step trains a complete GNN on a node-induced
@@ -41,26 +39,21 @@ dropout 0.5, gradient norm clipped to 5, 100 epochs; MH-Aug's official hyperpara
 		Example: `  gnnprof run saint ../shared/data/planetoid/ind.cora --out runs/cora-saint
   gnnprof run saint --data ../shared/data/facebook --aug mh --impl naive --epochs 5 --out runs/fb-naive
   gnnprof run saint --data "sbm:nodes=1000000,degree=10" --sampler rw --epochs 2 --no-report`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runSaint(cmd, args, &opt) },
-	}
-	opt.register(cmd.Flags())
-	return cmd
+	}, &saintOptions{cfg: saint.DefaultConfig()})
 }
 
-// saintOptions are the flags of a GraphSAINT run.
+// saintOptions are the flags of a GraphSAINT run: its own settings bound to cfg, which holds
+// the defaults; the training options follow trainingFlags' rule.
 type saintOptions struct {
-	recordFlags
-	datasetFlags
+	trainerFlags
 	impl   string
 	noNorm bool
 	cfg    saint.Config
 }
 
 func (o *saintOptions) register(f *pflag.FlagSet) {
-	o.recordFlags.register(f)
+	o.trainerFlags.register(f)
 	c, mh := &o.cfg, &o.cfg.MH
-	o.datasetFlags.register(f, graph.DefaultSpec)
 	f.StringVar(&c.Model, "model", c.Model, "model: "+strings.Join(saint.TrainerModels, " or "))
 	f.StringVar(&c.Sampler, "sampler", c.Sampler, "subgraph sampler: "+strings.Join(saint.SamplerKinds, ", "))
 	f.IntVar(&c.Budget, "budget", 0, "draws per subgraph: nodes (node), edges (edge) or walk roots (rw) (default: 6000, 4000 or 3000)")
@@ -69,46 +62,49 @@ func (o *saintOptions) register(f *pflag.FlagSet) {
 	f.IntVar(&c.BatchesPerEpoch, "batches", 0, "mini-batches per epoch (default ⌈training nodes / nodes budgeted per subgraph⌉)")
 	f.IntVar(&c.SamplerWorkers, "sampler-workers", 0, "sampling goroutines (default GOMAXPROCS)")
 	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
-	f.IntVar(&c.Epochs, "epochs", c.Epochs, "maximum epochs")
-	f.IntVar(&c.Patience, "patience", c.Patience, "stop after this many epochs in which neither validation accuracy nor loss improved (0 = never)")
-	f.Float64Var(&c.LR, "lr", c.LR, "learning rate")
-	f.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "L2 weight decay")
-	f.IntVar(&c.Hidden, "hidden", c.Hidden, "hidden width")
-	f.Float64Var(&c.Dropout, "dropout", c.Dropout, "feature dropout")
 	f.Float64Var(&c.ClipNorm, "clip-norm", c.ClipNorm, "clip the gradients' global norm to this (0 = off)")
-	f.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the run's random numbers (initialization, dropout, sampling, the MH chain)")
 	f.StringVar(&c.Aug, "aug", c.Aug, "augmentation: none or mh (MH-Aug)")
 	f.StringVar(&o.impl, "impl", mh.Impl.String(), "MH-Aug implementation: naive or fast (the same chain)")
 	f.IntVar(&mh.MaxTries, "max-tries", mh.MaxTries, "MH-Aug: proposals per epoch before the chain stays where it is")
-	f.Float64Var(&mh.KL, "kl", mh.KL, "MH-Aug: weight of the consistency loss")
-	f.Float64Var(&mh.Entropy, "entropy", mh.Entropy, "MH-Aug: weight of the entropy loss")
-	f.Float64Var(&mh.MuE, "mu-e", mh.MuE, "MH-Aug: preferred ego-graph edge change")
-	f.Float64Var(&mh.MuV, "mu-v", mh.MuV, "MH-Aug: preferred ego-graph node change")
-	f.Float64Var(&mh.SigmaE, "sigma-e", mh.SigmaE, "MH-Aug: proposal deviation of the edge change ratio")
-	f.Float64Var(&mh.SigmaV, "sigma-v", mh.SigmaV, "MH-Aug: proposal deviation of the node change ratio")
-	f.Float64Var(&mh.AE, "a-e", mh.AE, "MH-Aug: target width's growth with uncertainty (edges)")
-	f.Float64Var(&mh.AV, "a-v", mh.AV, "MH-Aug: target width's growth with uncertainty (nodes)")
+	for _, p := range []struct {
+		v           *float64
+		name, usage string
+	}{
+		{&mh.KL, "kl", "weight of the consistency loss"},
+		{&mh.Entropy, "entropy", "weight of the entropy loss"},
+		{&mh.MuE, "mu-e", "preferred ego-graph edge change"},
+		{&mh.MuV, "mu-v", "preferred ego-graph node change"},
+		{&mh.SigmaE, "sigma-e", "proposal deviation of the edge change ratio"},
+		{&mh.SigmaV, "sigma-v", "proposal deviation of the node change ratio"},
+		{&mh.AE, "a-e", "target width's growth with uncertainty (edges)"},
+		{&mh.AV, "a-v", "target width's growth with uncertainty (nodes)"},
+	} {
+		f.Float64Var(p.v, p.name, *p.v, "MH-Aug: "+p.usage)
+	}
 }
 
-func runSaint(cmd *cobra.Command, args []string, o *saintOptions) error {
-	if err := o.resolve(cmd, args); err != nil {
-		return err
-	}
+// config returns the run's settings: the defaults, overridden by the flags given.
+func (o *saintOptions) config(f *pflag.FlagSet) (saint.Config, error) {
 	cfg := o.cfg
+	o.training.apply(f, &cfg.Options)
 	cfg.NormalizeFeatures = !o.noNorm
 	impl, err := mhaug.ParseImpl(o.impl)
 	if err != nil {
-		return usageError{err}
+		return cfg, err
 	}
 	cfg.MH.Impl = impl
-	if err := cfg.Validate(); err != nil {
+	return cfg, cfg.Validate()
+}
+
+func (o *saintOptions) run(cmd *cobra.Command, args []string) error {
+	if err := o.resolve(cmd, args); err != nil {
+		return err
+	}
+	cfg, err := o.config(cmd.Flags())
+	if err != nil {
 		return usageError{err}
 	}
-	return o.record(cmd, func(p progress.Func) (*trainerRun, error) {
-		ds, err := o.open(p)
-		if err != nil {
-			return nil, fmt.Errorf("loading dataset: %w", err)
-		}
+	return o.recordOn(cmd, func(ds *graph.Dataset) (*trainerRun, error) {
 		tr, err := saint.New(cfg, ds)
 		if err != nil {
 			return nil, err

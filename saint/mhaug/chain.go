@@ -20,7 +20,7 @@ const (
 	Naive
 )
 
-// Impls names the implementations, as ParseImpl reads them.
+// Impls names the implementations, as [ParseImpl] reads them.
 var Impls = []string{"naive", "fast"}
 
 func (i Impl) String() string {
@@ -51,7 +51,7 @@ func ParseImpl(s string) (Impl, error) {
 	return 0, fmt.Errorf("unknown augmentation implementation %q (known: naive, fast)", s)
 }
 
-// Config holds MH-Aug's hyperparameters; DefaultConfig gives the official code's defaults.
+// Config holds MH-Aug's hyperparameters; [DefaultConfig] gives the official code's defaults.
 type Config struct {
 	// AE, BE, AV, BV scale the target's tolerance with the model's uncertainty:
 	// σ_e(v) = AE·Hn(v) + BE, σ_v(v) = AV·Hn(v) + BV.
@@ -73,9 +73,9 @@ type Config struct {
 	Lambda2V float64 `json:"lambda2_v"`
 	// Hops is L in (A+I)^L·1: the number of GNN layers.
 	Hops int `json:"hops"`
-	// MaxTries caps the proposals of one Advance; when none is accepted the chain stays.
+	// MaxTries caps the proposals of one [Chain.Advance]; when none is accepted the chain stays.
 	MaxTries int `json:"max_tries"`
-	// KL and Entropy weigh the consistency and entropy losses (Loss).
+	// KL and Entropy weigh the consistency and entropy losses ([Loss]).
 	KL      float64 `json:"kl"`
 	Entropy float64 `json:"entropy"`
 	// Impl chooses the implementation of the augmentation step.
@@ -170,14 +170,14 @@ type Proposal struct {
 	Accepted             bool
 }
 
-// Transition is the outcome of one Advance.
+// Transition is the outcome of one [Chain.Advance].
 type Transition struct {
 	Proposals []Proposal
 	Accepted  bool
 }
 
 // Chain is the MH-Aug chain on one graph: the graph GraphSAINT samples from, so that a subgraph's
-// Edges index the states' edge masks. After each Advance, Prev is G^(t) and Cur is G^(t+1), both
+// Edges index the states' edge masks. After each [Chain.Advance], Prev is G^(t) and Cur is G^(t+1), both
 // read-only and valid until the next Advance.
 type Chain struct {
 	cfg  Config
@@ -286,7 +286,7 @@ func (c *Chain) Graph() *graph.CSR { return c.g }
 // Advance performs the epoch's MH step (Algorithm 1): up to MaxTries proposals from Cur, stopping
 // at the first accepted one. Afterwards Prev is the old Cur and Cur the accepted candidate, or the
 // old Cur again when none was accepted. hn is the model's normalized entropy per node
-// (NormalizedEntropy), fixed for the whole step. All randomness comes from rng, in the same order
+// ([NormalizedEntropy]), fixed for the whole step. All randomness comes from rng, in the same order
 // in both implementations. The step and its phases are spans with role augment on lane.
 func (c *Chain) Advance(rng *rand.Rand, hn []float64, lane *trace.Lane) (Transition, error) {
 	if len(hn) != c.g.N {
