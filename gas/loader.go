@@ -7,6 +7,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/train"
 )
 
 // Partitioners names the ways of splitting the graph into parts: METIS-class partitions from
@@ -137,33 +138,105 @@ func (s *subgraphs) reset(b *Batch) {
 	}
 }
 
-// trainGroups returns the parts of each training batch of an epoch: the parts shuffled, then cut
-// into groups of size.
-func trainGroups(k, size int, rng *rand.Rand) [][]int32 {
+// partOrder returns the parts 0 … k−1 in the order batches take them: shuffled by rng for
+// training; in order (nil rng) for inference, whose batches are then consecutive parts, so that
+// every batch's own nodes are one contiguous range (the reference's EvalSubgraphLoader).
+func partOrder(k int, rng *rand.Rand) []int32 {
 	order := make([]int32, k)
 	for i := range order {
 		order[i] = int32(i)
 	}
-	rng.Shuffle(k, func(i, j int) { order[i], order[j] = order[j], order[i] })
-	return cut(order, size)
-}
-
-// evalGroups returns the inference batches: size consecutive parts each, so that every batch's
-// own nodes are one contiguous range (the reference's EvalSubgraphLoader).
-func evalGroups(k, size int) [][]int32 {
-	order := make([]int32, k)
-	for i := range order {
-		order[i] = int32(i)
+	if rng != nil {
+		rng.Shuffle(k, func(i, j int) { order[i], order[j] = order[j], order[i] })
 	}
-	return cut(order, size)
+	return order
 }
 
-func cut(parts []int32, size int) [][]int32 {
+// shaper counts the shape of batches — their nodes, adjacency entries and halo — without building
+// them, to plan batches under a memory cap. It is used by one goroutine at a time.
+type shaper struct {
+	adj   *nn.Sparse
+	ptr   []int64
+	mark  []int32 // per node: stamp while in the batch being counted, −stamp while in its halo
+	stamp int32
+}
+
+func newShaper(adj *nn.Sparse, ptr []int64) *shaper {
+	return &shaper{adj: adj, ptr: ptr, mark: make([]int32, adj.Rows)}
+}
+
+// add adds part p to the batch being counted: its nodes leave the halo, and its rows' neighbours
+// outside the batch join it.
+func (s *shaper) add(p int32, sh *train.BatchShape) {
+	lo, hi := s.ptr[p], s.ptr[p+1]
+	st := s.stamp
+	for v := lo; v < hi; v++ {
+		if s.mark[v] == -st {
+			sh.Halo--
+		}
+		s.mark[v] = st
+	}
+	sh.Nodes += int(hi - lo)
+	a := s.adj
+	sh.Edges += int(a.Indptr[hi] - a.Indptr[lo])
+	for _, w := range a.Indices[a.Indptr[lo]:a.Indptr[hi]] {
+		if m := s.mark[w]; m != st && m != -st {
+			s.mark[w] = -st
+			sh.Halo++
+		}
+	}
+}
+
+// planner hands out an epoch's batches: each takes the next parts in the epoch's order until it
+// has size of them or, under a memory cap, until the next part would take it past the cap by the
+// memory model fitted to every batch measured so far — so batches that would pass the cap end
+// early, and those that stay under it are the reference's. One goroutine at a time uses it.
+type planner struct {
+	order  []int32 // the parts not yet handed out, in order
+	size   int     // parts per batch
+	shaper *shaper
+	mem    *train.BatchMemory
+	cut    int // batches ended early
+}
+
+// next returns the parts of the next batch; ok is false after the epoch's last.
+func (p *planner) next() (parts []int32, ok bool) {
+	if len(p.order) == 0 {
+		return nil, false
+	}
+	n := min(p.size, len(p.order))
+	if p.mem.Cap() > 0 {
+		n = p.fitting(n)
+	}
+	parts, p.order = p.order[:n:n], p.order[n:]
+	return parts, true
+}
+
+// fitting is how many of the next n parts a batch takes under the cap: the most that fit, one
+// at least (a part is never split).
+func (p *planner) fitting(n int) int {
+	s := p.shaper
+	s.stamp++
+	var sh train.BatchShape
+	for k, part := range p.order[:n] {
+		s.add(part, &sh)
+		if k > 0 && !p.mem.Fits(sh) {
+			p.cut++
+			return k
+		}
+	}
+	return n
+}
+
+// more says whether a batch is left.
+func (p *planner) more() bool { return len(p.order) > 0 }
+
+// plan returns every batch of the parts in order, as a planner hands them out.
+func plan(order []int32, size int, s *shaper, mem *train.BatchMemory) [][]int32 {
+	p := &planner{order: order, size: size, shaper: s, mem: mem}
 	var out [][]int32
-	for len(parts) > 0 {
-		n := min(size, len(parts))
-		out = append(out, parts[:n])
-		parts = parts[n:]
+	for parts, ok := p.next(); ok; parts, ok = p.next() {
+		out = append(out, parts)
 	}
 	return out
 }

@@ -118,16 +118,25 @@ type Steps struct {
 // ctx is cancelled before a step, and the first error of a step, with the step's number.
 func (s *Steps) Run(ctx context.Context, lane *trace.Lane, n int, step func(k int) error) error {
 	for k := range n {
-		if err := ctx.Err(); err != nil {
+		if err := s.Step(ctx, lane, func() error { return step(k) }); err != nil {
 			return err
 		}
-		sp := lane.BeginStep(s.next)
-		s.next++
-		err := step(k)
-		sp.End()
-		if err != nil {
-			return fmt.Errorf("step %d: %w", s.next-1, err)
-		}
+	}
+	return nil
+}
+
+// Step runs one step, step inside its step span, for an epoch whose number of steps is known
+// only as it goes (batches split to stay under a memory cap). Its errors are Run's.
+func (s *Steps) Step(ctx context.Context, lane *trace.Lane, step func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sp := lane.BeginStep(s.next)
+	s.next++
+	err := step()
+	sp.End()
+	if err != nil {
+		return fmt.Errorf("step %d: %w", s.next-1, err)
 	}
 	return nil
 }

@@ -143,6 +143,27 @@ func trainingSettings(o *train.Options) []setting {
 	}
 }
 
+// batchingFlags are the flags of the mini-batch trainers' batches (train.Batching), registered
+// once for GAS and GraphSAINT, with trainingFlags' rule: a flag left unset keeps the trainer's
+// default.
+type batchingFlags struct{ given train.Batching }
+
+// register registers the flags; prefetchDefault says what the trainer builds ahead by default.
+func (b *batchingFlags) register(f *pflag.FlagSet, prefetchDefault string) {
+	f.IntVar(&b.given.Prefetch, "prefetch", 0, "batches built ahead of the one training by a loader goroutine; 0: each batch is built inline, on the step's thread (default "+prefetchDefault+")")
+	f.StringVar(&b.given.BatchMemory, "batch-memory", "", "cap each batch's predicted peak device memory: auto (3/4 of --device-memory, and at most 1.2× the typical batch) or a size such as 256MiB; batches predicted to pass it are split (default: no cap)")
+}
+
+// apply overrides a trainer's default batching c with the flags given.
+func (b *batchingFlags) apply(f *pflag.FlagSet, c *train.Batching) {
+	if f.Changed("prefetch") {
+		c.Prefetch = b.given.Prefetch
+	}
+	if f.Changed("batch-memory") {
+		c.BatchMemory = b.given.BatchMemory
+	}
+}
+
 // A setting is a flag for a field of a trainer's settings whose default depends on the model or
 // the dataset: the flag sets the field of a copy that holds what was given (registerSettings),
 // and applyGiven copies it over the default only when the flag is given.
@@ -349,7 +370,8 @@ func (r *recordFlags) record(cmd *cobra.Command, setup func(progress.Func) (*tra
 		dir.Abort()
 		return err
 	}
-	if err := finishRun(cmd.ErrOrStderr(), dir, live, &rundir.Run{Config: tr.config, Epochs: res.Epochs, Final: res.Final, Interrupted: res.Interrupted}); err != nil {
+	if err := finishRun(cmd.ErrOrStderr(), dir, live, &rundir.Run{Config: tr.config, Epochs: res.Epochs, Final: res.Final, Interrupted: res.Interrupted,
+		BatchMemory: res.BatchMemory}); err != nil {
 		return err
 	}
 	if !r.noReport {
@@ -418,6 +440,9 @@ func writeRunReports(ctx context.Context, p progress.Func, w io.Writer, dir stri
 func outcome(model, data string, res *train.Result, detail string) string {
 	if detail != "" {
 		detail = "; " + detail
+	}
+	if res.BatchMemory != nil {
+		detail += "; " + res.BatchMemory.String()
 	}
 	return fmt.Sprintf("%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %s in %.2f s, mean training epoch %.2f ms (%.2f ms CPU), peak device memory %s%s",
 		model, data, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, report.Plural(res.Final.Epochs, "epoch", "epochs"),

@@ -42,7 +42,8 @@ func newRunGASCmd() *cobra.Command {
 // gasOptions are the flags of a GNNAutoScale run; unset ones take gas.DefaultConfig's values.
 type gasOptions struct {
 	trainerFlags
-	given gas.Config // GAS's own settings, as given
+	batching batchingFlags
+	given    gas.Config // GAS's own settings, as given
 }
 
 func (o *gasOptions) register(f *pflag.FlagSet) {
@@ -50,7 +51,8 @@ func (o *gasOptions) register(f *pflag.FlagSet) {
 	c := &o.given
 	f.StringVar(&c.Model, "model", "gcn", "model: "+strings.Join(gas.Models, ", "))
 	f.StringVar(&c.Partitioner, "partitioner", "builtin", "partitioner: "+strings.Join(gas.Partitioners, ", "))
-	f.BoolVar(&c.SyncTransfers, "sync-transfers", false, "do every history and batch transfer synchronously (no pool, no prefetch)")
+	f.BoolVar(&c.SyncTransfers, "sync-transfers", false, "do every history and batch transfer synchronously (no pool; batches built inline unless --prefetch)")
+	o.batching.register(f, "2, 0 with --sync-transfers")
 	registerSettings(f, gasSettings(c))
 }
 
@@ -72,6 +74,10 @@ func (o *gasOptions) config(f *pflag.FlagSet, dataset string) gas.Config {
 	o.training.apply(f, &c.Options)
 	applyGiven(f, gasSettings(v), gasSettings(&c))
 	c.Partitioner, c.SyncTransfers, c.PartitionSeed = v.Partitioner, v.SyncTransfers, o.datasetFlags.seed
+	o.batching.apply(f, &c.Batching)
+	if c.SyncTransfers && !f.Changed("prefetch") {
+		c.Prefetch = 0 // the paper's synchronous runs build batches inline
+	}
 	if c.Parts > 0 && c.BatchParts > c.Parts && !f.Changed("batch-parts") {
 		c.BatchParts = c.Parts
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -46,9 +47,10 @@ dropout 0.5, gradient norm clipped to 5, 100 epochs; MH-Aug's official hyperpara
 // the defaults; the training options follow trainingFlags' rule.
 type saintOptions struct {
 	trainerFlags
-	impl   string
-	noNorm bool
-	cfg    saint.Config
+	batching batchingFlags
+	impl     string
+	noNorm   bool
+	cfg      saint.Config
 }
 
 func (o *saintOptions) register(f *pflag.FlagSet) {
@@ -61,6 +63,7 @@ func (o *saintOptions) register(f *pflag.FlagSet) {
 	f.Float64Var(&c.Coverage, "coverage", c.Coverage, "sample coverage of the normalization: pre-sample subgraphs holding this many times the training nodes")
 	f.IntVar(&c.BatchesPerEpoch, "batches", 0, "mini-batches per epoch (default ⌈training nodes / nodes budgeted per subgraph⌉)")
 	f.IntVar(&c.SamplerWorkers, "sampler-workers", 0, "sampling goroutines (default GOMAXPROCS)")
+	o.batching.register(f, strconv.Itoa(c.Prefetch))
 	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
 	f.Float64Var(&c.ClipNorm, "clip-norm", c.ClipNorm, "clip the gradients' global norm to this (0 = off)")
 	f.StringVar(&c.Aug, "aug", c.Aug, "augmentation: none or mh (MH-Aug)")
@@ -87,6 +90,7 @@ func (o *saintOptions) register(f *pflag.FlagSet) {
 func (o *saintOptions) config(f *pflag.FlagSet) (saint.Config, error) {
 	cfg := o.cfg
 	o.training.apply(f, &cfg.Options)
+	o.batching.apply(f, &cfg.Batching)
 	cfg.NormalizeFeatures = !o.noNorm
 	impl, err := mhaug.ParseImpl(o.impl)
 	if err != nil {
