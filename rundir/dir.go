@@ -63,11 +63,26 @@ func (d *Dir) Close() error {
 	return d.closeErr
 }
 
-// Finish closes the trace and writes run.json. run.json is written even when closing the trace
-// failed, so the run's metrics are kept either way.
+// Finish closes the trace and writes run.json, with what recording the trace cost
+// (run.Recording). run.json is written even when closing the trace failed, so the run's metrics
+// are kept either way.
 func (d *Dir) Finish(run *Run) error {
 	errTrace := d.Close()
+	run.Recording = d.Recording()
 	return errors.Join(Write(d.Path, run), errTrace)
+}
+
+// Recording is what recording the trace cost; complete once the trace is closed.
+func (d *Dir) Recording() *Recording {
+	c := d.Rec.Cost()
+	r := &Recording{Events: c.Events, Spans: c.Spans, Copies: c.Copies, Memory: c.Memory, Counters: c.Counters, Instants: c.Instants,
+		RecordCPUSeconds: float64(c.RecordCPUNs) / 1e9, WriteCPUSeconds: float64(c.WriteCPUNs) / 1e9,
+		CompressCPUSeconds: float64(c.CompressCPUNs) / 1e9, WriterHeldSeconds: float64(c.HeldNs) / 1e9,
+		InPhasesCPUSeconds: float64(c.HeldWriteCPUNs) / 1e9}
+	if fi, err := os.Stat(filepath.Join(d.Path, TraceFile)); err == nil {
+		r.TraceBytes = fi.Size()
+	}
+	return r
 }
 
 // Abort closes the trace of a run that failed; the trace keeps what was recorded.

@@ -31,6 +31,41 @@ type Run struct {
 	// GraphSAINT): measured per batch, predicted, and capped with --batch-memory. Added to schema
 	// version 1; absent for other runs.
 	BatchMemory *BatchMemory `json:"batch_memory,omitempty"`
+	// Recording is what recording the run's trace cost, so that comparing two runs can tell the
+	// training's time from the profiler's. Added to schema version 1; absent in older files.
+	Recording *Recording `json:"recording,omitempty"`
+}
+
+// Recording is what recording a run's trace cost the process ([trace.Cost]), in CPU seconds.
+type Recording struct {
+	Events   int64 `json:"events"` // events recorded: the spans, copies, memory events, counters and instants below
+	Spans    int64 `json:"spans"`
+	Copies   int64 `json:"copies"`
+	Memory   int64 `json:"memory_events"`
+	Counters int64 `json:"counters"`
+	Instants int64 `json:"instants"`
+	// RecordCPUSeconds estimates the CPU time the training's own goroutines spent recording: the
+	// events times what recording one costs, measured on the machine in thread CPU time.
+	RecordCPUSeconds float64 `json:"record_cpu_seconds"`
+	// WriteCPUSeconds is the thread CPU time of the recorder's writer — encoding the events, and
+	// CompressCPUSeconds of it compressing trace.json.gz — which runs on its own goroutine.
+	WriteCPUSeconds    float64 `json:"write_cpu_seconds"`
+	CompressCPUSeconds float64 `json:"compress_cpu_seconds"`
+	// WriterHeldSeconds is the time the writer waited while the training ran its phases (forward,
+	// backward, optimizer, evaluation …): its work was moved out of them. InPhasesCPUSeconds is
+	// the writer's CPU time that overlapped them nonetheless.
+	WriterHeldSeconds  float64 `json:"writer_held_seconds"`
+	InPhasesCPUSeconds float64 `json:"in_phases_cpu_seconds"`
+	TraceBytes         int64   `json:"trace_bytes"` // the trace file's size
+}
+
+// CPUSeconds is the recording's whole CPU time.
+func (r *Recording) CPUSeconds() float64 { return r.RecordCPUSeconds + r.WriteCPUSeconds }
+
+// String is the one-line account of the recording's cost that a run's summary gives.
+func (r *Recording) String() string {
+	return fmt.Sprintf("recording: %d events cost %.2f s of CPU: %.2f s recording them on the training's threads (estimated), %.2f s writing the trace on its own (%.2f s compressing), of which %.3f s ran during the training's phases",
+		r.Events, r.CPUSeconds(), r.RecordCPUSeconds, r.WriteCPUSeconds, r.CompressCPUSeconds, r.InPhasesCPUSeconds)
 }
 
 // BatchMemory is the device memory in use at each training batch's peak — what a caching

@@ -41,10 +41,12 @@ func Phase(lane *trace.Lane, name string, r role.Role, fn func()) {
 // phase and runs that work through [OpenPhase.Break].
 func BreakablePhase(lane *trace.Lane, name string, r role.Role, fn func(p *OpenPhase)) {
 	p := &OpenPhase{lane: lane, name: name, role: r, span: lane.Begin(name, r)}
+	lane.HoldWriter() // the trace's writer works between phases, not on the cores they use
 	lane.Do(context.Background(), r, func(ctx context.Context) {
 		p.labels = ctx
 		fn(p)
 	})
+	lane.ReleaseWriter()
 	p.span.End()
 }
 
@@ -63,7 +65,9 @@ type OpenPhase struct {
 // rows: forward spans around it would claim that wait as compute.
 func (p *OpenPhase) Break(r role.Role, fn func()) {
 	p.span.End()
+	p.lane.ReleaseWriter()
 	p.lane.Do(p.labels, r, func(context.Context) { fn() })
+	p.lane.HoldWriter()
 	p.span = p.lane.Begin(p.name, p.role)
 }
 

@@ -370,8 +370,8 @@ func (r *recordFlags) record(cmd *cobra.Command, setup func(progress.Func) (*tra
 		dir.Abort()
 		return err
 	}
-	if err := finishRun(cmd.ErrOrStderr(), dir, live, &rundir.Run{Config: tr.config, Epochs: res.Epochs, Final: res.Final, Interrupted: res.Interrupted,
-		BatchMemory: res.BatchMemory}); err != nil {
+	run := &rundir.Run{Config: tr.config, Epochs: res.Epochs, Final: res.Final, Interrupted: res.Interrupted, BatchMemory: res.BatchMemory}
+	if err := finishRun(cmd.ErrOrStderr(), dir, live, run); err != nil {
 		return err
 	}
 	if !r.noReport {
@@ -382,6 +382,7 @@ func (r *recordFlags) record(cmd *cobra.Command, setup func(progress.Func) (*tra
 	}
 	p.End()
 	fmt.Fprintln(stdout, tr.outcome(res))
+	fmt.Fprintln(stdout, run.Recording)
 	fmt.Fprintf(stdout, "wrote %s: %s\n", out, strings.Join(runFiles(out), ", "))
 	if res.Interrupted {
 		return fmt.Errorf("%w after %s; run.json says so (\"interrupted\": true)", errInterrupted, report.Plural(len(res.Epochs), "epoch", "epochs"))
