@@ -310,11 +310,14 @@ func (d *CPU) Close() error {
 }
 
 // checkCopy validates a copy from src to dst on this device.
-func (d *CPU) checkCopy(dst, src *Mem) error {
-	if err := d.checkMem(dst); err != nil {
+func (d *CPU) checkCopy(dst, src *Mem) error { return checkCopy(d, d.name, dst, src) }
+
+// checkCopy validates a copy from src to dst on the device owner named name.
+func checkCopy(owner any, name string, dst, src *Mem) error {
+	if err := checkMem(owner, name, dst); err != nil {
 		return err
 	}
-	if err := d.checkMem(src); err != nil {
+	if err := checkMem(owner, name, src); err != nil {
 		return err
 	}
 	if dst.n != src.n {
@@ -323,15 +326,15 @@ func (d *CPU) checkCopy(dst, src *Mem) error {
 	return nil
 }
 
-func (d *CPU) checkMem(m *Mem) error {
+func checkMem(owner any, name string, m *Mem) error {
 	b := m.buf
 	switch {
 	case b == nil:
 		return nil
 	case m.bad:
 		return fmt.Errorf("%w: range [%d, %d) outside buffer %q of %d bytes", ErrArgument, m.off, m.off+m.n, b.label, b.size)
-	case b.owner != d:
-		return fmt.Errorf("buffer %q %w (%s, not %s)", b.label, ErrForeign, b.dev, d.name)
+	case b.owner != owner:
+		return fmt.Errorf("buffer %q %w (%s, not %s)", b.label, ErrForeign, b.dev, name)
 	case b.Freed():
 		return fmt.Errorf("buffer %q: %w", b.label, ErrFreed)
 	}

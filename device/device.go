@@ -208,6 +208,7 @@ type Buffer struct {
 	label string
 	state atomic.Int64 // freedBit | number of operations using host
 	host  []byte       // the memory when host-addressable; nil once freed
+	dptr  uintptr      // the device memory's address on a GPU backend (device memory is not host-addressable there)
 }
 
 // Size returns the buffer's size in bytes.
