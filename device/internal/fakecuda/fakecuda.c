@@ -1,6 +1,8 @@
 // A fake CUDA driver: libcuda.so.1 over host memory, implementing the driver functions gnnprof's
 // CUDA backend calls, so that tests exercise its streams, events, copies and memory accounting on
-// a machine without a GPU (scripts/cuda test). It runs no kernels: loading a module fails.
+// a machine without a GPU (scripts/cuda test). It runs gnnprof's own kernels, compiled for the
+// host (kernels.cc): a module loads when it is PTX, and its functions are found when the fake
+// knows a kernel of that name.
 //
 // Device memory is host memory from malloc; a device pointer is its address, and every copy checks
 // that its device range lies inside one live allocation (CUDA_ERROR_INVALID_VALUE otherwise). Each
@@ -67,7 +69,22 @@ static int valid_range(CUdeviceptr p, size_t n) {
 
 // ---- streams ----
 
-enum op_kind { OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT, OP_MARK };
+enum op_kind { OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT, OP_MARK, OP_KERNEL };
+
+// kernels.cc
+struct fake_kernel;
+const struct fake_kernel *fakecuda_find_kernel(const char *name);
+int fakecuda_kernel_params(const struct fake_kernel *k, const size_t **sizes);
+void fakecuda_run(const struct fake_kernel *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                  unsigned bz, void **params);
+
+// A kernel launch as queued: its parameters' values are copied at the launch, as the driver does.
+struct launch {
+	const struct fake_kernel *k;
+	unsigned grid[3], block[3];
+	uint64_t slots[32];
+	void *params[32];
+};
 
 struct CUevent_st {
 	pthread_mutex_t mu;
@@ -86,6 +103,7 @@ struct op {
 	unsigned char value;
 	CUevent ev;
 	uint64_t gen; // the record an OP_RECORD completes, or an OP_WAIT waits for
+	struct launch *launch;
 	struct op *next;
 };
 
@@ -126,6 +144,12 @@ static void exec_op(struct op *o) {
 		break;
 	case OP_MARK:
 		break;
+	case OP_KERNEL: {
+		struct launch *l = o->launch;
+		fakecuda_run(l->k, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->params);
+		free(l);
+		break;
+	}
 	}
 }
 
@@ -304,6 +328,7 @@ API CUresult cuGetErrorString(CUresult r, const char **s) {
 	case CUDA_ERROR_OUT_OF_MEMORY: *s = "out of memory"; break;
 	case CUDA_ERROR_INVALID_VALUE: *s = "invalid argument"; break;
 	case CUDA_ERROR_NOT_READY: *s = "device not ready"; break;
+	case CUDA_ERROR_INVALID_PTX: *s = "a PTX JIT compilation failed"; break;
 	default: *s = error_name(r);
 	}
 	return *s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -491,34 +516,68 @@ API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
 	return push(s, (struct op){.kind = OP_WAIT, .ev = e, .gen = gen});
 }
 
-// ---- modules and kernels: not run by the fake ----
+// ---- modules and kernels: gnnprof's own, compiled in ----
+
+struct CUmod_st {
+	char *ptx;
+};
+
+static void jit_log(unsigned n, CUjit_option *opts, void **vals, const char *msg) {
+	for (unsigned i = 0; i < n; i++) {
+		if (opts[i] != CU_JIT_ERROR_LOG_BUFFER) continue;
+		for (unsigned j = 0; j < n; j++)
+			if (opts[j] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES && (size_t)(uintptr_t)vals[j] > 0)
+				snprintf(vals[i], (size_t)(uintptr_t)vals[j], "%s", msg);
+	}
+}
 
 API CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n, CUjit_option *opts, void **vals) {
-	(void)m, (void)image;
-	// Fill the error log where one was asked for, as the driver does.
-	for (unsigned i = 0; i < n; i++) {
-		if (opts[i] == CU_JIT_ERROR_LOG_BUFFER) {
-			size_t size = 0;
-			for (unsigned j = 0; j < n; j++)
-				if (opts[j] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) size = (size_t)(uintptr_t)vals[j];
-			if (size) snprintf(vals[i], size, "the fake CUDA driver runs no kernels");
-		}
+	if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+	const char *ptx = image;
+	if (!strstr(ptx, ".entry ")) {
+		jit_log(n, opts, vals, "fake CUDA driver: no .entry in this PTX");
+		return CUDA_ERROR_INVALID_PTX;
 	}
-	return CUDA_ERROR_NOT_SUPPORTED;
+	struct CUmod_st *mod = malloc(sizeof *mod);
+	mod->ptx = strdup(ptx);
+	*m = mod;
+	return CUDA_SUCCESS;
 }
 
 API CUresult cuModuleUnload(CUmodule m) {
-	(void)m;
-	return CUDA_ERROR_INVALID_HANDLE;
+	if (!m) return CUDA_ERROR_INVALID_HANDLE;
+	free(m->ptx);
+	free(m);
+	return CUDA_SUCCESS;
 }
 
 API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
-	(void)f, (void)m, (void)name;
-	return CUDA_ERROR_INVALID_HANDLE;
+	if (!m || !name) return CUDA_ERROR_INVALID_HANDLE;
+	char entry[256];
+	snprintf(entry, sizeof entry, ".entry %s(", name);
+	const struct fake_kernel *k = fakecuda_find_kernel(name);
+	if (!strstr(m->ptx, entry) || !k) return CUDA_ERROR_NOT_FOUND;
+	*f = (CUfunction)k;
+	return CUDA_SUCCESS;
 }
 
 API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                             unsigned shared, CUstream s, void **params, void **extra) {
-	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)s, (void)params, (void)extra;
-	return CUDA_ERROR_NOT_SUPPORTED;
+	if (!f) return CUDA_ERROR_INVALID_HANDLE;
+	if (extra || shared > 48 * 1024 || !gx || !gy || !gz || !bx || !by || !bz || bx * by * bz > 1024)
+		return CUDA_ERROR_INVALID_VALUE;
+	const struct fake_kernel *k = (const struct fake_kernel *)f;
+	const size_t *sizes;
+	int np = fakecuda_kernel_params(k, &sizes);
+	struct launch *l = calloc(1, sizeof *l);
+	l->k = k;
+	l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
+	l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
+	for (int i = 0; i < np; i++) {
+		memcpy(&l->slots[i], params[i], sizes[i]);
+		l->params[i] = &l->slots[i];
+	}
+	CUresult r = push(s, (struct op){.kind = OP_KERNEL, .launch = l});
+	if (r != CUDA_SUCCESS) free(l);
+	return r;
 }
