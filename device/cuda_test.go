@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -360,4 +361,35 @@ func TestCUDAModule(t *testing.T) {
 		t.Fatalf("loading broken PTX: %v", err)
 	}
 	t.Log(err)
+}
+
+// BenchmarkCUDACopy measures synchronous copies (Device.Copy: queued and waited for, as a host
+// sees them) by direction, host memory and size; the MB/s column is the bandwidth.
+func BenchmarkCUDACopy(b *testing.B) {
+	dev := newCUDA(b, CUDAConfig{})
+	for _, size := range []int64{64 << 10, 4 << 20, 256 << 20} {
+		d := alloc(b, dev, size, "device")
+		pin := allocPinned(b, dev, size, "pinned")
+		page := make([]byte, size)
+		fill(page, 1)
+		for _, c := range []struct {
+			name     string
+			dst, src Mem
+		}{
+			{"H2D/pinned", d.All(), pin.All()}, {"D2H/pinned", pin.All(), d.All()},
+			{"H2D/pageable", d.All(), Host(page)}, {"D2H/pageable", Host(page), d.All()},
+		} {
+			b.Run(fmt.Sprintf("%s/%s", c.name, strings.ReplaceAll(formatBytes(size), " ", "")), func(b *testing.B) {
+				b.SetBytes(size)
+				for b.Loop() {
+					if err := dev.Copy(nil, c.dst, c.src); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		if err := errors.Join(dev.Free(d), dev.Free(pin)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
