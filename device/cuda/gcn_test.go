@@ -209,7 +209,7 @@ type gcnRun struct {
 	Edges      int     `json:"edges"`
 	Seed       uint64  `json:"seed"`
 	Epochs     int     `json:"epochs"`
-	EpochMs    float64 `json:"epoch_ms"`    // mean training epoch (forward, loss, backward, Adam, loss read-back) after 10 warm-up epochs
+	EpochMs    float64 `json:"epoch_ms"` // mean training epoch (forward, loss, backward, Adam, loss read-back) after 10 warm-up epochs
 	EpochMsMin float64 `json:"epoch_ms_min"`
 	TestAcc    float64 `json:"test_acc"` // at the best validation epoch
 	PeakMiB    float64 `json:"peak_device_mib"`
