@@ -26,10 +26,10 @@ func TestCopyOverlapsKernel(t *testing.T) {
 	}
 	g := &gpu{t: t, dev: dev, k: k}
 	// A GEMM of a few ms on a GPU beside a 64 MiB copy (~1.3 ms at 50 GB/s); on the fake driver,
-	// whose kernels run on the host, a small GEMM beside a copy slowed to 20 ms.
+	// whose kernels run on the host, a GEMM of ~100 ms beside a copy slowed to 20 ms.
 	n, copyBytes := 4096, int64(64<<20)
 	if strings.Contains(dev.GPU(), "fake CUDA device") {
-		n, copyBytes = 192, 1<<20
+		n, copyBytes = 384, 1<<20
 		t.Setenv("FAKECUDA_COPY_DELAY_US", "20000")
 	}
 	compute, err := dev.NewStream("compute")
