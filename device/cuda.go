@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -33,12 +32,12 @@ import (
 // The driver's calls need the device's context current on the calling OS thread: each method
 // locks its goroutine to its thread and makes the context current for the calls it makes.
 type CUDA struct {
+	accounts
 	name    string
 	index   int
 	gpu     string // the GPU's name, e.g. "NVIDIA H100 80GB HBM3"
 	total   int64  // the GPU's memory
 	rec     *trace.Recorder
-	alloc   *trace.Lane
 	dev     cu.Device
 	ctx     cu.CUContext
 	timer   *timer      // nil with recording off
@@ -46,14 +45,9 @@ type CUDA struct {
 
 	defaultStream *cudaStream
 
-	mu                    sync.Mutex // guards the fields below
-	info                  MemInfo
-	limit, pinLim         int64 // 0: no limit of our own (the GPU's memory still is one)
-	reserved, pinReserved int64
-	streams               []*cudaStream
-	closed                bool
-
-	copies [trace.DirH2H + 1]struct{ count, bytes atomic.Int64 }
+	mu      sync.Mutex // guards the fields below
+	streams []*cudaStream
+	closed  bool
 }
 
 var _ Device = (*CUDA)(nil)
@@ -80,7 +74,7 @@ func NewCUDA(cfg CUDAConfig) (*CUDA, error) {
 	if cfg.Index < 0 || cfg.Index >= n {
 		return nil, fmt.Errorf("device cuda:%d: %w: this machine has %d GPU(s)", cfg.Index, ErrArgument, n)
 	}
-	d := &CUDA{name: fmt.Sprintf("cuda:%d", cfg.Index), index: cfg.Index, rec: cfg.Recorder, limit: cfg.MemoryLimit, pinLim: cfg.PinnedLimit}
+	d := &CUDA{name: fmt.Sprintf("cuda:%d", cfg.Index), index: cfg.Index, rec: cfg.Recorder}
 	wrap := func(what string, err error) error { return fmt.Errorf("device %s: %s: %w", d.name, what, err) }
 	if d.dev, err = cu.GetDevice(cfg.Index); err != nil {
 		return nil, wrap("opening the GPU", err)
@@ -94,12 +88,12 @@ func NewCUDA(cfg CUDAConfig) (*CUDA, error) {
 	if d.ctx, err = d.dev.RetainPrimaryCtx(); err != nil {
 		return nil, wrap("creating a context", err)
 	}
-	d.info.Limit = d.total
-	if d.limit > 0 {
-		d.info.Limit = min(d.limit, d.total)
+	limit := d.total // the GPU's memory is the limit, or a smaller one of our own
+	if cfg.MemoryLimit > 0 {
+		limit = min(cfg.MemoryLimit, d.total)
 	}
+	d.accounts.init(d.name, d.index, d.rec, limit, cfg.PinnedLimit)
 	if d.rec != nil {
-		d.alloc = d.rec.Lane(d.name + " allocator")
 		if d.timer, err = newTimer(d); err != nil {
 			return nil, wrap("starting the event timer", err)
 		}
@@ -170,48 +164,30 @@ func (d *CUDA) allocate(size int64, label string, pinned bool) (*Buffer, error) 
 		return nil, fmt.Errorf("device %s: allocating %q: %w: negative size %d", d.name, label, ErrArgument, size)
 	}
 	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
 		return nil, fmt.Errorf("device %s: allocating %q: %w", d.name, label, ErrClosed)
 	}
-	reserved, limit := &d.reserved, d.info.Limit
-	if pinned {
-		reserved, limit = &d.pinReserved, d.pinLim
-	}
-	if limit > 0 && size > limit-*reserved {
-		err := &OutOfMemoryError{Device: d.name, Pinned: pinned, Label: label, Request: size, InUse: *reserved, Limit: limit}
-		d.mu.Unlock()
+	if err := d.reserve(size, label, pinned); err != nil {
 		return nil, err
 	}
-	*reserved += size
-	d.mu.Unlock()
-
 	b := &Buffer{owner: d, dev: d.name, kind: OnDevice, size: size, label: label}
 	if pinned {
 		b.kind = Pinned
 	}
 	if err := d.allocMemory(b); err != nil {
-		d.mu.Lock()
-		*reserved -= size
-		inUse := *reserved
-		d.mu.Unlock()
-		if errors.Is(err, cu.OutOfMemory) {
-			return nil, &OutOfMemoryError{Device: d.name, Pinned: pinned, Label: label, Request: size, InUse: inUse, Limit: max(limit, d.total)}
+		inUse := d.unreserve(size, pinned)
+		if errors.Is(err, cu.OutOfMemory) { // the driver's refusal: other processes use the GPU too
+			limit := d.total
+			if pinned {
+				limit = d.pinLimit
+			}
+			return nil, &OutOfMemoryError{Device: d.name, Pinned: pinned, Label: label, Request: size, InUse: inUse, Limit: limit}
 		}
 		return nil, fmt.Errorf("device %s: allocating %s (%q): %w", d.name, formatBytes(size), label, err)
 	}
-
-	d.mu.Lock()
-	if pinned {
-		d.info.PinnedUsed += size
-		d.info.PinnedPeak = max(d.info.PinnedPeak, d.info.PinnedUsed)
-	} else {
-		d.info.Used += size
-		d.info.Allocs++
-		d.info.Peak = max(d.info.Peak, d.info.Used)
-	}
-	d.recordMemory(pinned, size)
-	d.mu.Unlock()
+	d.allocated(size, pinned)
 	return b, nil
 }
 
@@ -259,17 +235,6 @@ func (d *CUDA) allocMemory(b *Buffer) error {
 	return nil
 }
 
-func (d *CUDA) recordMemory(pinned bool, delta int64) {
-	if d.alloc == nil {
-		return
-	}
-	if pinned {
-		d.alloc.Memory(trace.NoDevice, delta, d.info.PinnedUsed)
-	} else {
-		d.alloc.Memory(d.index, delta, d.info.Used)
-	}
-}
-
 func (d *CUDA) Free(b *Buffer) error {
 	if b == nil {
 		return fmt.Errorf("device %s: freeing a nil buffer: %w", d.name, ErrArgument)
@@ -296,48 +261,11 @@ func (d *CUDA) Free(b *Buffer) error {
 		}
 	}
 	b.host, b.dptr = nil, 0
-	pinned := b.kind == Pinned
-	d.mu.Lock()
-	if pinned {
-		d.info.PinnedUsed -= b.size
-		d.pinReserved -= b.size
-	} else {
-		d.info.Used -= b.size
-		d.reserved -= b.size
-	}
-	d.recordMemory(pinned, -b.size)
-	d.mu.Unlock()
+	d.freed(b.size, b.kind == Pinned)
 	if err != nil {
 		return b.errorf("freeing", err)
 	}
 	return nil
-}
-
-func (d *CUDA) MemInfo() MemInfo {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.info
-}
-
-func (d *CUDA) Copies() CopyStats {
-	get := func(dir trace.Dir) CopyCount {
-		c := &d.copies[dir]
-		return CopyCount{Count: c.count.Load(), Bytes: c.bytes.Load()}
-	}
-	return CopyStats{H2D: get(trace.DirH2D), D2H: get(trace.DirD2H), D2D: get(trace.DirD2D)}
-}
-
-func (d *CUDA) countCopy(dir trace.Dir, bytes int64) {
-	c := &d.copies[dir]
-	c.count.Add(1)
-	c.bytes.Add(bytes)
-}
-
-func (d *CUDA) ResetPeak() {
-	d.mu.Lock()
-	d.info.Peak = d.info.Used
-	d.info.PinnedPeak = d.info.PinnedUsed
-	d.mu.Unlock()
 }
 
 func (d *CUDA) DefaultStream() Stream { return d.defaultStream }
