@@ -1,8 +1,11 @@
 package device
 
 import (
+	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -29,6 +32,48 @@ func (a *accounts) init(name string, index int, rec *trace.Recorder, limit, pinL
 	if rec != nil {
 		a.lane = rec.Lane(name + " allocator")
 	}
+}
+
+// newBuffer checks a request for a buffer of owner (a device, closed or not), reserves its bytes
+// and returns the buffer without its memory: the backend gives it memory, then calls allocated,
+// or unreserve if it cannot.
+func (a *accounts) newBuffer(owner any, closed bool, size int64, label string, pinned bool) (*Buffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("device %s: allocating %q: %w: negative size %d", a.name, label, ErrArgument, size)
+	}
+	if closed {
+		return nil, fmt.Errorf("device %s: allocating %q: %w", a.name, label, ErrClosed)
+	}
+	if err := a.reserve(size, label, pinned); err != nil {
+		return nil, err
+	}
+	b := &Buffer{owner: owner, dev: a.name, kind: OnDevice, size: size, label: label}
+	if pinned {
+		b.kind = Pinned
+	}
+	return b, nil
+}
+
+// retire marks b, of owner, freed once the copies using it right now are done (those queued after
+// see it freed): the backend then releases its memory and calls freed.
+func (a *accounts) retire(owner any, b *Buffer) error {
+	if b == nil {
+		return fmt.Errorf("device %s: freeing a nil buffer: %w", a.name, ErrArgument)
+	}
+	if b.owner != owner {
+		return b.errorf("freeing", fmt.Errorf("%w (not %s)", ErrForeign, a.name))
+	}
+	if !b.markFreed() {
+		return b.errorf("freeing", ErrFreed)
+	}
+	for spins := 0; b.state.Load() != freedBit; spins++ {
+		if spins < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+	return nil
 }
 
 // reserve sets size bytes aside for an allocation labelled label, or says that they exceed the limit.

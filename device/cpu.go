@@ -3,7 +3,6 @@ package device
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -96,23 +95,13 @@ func (d *CPU) AllocPinned(size int64, label string) (*Buffer, error) {
 }
 
 func (d *CPU) allocate(size int64, label string, pinned bool) (*Buffer, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("device %s: allocating %q: %w: negative size %d", d.name, label, ErrArgument, size)
-	}
 	d.mu.Lock()
 	closed := d.closed
 	d.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("device %s: allocating %q: %w", d.name, label, ErrClosed)
-	}
-	if err := d.reserve(size, label, pinned); err != nil {
+	b, err := d.newBuffer(d, closed, size, label, pinned)
+	if err != nil {
 		return nil, err
 	}
-	b := &Buffer{owner: d, dev: d.name, kind: OnDevice, size: size, label: label}
-	if pinned {
-		b.kind = Pinned
-	}
-	var err error
 	b.host, err = alignedBytes(size)
 	if err != nil {
 		d.unreserve(size, pinned)
@@ -150,22 +139,8 @@ const pageSize = 4096
 const maxAlloc = 1<<(31+(^uint(0)>>63)*16) - Alignment
 
 func (d *CPU) Free(b *Buffer) error {
-	if b == nil {
-		return fmt.Errorf("device %s: freeing a nil buffer: %w", d.name, ErrArgument)
-	}
-	if b.owner != d {
-		return b.errorf("freeing", fmt.Errorf("%w (not %s)", ErrForeign, d.name))
-	}
-	if !b.markFreed() {
-		return b.errorf("freeing", ErrFreed)
-	}
-	// Wait for copies running on the buffer right now (those queued after see it freed).
-	for spins := 0; b.state.Load() != freedBit; spins++ {
-		if spins < 100 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(10 * time.Microsecond)
-		}
+	if err := d.retire(d, b); err != nil {
+		return err
 	}
 	b.host = nil
 	d.freed(b.size, b.kind == Pinned)

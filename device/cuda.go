@@ -160,21 +160,12 @@ func (d *CUDA) AllocPinned(size int64, label string) (*Buffer, error) {
 // allocate makes a zeroed buffer: device memory on the GPU (zeroed on the zeroing stream, which
 // the call waits for), or pinned host memory.
 func (d *CUDA) allocate(size int64, label string, pinned bool) (*Buffer, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("device %s: allocating %q: %w: negative size %d", d.name, label, ErrArgument, size)
-	}
 	d.mu.Lock()
 	closed := d.closed
 	d.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("device %s: allocating %q: %w", d.name, label, ErrClosed)
-	}
-	if err := d.reserve(size, label, pinned); err != nil {
+	b, err := d.newBuffer(d, closed, size, label, pinned)
+	if err != nil {
 		return nil, err
-	}
-	b := &Buffer{owner: d, dev: d.name, kind: OnDevice, size: size, label: label}
-	if pinned {
-		b.kind = Pinned
 	}
 	if err := d.allocMemory(b); err != nil {
 		inUse := d.unreserve(size, pinned)
@@ -236,18 +227,8 @@ func (d *CUDA) allocMemory(b *Buffer) error {
 }
 
 func (d *CUDA) Free(b *Buffer) error {
-	if b == nil {
-		return fmt.Errorf("device %s: freeing a nil buffer: %w", d.name, ErrArgument)
-	}
-	if b.owner != d {
-		return b.errorf("freeing", fmt.Errorf("%w (not %s)", ErrForeign, d.name))
-	}
-	if !b.markFreed() {
-		return b.errorf("freeing", ErrFreed)
-	}
-	// Wait for copies being queued on the buffer right now (those queued after see it freed).
-	for b.state.Load() != freedBit {
-		runtime.Gosched()
+	if err := d.retire(d, b); err != nil {
+		return err
 	}
 	var err error
 	if b.size > 0 {
