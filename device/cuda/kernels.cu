@@ -11,7 +11,10 @@
 // ---- GEMM: C = alpha·op(A)·op(B) + beta·C, op transposing when its flag is set ----
 //
 // A 64×64 tile of C per block of 256 threads, each thread computing a 4×4 patch; A's and B's
-// tiles pass through shared memory 16 columns of k at a time.
+// tiles pass through shared memory 16 columns of k at a time. With gridDim.z > 1 the blocks of
+// each z split k between them and add their parts into C atomically (split-K, for a small C over
+// a long k, such as a weight's gradient over all a graph's nodes): the caller has already scaled C
+// by beta.
 
 #define TM 64
 #define TN 64
@@ -25,15 +28,17 @@ extern "C" __global__ void gemm(int m, int n, int k, float alpha, const float *_
 	const int tid = threadIdx.x;
 	const int tx = tid % 16, ty = tid / 16; // the thread's 4×4 patch: rows ty*4.., columns tx*4..
 	const int row0 = blockIdx.y * TM, col0 = blockIdx.x * TN;
+	const int chunk = ((k + gridDim.z - 1) / gridDim.z + TK - 1) / TK * TK;
+	const int kbegin = blockIdx.z * chunk, kend = min(k, kbegin + chunk);
 	float acc[4][4] = {};
-	for (int k0 = 0; k0 < k; k0 += TK) {
+	for (int k0 = kbegin; k0 < kend; k0 += TK) {
 		// Load A's tile (TM×TK) and B's (TK×TN): 1024 elements each, 4 per thread.
 		for (int l = tid; l < TM * TK; l += 256) {
 			int r, kk;
 			if (transA) { r = l % TM; kk = l / TM; } else { kk = l % TK; r = l / TK; }
 			int gr = row0 + r, gk = k0 + kk;
 			float v = 0;
-			if (gr < m && gk < k) v = transA ? a[(size_t)gk * lda + gr] : a[(size_t)gr * lda + gk];
+			if (gr < m && gk < kend) v = transA ? a[(size_t)gk * lda + gr] : a[(size_t)gr * lda + gk];
 			as[kk][r] = v;
 		}
 		for (int l = tid; l < TK * TN; l += 256) {
@@ -41,7 +46,7 @@ extern "C" __global__ void gemm(int m, int n, int k, float alpha, const float *_
 			if (transB) { kk = l % TK; cc = l / TK; } else { cc = l % TN; kk = l / TN; }
 			int gk = k0 + kk, gc = col0 + cc;
 			float v = 0;
-			if (gk < k && gc < n) v = transB ? b[(size_t)gc * ldb + gk] : b[(size_t)gk * ldb + gc];
+			if (gk < kend && gc < n) v = transB ? b[(size_t)gc * ldb + gk] : b[(size_t)gk * ldb + gc];
 			bs[kk][cc] = v;
 		}
 		__syncthreads();
@@ -68,7 +73,10 @@ extern "C" __global__ void gemm(int m, int n, int k, float alpha, const float *_
 			int cc = col0 + tx * 4 + j;
 			if (cc >= n) continue;
 			float *p = &c[(size_t)r * ldc + cc];
-			*p = beta == 0 ? alpha * acc[i][j] : alpha * acc[i][j] + beta * *p;
+			if (gridDim.z > 1)
+				atomicAdd(p, alpha * acc[i][j]);
+			else
+				*p = beta == 0 ? alpha * acc[i][j] : alpha * acc[i][j] + beta * *p;
 		}
 	}
 }
@@ -145,10 +153,10 @@ extern "C" __global__ void col_sums(int rows, int f, const float *__restrict__ m
 	if (lo < hi) atomicAdd(&acc[c], s);
 }
 
-// axpby: y = a·x + b·y.
+// axpby: y = a·x + b·y, a zero factor ignoring its operand (even a NaN).
 extern "C" __global__ void axpby(long long n, float a, const float *__restrict__ x, float b, float *__restrict__ y) {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < (size_t)n) y[i] = a * x[i] + (b == 0 ? 0 : b * y[i]);
+	if (i < (size_t)n) y[i] = (a == 0 ? 0 : a * x[i]) + (b == 0 ? 0 : b * y[i]);
 }
 
 // ---- activations ----

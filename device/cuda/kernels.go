@@ -134,8 +134,24 @@ func (k *Kernels) Gemm(s device.Stream, transA, transB bool, alpha float32, a, b
 	if m == 0 || n == 0 {
 		return nil
 	}
-	grid := device.Dim3{X: (n + 63) / 64, Y: (m + 63) / 64}
+	grid := device.Dim3{X: (n + 63) / 64, Y: (m + 63) / 64, Z: splitK(m, n, kk)}
+	if grid.Y > 65535 {
+		return errorf("gemm", "%d rows: at most %d (a grid's height)", m, 65535*64)
+	}
+	if grid.Z > 1 && beta != 1 { // the split parts add into c: scale it first
+		if err := k.Axpby(s, c.len(), 0, c.Mem, beta, c.Mem); err != nil {
+			return err
+		}
+	}
 	return k.gemm.Launch(s, grid, block, 0, m, n, kk, alpha, a.Mem, a.Cols, flag(transA), b.Mem, b.Cols, flag(transB), beta, c.Mem, c.Cols)
+}
+
+// splitK is how many parts GEMM splits k into: enough blocks to fill a large GPU (a few hundred)
+// when C has few tiles, each part at least 256 long.
+func splitK(m, n, k int) int {
+	const wantBlocks, minPart = 512, 256
+	tiles := ((n + 63) / 64) * ((m + 63) / 64)
+	return max(1, min(wantBlocks/tiles, k/minPart))
 }
 
 func flag(b bool) int {

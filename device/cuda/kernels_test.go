@@ -167,6 +167,7 @@ func TestGemmMatchesCPU(t *testing.T) {
 	}{
 		{70, 50, 33, false, false, 0}, {64, 64, 64, true, false, 1}, {5, 130, 17, false, true, 0.5},
 		{100, 3, 200, true, true, 0}, {1, 1, 1, false, false, 0},
+		{20, 30, 3000, true, false, 0.5}, {128, 16, 5000, true, false, 0}, // split over k
 	} {
 		a := randMat(rng, c.m, c.k)
 		if c.transA {
