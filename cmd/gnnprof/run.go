@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,7 +63,10 @@ the reports; a second Ctrl-C exits at once.`,
 	return cmd
 }
 
-func newRunFullCmd() *cobra.Command {
+func newRunFullCmd() *cobra.Command { return fullCommand(&fullOptions{}) }
+
+// fullCommand is `gnnprof run full` with the options o.
+func fullCommand(o *fullOptions) *cobra.Command {
 	return trainerCommand(&cobra.Command{
 		Use:   "full [PATH|SPEC]",
 		Short: "Full-batch training (the whole graph every epoch)",
@@ -74,7 +78,7 @@ APPNP papers): gcn hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4 on the fir
 patience 100 on validation accuracy and loss. The test accuracy reported is the one at the best validation epoch.`,
 		Example: `  gnnprof run full --data ../shared/data/planetoid/ind.cora --model gat --out runs/cora-gat
   gnnprof run full "sbm:nodes=100000,classes=8,degree=20" --model sage --epochs 50`,
-	}, &fullOptions{})
+	}, o)
 }
 
 // trainerOptions are a trainer's flags and what runs it.
@@ -199,12 +203,14 @@ func applyGiven(f *pflag.FlagSet, given, defaults []setting) {
 	}
 }
 
-// fullOptions are the flags of a full-batch run; unset ones take the model's defaults.
+// fullOptions are the flags of a full-batch run; unset ones take the model's defaults, or base's
+// when set (a recorded run's settings, rerun by gnnprof fix).
 type fullOptions struct {
 	trainerFlags
 	model, gatForm     string
 	denseInput, noNorm bool
-	given              train.FullConfig // the model's own settings, as given
+	given              train.FullConfig  // the model's own settings, as given
+	base               *train.FullConfig // nil: train.DefaultFullConfig's
 }
 
 // fullSettings are the flags of the model's own settings in c.
@@ -220,16 +226,24 @@ func fullSettings(c *train.FullConfig) []setting {
 
 func (o *fullOptions) register(f *pflag.FlagSet) {
 	o.trainerFlags.register(f)
-	f.StringVar(&o.model, "model", "gcn", "model: gcn, sage, gat, gin or appnp")
-	f.StringVar(&o.gatForm, "gat-form", "reorganized", "GAT attention form: naive, reorganized or recompute")
-	f.BoolVar(&o.denseInput, "dense-input", false, "feed dense features to the first layer even when they are sparse")
-	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
+	def := train.DefaultFullConfig("gcn")
+	def.GATForm = nn.GATReorganized.String()
+	if o.base != nil {
+		def = *o.base
+	}
+	f.StringVar(&o.model, "model", def.Model, "model: gcn, sage, gat, gin or appnp")
+	f.StringVar(&o.gatForm, "gat-form", cmp.Or(def.GATForm, nn.GATReorganized.String()), "GAT attention form: naive, reorganized or recompute")
+	f.BoolVar(&o.denseInput, "dense-input", def.DenseInput, "feed dense features to the first layer even when they are sparse")
+	f.BoolVar(&o.noNorm, "no-normalize", !def.NormalizeFeatures, "do not row-normalize the features")
 	registerSettings(f, fullSettings(&o.given))
 }
 
 // config returns the run's settings: the model's defaults overridden by the flags given.
 func (o *fullOptions) config(f *pflag.FlagSet) train.FullConfig {
 	c := train.DefaultFullConfig(o.model)
+	if o.base != nil {
+		c = *o.base
+	}
 	o.training.apply(f, &c.Options)
 	applyGiven(f, fullSettings(&o.given), fullSettings(&c))
 	if o.model == "gat" {
@@ -292,7 +306,7 @@ type placedTrainer interface {
 
 // placedRun is tr's run: its run.json config, and a fit that places it on the device, then trains.
 func (f *datasetFlags) placedRun(tr placedTrainer, outcome func(*train.Result) string) (*trainerRun, error) {
-	config, err := tr.RunConfig(train.Setup{Source: f.data, DataSeed: f.seed, Version: version})
+	config, err := tr.RunConfig(train.Setup{Source: f.data, Format: f.format, DataSeed: f.seed, Version: version})
 	if err != nil {
 		return nil, err
 	}
