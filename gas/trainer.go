@@ -209,7 +209,8 @@ func (t *Trainer) Close() error {
 // features and targets in pinned memory); a step uploads the next batch once its own forward
 // pass has consumed its history pulls, so that the upload never holds up a pull on the copy
 // engine, and the next step finds its batch on the device. With 0 each step builds and uploads
-// its batch itself. Under a memory cap the epoch's batches that would pass it are split first.
+// its batch itself. Under a memory cap a batch ends early, before the part that would take it
+// past the cap ([planner]).
 func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, error) {
 	d, cfg := t.Dev, &t.Config
 	plan := &planner{order: partOrder(cfg.Parts, t.shuffle), size: cfg.BatchParts, shaper: t.shaper, mem: t.mem}

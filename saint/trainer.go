@@ -166,7 +166,8 @@ func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*
 	}
 	next := func(lane *trace.Lane) (*batch, error) { return ld.load(lane, 0) }
 	if cfg.Prefetch > 0 {
-		pf := train.NewPrefetch(math.MaxInt, cfg.Prefetch+1, func(_, set int) (*batch, error) { return ld.load(t.dev.Lane("batch loader"), set) })
+		loaderLane := t.dev.Lane("batch loader")
+		pf := train.NewPrefetch(math.MaxInt, cfg.Prefetch+1, func(_, set int) (*batch, error) { return ld.load(loaderLane, set) })
 		defer pf.Close() // before the pipeline's: the loader may be waiting for a subgraph
 		next = func(lane *trace.Lane) (*batch, error) {
 			sp := lane.Begin("loader.next", role.Dataload)

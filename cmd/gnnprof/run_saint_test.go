@@ -82,6 +82,15 @@ func TestRunSaintWritesRunDirectory(t *testing.T) {
 	if steps != epochs*batches {
 		t.Errorf("%d steps, want one per batch: %d", steps, epochs*batches)
 	}
+	loaders := 0
+	for _, l := range tbl.Lanes {
+		if l.Name == "batch loader" {
+			loaders++
+		}
+	}
+	if loaders != 1 {
+		t.Errorf("%d lanes named batch loader, want the loader's one", loaders)
+	}
 	// Each batch's 8 arrays (nodes, adjacency offsets, indices, weights and original edges, loss
 	// rows, labels and weights) go up from pinned memory.
 	if pinnedH2D != 8*epochs*batches {
