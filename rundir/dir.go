@@ -45,11 +45,31 @@ func CreateStreaming(path string, meta map[string]any, start time.Time, live ...
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("creating run directory: %w", err)
 	}
-	w, err := trace.CreateWriter(filepath.Join(path, TraceFile), trace.Header{Meta: meta, Start: start})
+	w, err := trace.CreateWriter(filepath.Join(path, TraceFile), trace.Header{Meta: meta, Start: start, DeviceProperties: deviceProperties(meta)})
 	if err != nil {
 		return nil, err
 	}
 	return &Dir{Path: path, Rec: trace.NewRecorder(append([]trace.Sink{w}, live...)...)}, nil
+}
+
+// deviceProperties describes the run's device as Kineto's deviceProperties do, when the run's
+// metadata gives it a memory limit ("device_memory", with its name in "device"), so that readers
+// of the trace know how much memory the device has.
+func deviceProperties(meta map[string]any) []map[string]any {
+	var limit int64
+	switch v := meta["device_memory"].(type) {
+	case int64:
+		limit = v
+	case int:
+		limit = int64(v)
+	case float64:
+		limit = int64(v)
+	}
+	if limit <= 0 {
+		return nil
+	}
+	name, _ := meta["device"].(string)
+	return []map[string]any{{"id": 0, "name": name, "totalGlobalMem": limit}}
 }
 
 // Close closes the trace and the live sinks beside it; later calls return the same error.
