@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/train"
 )
 
 // TestPrefetchDoesNotChangeTraining: building batches inline (0), one ahead or the default two
@@ -81,5 +82,37 @@ func TestBatchMemoryCap(t *testing.T) {
 	}
 	if capped.Final.PeakDeviceBytes >= free.Final.PeakDeviceBytes {
 		t.Errorf("device peak %d bytes under the cap, %d without: want lower", capped.Final.PeakDeviceBytes, free.Final.PeakDeviceBytes)
+	}
+}
+
+// TestShaperCountsBatches: the planner's counts of a batch — nodes, adjacency entries, halo —
+// are those of the batch the loader builds from the same parts, whether counted part by part
+// (add) or weighed before adding (grow).
+func TestShaperCountsBatches(t *testing.T) {
+	ds, err := graph.Generate("sbm:nodes=3000,classes=4,degree=8,features=8", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig("gcn", "")
+	cfg.Parts, cfg.BatchParts = 24, 6
+	tr := newTrainer(t, cfg, ds, newDevice(t, nil))
+	s := tr.shaper
+	for range 5 {
+		order := partOrder(cfg.Parts, tr.shuffle)
+		s.begin()
+		var sh train.BatchShape
+		for k, part := range order[:cfg.BatchParts] {
+			grown := s.grow(part, sh)
+			s.add(part, &sh)
+			if grown != sh {
+				t.Fatalf("part %d of %v: grow says %+v, add %+v", k, order[:cfg.BatchParts], grown, sh)
+			}
+		}
+		var b Batch
+		nnz := tr.trainSG.shape(order[:cfg.BatchParts], &b)
+		tr.trainSG.relabel(&b, nil, nil, nil)
+		if want := (train.BatchShape{Nodes: b.Size, Edges: nnz, Halo: len(b.Halo())}); sh != want {
+			t.Errorf("parts %v: counted %+v, the batch is %+v", order[:cfg.BatchParts], sh, want)
+		}
 	}
 }

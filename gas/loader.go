@@ -159,11 +159,16 @@ type shaper struct {
 	ptr   []int64
 	mark  []int32 // per node: stamp while in the batch being counted, −stamp while in its halo
 	stamp int32
+	seen  []int32 // per node: trial while a part's addition is weighed (grow)
+	trial int32
 }
 
 func newShaper(adj *nn.Sparse, ptr []int64) *shaper {
-	return &shaper{adj: adj, ptr: ptr, mark: make([]int32, adj.Rows)}
+	return &shaper{adj: adj, ptr: ptr, mark: make([]int32, adj.Rows), seen: make([]int32, adj.Rows)}
 }
+
+// begin starts counting a new batch.
+func (s *shaper) begin() { s.stamp++ }
 
 // add adds part p to the batch being counted: its nodes leave the halo, and its rows' neighbours
 // outside the batch join it.
@@ -187,45 +192,75 @@ func (s *shaper) add(p int32, sh *train.BatchShape) {
 	}
 }
 
-// planner hands out an epoch's batches: each takes the next parts in the epoch's order until it
-// has size of them or, under a memory cap, until the next part would take it past the cap by the
-// memory model fitted to every batch measured so far — so batches that would pass the cap end
-// early, and those that stay under it are the reference's. One goroutine at a time uses it.
+// grow is the shape the batch being counted, of shape sh, would have with part p added, which
+// add would make it; the batch stays as it is.
+func (s *shaper) grow(p int32, sh train.BatchShape) train.BatchShape {
+	lo, hi := s.ptr[p], s.ptr[p+1]
+	st := s.stamp
+	s.trial++
+	for v := lo; v < hi; v++ {
+		if s.mark[v] == -st {
+			sh.Halo--
+		}
+		s.seen[v] = s.trial // in the batch once p is
+	}
+	sh.Nodes += int(hi - lo)
+	a := s.adj
+	sh.Edges += int(a.Indptr[hi] - a.Indptr[lo])
+	for _, w := range a.Indices[a.Indptr[lo]:a.Indptr[hi]] {
+		if m := s.mark[w]; m != st && m != -st && s.seen[w] != s.trial {
+			s.seen[w] = s.trial
+			sh.Halo++
+		}
+	}
+	return sh
+}
+
+// planner hands out an epoch's batches: each takes the next size parts in the epoch's order or,
+// under a memory cap, those of the next parts that fit under it by the memory model fitted to
+// every batch measured so far: it takes them first come, first fit, looking window parts ahead
+// and leaving those that do not fit to the next batches, so that batches fill up to the cap. A
+// batch that stays under the cap is the reference's. One goroutine at a time uses it.
 type planner struct {
 	order  []int32 // the parts not yet handed out, in order
 	size   int     // parts per batch
 	shaper *shaper
 	mem    *train.BatchMemory
-	cut    int // batches ended early
+	cut    int // batches ended with fewer parts than size to stay under the cap
 }
+
+// window is how many parts a batch under a cap looks through, in parts per batch.
+const window = 4
 
 // next returns the parts of the next batch; ok is false after the epoch's last.
 func (p *planner) next() (parts []int32, ok bool) {
-	if len(p.order) == 0 {
+	n := min(p.size, len(p.order))
+	if n == 0 {
 		return nil, false
 	}
-	n := min(p.size, len(p.order))
-	if p.mem.Cap() > 0 {
-		n = p.fitting(n)
+	if p.mem.Cap() == 0 {
+		parts, p.order = p.order[:n:n], p.order[n:]
+		return parts, true
 	}
-	parts, p.order = p.order[:n:n], p.order[n:]
-	return parts, true
-}
-
-// fitting is how many of the next n parts a batch takes under the cap: the most that fit, one
-// at least (a part is never split).
-func (p *planner) fitting(n int) int {
 	s := p.shaper
-	s.stamp++
+	s.begin()
 	var sh train.BatchShape
-	for k, part := range p.order[:n] {
-		s.add(part, &sh)
-		if k > 0 && !p.mem.Fits(sh) {
-			p.cut++
-			return k
+	var left []int32
+	k := 0
+	for ; k < len(p.order) && k < window*p.size && len(parts) < p.size; k++ {
+		part := p.order[k]
+		if len(parts) > 0 && !p.mem.Fits(s.grow(part, sh)) {
+			left = append(left, part)
+			continue
 		}
+		s.add(part, &sh)
+		parts = append(parts, part)
 	}
-	return n
+	if len(parts) < n {
+		p.cut++
+	}
+	p.order = append(left, p.order[k:]...)
+	return parts, true
 }
 
 // more says whether a batch is left.
