@@ -28,9 +28,10 @@ report DIR` reads them all. Under torchrun (WORLD_SIZE > 1) the model is wrapped
 DistributedDataParallel and each rank trains on its own share of the seed nodes.
 
 --data is a generated graph, "sbm:nodes=2000,degree=10,features=16,classes=7" by default
-(communities with mostly intra-class edges; any key may be left out). Runs are deterministic for a given --seed. The script works with Debian's torch 1.13 (no Kineto:
-the trace is the legacy JSON array) and with torch 2.x, on the GPU when there is one (a Kineto
-trace with the CUDA kernels and copies).
+(communities with mostly intra-class edges; any key may be left out). Runs are deterministic for
+a given --seed. The script works with Debian's torch 1.13 (no Kineto: the trace is the legacy JSON
+array) and with torch 2.x, on the GPU when there is one (a Kineto trace with the CUDA kernels and
+copies).
 """
 import argparse
 import os
@@ -45,14 +46,18 @@ BOTTLENECKS = ("readbacks", "eval", "sampler", "edgewise")
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+    summary, details = __doc__.split("\n\n", 1)
+    p = argparse.ArgumentParser(description=summary, epilog=details,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", required=True, help="directory for the trace (rank<R>.pt.trace.json.gz)")
+    p.add_argument("--out", required=True,
+                   help="directory for the trace (rank<R>.pt.trace.json.gz)")
     p.add_argument("--plant", action="append", default=[], choices=BOTTLENECKS,
-                   help="plant this bottleneck (repeatable); without it the step is the fixed version")
-    p.add_argument("--data", default="sbm", help="the graph: sbm:nodes=N,degree=D,features=F,classes=C")
+                   help="plant this bottleneck (repeatable); without, the step is the fixed version")
+    p.add_argument("--data", default="sbm",
+                   help="the graph: sbm:nodes=N,degree=D,features=F,classes=C")
     p.add_argument("--batch", type=int, default=32, help="seed nodes per step")
-    p.add_argument("--fanout", default="10,10", help="neighbours sampled per node, per hop (all: every one)")
+    p.add_argument("--fanout", default="10,10",
+                   help="neighbours sampled per node, per hop (all: every one)")
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--steps", type=int, default=10, help="profiled (active) steps")
     p.add_argument("--seed", type=int, default=0)
@@ -86,12 +91,13 @@ def sbm(gen, nodes=2000, degree=10, features=16, classes=7, homophily=0.8):
         pick, members = same & (y[src] == c), torch.nonzero(y == c).flatten()
         dst[pick] = members[torch.randint(0, members.numel(), (int(pick.sum()),), generator=gen)]
     src, dst = src[src != dst], dst[src != dst]
-    x = torch.randn(classes, features, generator=gen)[y] + 2.0 * torch.randn(nodes, features, generator=gen)
+    centroids = torch.randn(classes, features, generator=gen)
+    x = centroids[y] + 2.0 * torch.randn(nodes, features, generator=gen)
     return Graph(torch.cat([src, dst]), torch.cat([dst, src]), x, y)
 
 
 def load_graph(spec, gen):
-    """The graph a --data spec names: sbm:nodes=N,degree=D,features=F,classes=C (any may be left out)."""
+    """The graph --data names: sbm:nodes=N,degree=D,features=F,classes=C (any may be left out)."""
     name, _, params = spec.partition(":")
     if name != "sbm":
         sys.exit(f"--data {spec}: want sbm:key=value,…")
@@ -109,10 +115,10 @@ class Batch:
         loops = torch.arange(n)
         self.n_id, self.seed_pos, self.num_nodes = n_id, seed_pos, n
         self.src, self.dst = torch.cat([src, loops]), torch.cat([dst, loops])
-        self.degree = torch.bincount(self.dst, minlength=n).float().unsqueeze(1)  # self loop included
+        self.degree = torch.bincount(self.dst, minlength=n).float().unsqueeze(1)  # with the loop
         self.inv_deg = self.degree.reciprocal()
-        self.adj = torch.sparse_coo_tensor(torch.stack([self.dst, self.src]), self.inv_deg.flatten().index_select(0, self.dst),
-                                           (n, n)).coalesce()
+        weight = self.inv_deg.flatten().index_select(0, self.dst)
+        self.adj = torch.sparse_coo_tensor(torch.stack([self.dst, self.src]), weight, (n, n)).coalesce()
 
     def to(self, device):
         for name in ("n_id", "seed_pos", "src", "dst", "degree", "inv_deg", "adj"):
@@ -127,7 +133,7 @@ def sample_vectorised(g, seeds, fanouts, gen):
         start = g.rowptr.index_select(0, frontier)
         deg = g.rowptr.index_select(0, frontier + 1) - start
         has = deg.nonzero().flatten()  # nodes without neighbours end here
-        frontier, start, deg = frontier.index_select(0, has), start.index_select(0, has), deg.index_select(0, has)
+        frontier, start, deg = (t.index_select(0, has) for t in (frontier, start, deg))
         if k < 0:  # every neighbour: position j of the concatenated neighbour lists
             first = torch.repeat_interleave(start - (torch.cumsum(deg, 0) - deg), deg)
             nbr = g.col.index_select(0, first + torch.arange(first.numel()))
@@ -168,8 +174,10 @@ def nodes_of(g, *ids):
 def relabel(g, seeds, src, dst):
     """The subgraph of the edges src -> dst in local node ids."""
     n_id = nodes_of(g, seeds, src)
-    local = torch.empty(g.num_nodes, dtype=torch.long).index_copy_(0, n_id, torch.arange(n_id.numel()))
-    return Batch(n_id, local.index_select(0, src), local.index_select(0, dst), local.index_select(0, seeds))
+    local = torch.empty(g.num_nodes, dtype=torch.long)
+    local.index_copy_(0, n_id, torch.arange(n_id.numel()))
+    src, dst, seed_pos = (local.index_select(0, t) for t in (src, dst, seeds))
+    return Batch(n_id, src, dst, seed_pos)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,8 +186,8 @@ def relabel(g, seeds, src, dst):
 def aggregate(h, batch, edgewise):
     if edgewise:  # one message per edge, E x H values, summed onto its destination node
         msg = h.index_select(0, batch.src)
-        total = torch.zeros(batch.num_nodes, h.shape[1], device=h.device).index_add_(0, batch.dst, msg)
-        return total * batch.inv_deg
+        total = torch.zeros(batch.num_nodes, h.shape[1], device=h.device)
+        return total.index_add_(0, batch.dst, msg) * batch.inv_deg
     return torch.sparse.mm(batch.adj, h)
 
 
@@ -210,8 +218,8 @@ def drop_nodes_readbacks(x, batch, p, gen):
 
 
 def drop_nodes(x, batch, p, gen):
-    drop = torch.rand(x.shape[0], 1, generator=gen, device=x.device) < p / (1 + batch.degree / batch.degree.mean())
-    return x * ~drop
+    draw = torch.rand(x.shape[0], 1, generator=gen, device=x.device)
+    return x * (draw >= p / (1 + batch.degree / batch.degree.mean()))
 
 
 def evaluate(model, g, x, y, nodes, fanouts, gen, device):
@@ -307,7 +315,8 @@ def main(argv=None):
     seconds = time.perf_counter() - began
     acc = evaluate(model, g, x, y, val, fanouts, gen, device)
     print(f"rank {rank}: {wait + warmup + args.steps} steps in {seconds:.2f} s "
-          f"(planted: {', '.join(sorted(plant)) or 'none'}); mean loss {torch.stack(losses).mean().item():.3f}, "
+          f"(planted: {', '.join(sorted(plant)) or 'none'}); "
+          f"mean loss {torch.stack(losses).mean().item():.3f}, "
           f"validation accuracy {acc:.3f}; trace {path}", file=sys.stderr)
     if world > 1:
         torch.distributed.destroy_process_group()
