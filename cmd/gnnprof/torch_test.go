@@ -88,14 +88,14 @@ func TestTorchEndToEnd(t *testing.T) {
 					break
 				}
 				if planted.cpuShare >= torchMinCPUShare {
-					t.Errorf("the first root cause is %s; want the planted %s (findings: %s)", describeFinding(first), b.plant, findingList(planted.p))
+					t.Errorf("gnnprof names %s first, not the planted %s (findings: %s)", describeFinding(first), b.plant, findingList(planted.p))
 					break
 				}
 				if attempt == torchAttempts {
-					t.Skipf("the machine is too busy to measure: in each of %d runs the example had a core less than %.0f%% of the time (the last %.0f%%); the last named %s first",
+					t.Skipf("the machine is too busy to measure: in each of %d runs the example had a core less than %.0f%% of the time (the last %.0f%%), and gnnprof named %s first",
 						attempt, 100*torchMinCPUShare, 100*planted.cpuShare, describeFinding(first))
 				}
-				t.Logf("attempt %d had a core %.0f%% of the time and names %s first: again", attempt, 100*planted.cpuShare, describeFinding(first))
+				t.Logf("attempt %d had a core %.0f%% of the time and gnnprof names %s first: running it again", attempt, 100*planted.cpuShare, describeFinding(first))
 			}
 			base, err := fixed[strings.Join(b.args, " ")]()
 			if err != nil {
@@ -259,7 +259,7 @@ func describeFinding(f *analyze.Finding) string {
 	if f == nil {
 		return "nothing"
 	}
-	return fmt.Sprintf("%s (%s): %s", f.ID, f.Severity, f.Summary)
+	return fmt.Sprintf("%s (%s: %q)", f.ID, f.Severity, f.Summary)
 }
 
 func msString(ns int64) string { return fmt.Sprintf("%.2f ms", float64(ns)/1e6) }
