@@ -57,9 +57,10 @@ func hasID(id string) func(analyze.Finding) bool {
 // cause must be the planted bottleneck, and the fixed run must not name it. The mean steps of
 // both, and what the fix recovers, are logged (go test -v).
 //
-// A trace measures wall time, so a run that waited for a core most of the time (the machine
-// busy with other work) measures the machine: such a run is repeated when gnnprof names
-// something else, and the subtest skips when every attempt waited.
+// A trace measures wall time, so a run that waited for a core much of the time (the machine
+// busy with other work) measures the machine: a planted run that waited half the time is
+// repeated when gnnprof names something else, and the subtest skips when every attempt waited;
+// the fixed run is checked only when it had a core 80% of the time.
 func TestTorchEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no PyTorch runs")
@@ -88,14 +89,14 @@ func TestTorchEndToEnd(t *testing.T) {
 					break
 				}
 				if planted.cpuShare >= torchMinCPUShare {
-					t.Errorf("gnnprof names %s first, not the planted %s (findings: %s)", describeFinding(first), b.plant, findingList(planted.p))
+					t.Errorf("gnnprof does not name the planted %s first but %s (findings: %s)", b.plant, describeFinding(first), findingList(planted.p))
 					break
 				}
 				if attempt == torchAttempts {
-					t.Skipf("the machine is too busy to measure: in each of %d runs the example had a core less than %.0f%% of the time (the last %.0f%%), and gnnprof named %s first",
+					t.Skipf("the machine is too busy to measure: in each of %d runs the example had a core less than %.0f%% of the time (the last %.0f%%), and gnnprof named first %s",
 						attempt, 100*torchMinCPUShare, 100*planted.cpuShare, describeFinding(first))
 				}
-				t.Logf("attempt %d had a core %.0f%% of the time and gnnprof names %s first: running it again", attempt, 100*planted.cpuShare, describeFinding(first))
+				t.Logf("attempt %d had a core %.0f%% of the time, and gnnprof named first %s: running it again", attempt, 100*planted.cpuShare, describeFinding(first))
 			}
 			base, err := fixed[strings.Join(b.args, " ")]()
 			if err != nil {
@@ -104,6 +105,10 @@ func TestTorchEndToEnd(t *testing.T) {
 			t.Logf("planted: mean step %s, findings %s (a core %.0f%% of the time)", msString(planted.p.Breakdown.TotalNs), findingList(planted.p), 100*planted.cpuShare)
 			t.Logf("fixed:   mean step %s, findings %s (a core %.0f%% of the time)", msString(base.p.Breakdown.TotalNs), findingList(base.p), 100*base.cpuShare)
 			t.Logf("the fix recovers %s per step", msString(planted.p.Breakdown.TotalNs-base.p.Breakdown.TotalNs))
+			if base.cpuShare < torchQuietCPUShare {
+				t.Logf("the fixed run is not checked: it had a core only %.0f%% of the time (its check needs %.0f%%)", 100*base.cpuShare, 100*torchQuietCPUShare)
+				return
+			}
 			for _, f := range base.p.Findings {
 				if b.names(f) {
 					t.Errorf("the fixed run still names the planted %s: %s", b.plant, describeFinding(&f))
@@ -182,6 +187,10 @@ const (
 	// trace to measure the example; torchAttempts, how many runs a subtest tries for one.
 	torchMinCPUShare = 0.5
 	torchAttempts    = 3
+	// torchQuietCPUShare is the share the fixed run needs for its check: its vectorised sampler
+	// takes a fifth of its step, and runs that had a core 56% of the time have made that two fifths
+	// (a critical input-bound finding, what the slow sampler plants).
+	torchQuietCPUShare = 0.8
 )
 
 // torchRuns admits one run of the example at a time: runs beside it would take turns with it
@@ -259,7 +268,7 @@ func describeFinding(f *analyze.Finding) string {
 	if f == nil {
 		return "nothing"
 	}
-	return fmt.Sprintf("%s (%s: %q)", f.ID, f.Severity, f.Summary)
+	return fmt.Sprintf("%s (%s): %s", f.ID, f.Severity, f.Summary)
 }
 
 func msString(ns int64) string { return fmt.Sprintf("%.2f ms", float64(ns)/1e6) }
