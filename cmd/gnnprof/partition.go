@@ -81,7 +81,7 @@ reading its part file back), with the partitioning time gpmetis reports itself b
 				results = append(results, r)
 			}
 			p.End()
-			if err := writePartitionRuns(cmd.OutOrStdout(), g, results); err != nil {
+			if err := writePartitionRuns(messagesTo(cmd, out), g, results); err != nil {
 				return err
 			}
 			if out != "" {
@@ -96,7 +96,7 @@ reading its part file back), with the partitioning time gpmetis reports itself b
 	cmd.Flags().Float64Var(&imbalance, "imbalance", 0.03, "allowed excess of the largest part over N/K")
 	cmd.Flags().BoolVar(&compare, "compare", false, "run both methods and compare them")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed of the partitioner's random choices (0 leaves gpmetis its own default seed)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write the part of each node to, one per line (of the first method)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write the part of each node to, one per line (of the first method); - for stdout")
 	return cmd
 }
 

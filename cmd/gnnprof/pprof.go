@@ -12,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
+	"github.com/gnnprof/gnnprof/internal/outfile"
 	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
@@ -36,7 +37,7 @@ bytes (copied) and count; labels: role, step and lane.
   go tool pprof -tagfocus=role=sample -top profile.pb.gz
   go tool pprof -http=:8080 profile.pb.gz           flame graph in a browser
 
-The output defaults to profile.pb.gz beside the trace.
+The output defaults to profile.pb.gz beside the trace; -o - writes it to stdout.
 
 With -http=HOST:PORT nothing is written: the span profile is built in memory and served in pprof's
 own web UI (flame graph, top, graph, peek, source), which opens in the browser as with
@@ -66,7 +67,9 @@ profile (cpu.pprof, profile.pb.gz) to open as it is. Ctrl-C stops the server.`,
 				return err
 			}
 			p.End()
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (open with: go tool pprof -http=:8080 %s)\n", out, out)
+			if out != outfile.Stdout {
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (open with: go tool pprof -http=:8080 %s)\n", out, out)
+			}
 			return nil
 		},
 	}
