@@ -20,9 +20,10 @@ const (
 )
 
 // artefactPatterns match every file a run directory's run writes or derives from its trace: the
-// files above, an uncompressed trace, and the Perfetto export's parts.
+// files above, an uncompressed trace, the Perfetto export's parts (trace.perfetto.partN.json.gz),
+// and the lock a run whose process died leaves.
 var artefactPatterns = []string{TraceFile, "trace.json", RunFile, ReportFile, PprofFile, CPUProfileFile,
-	"trace.perfetto*.json*"}
+	"trace.perfetto*.json*", WriterFile}
 
 // Artefacts lists the run files in dir (see artefactPatterns), sorted; none when dir is absent.
 func Artefacts(dir string) []string {

@@ -14,16 +14,20 @@ import (
 	"time"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
 // Run statuses.
 const (
-	StatusDone    = "done"    // run.json is written: the run finished
-	StatusRunning = "running" // gnnprof's trace still being written (an unfinished gzip stream), no run.json yet
-	StatusStopped = "stopped" // gnnprof's trace, closed without run.json: the run failed or was interrupted
-	StatusTrace   = "trace"   // a trace of another profiler (torch.profiler): no run record
+	StatusDone        = "done"        // run.json is written: the run finished
+	StatusInterrupted = "interrupted" // run.json is written, marked interrupted: stopped early by Ctrl-C or a signal
+	StatusRunning     = "running"     // gnnprof's trace still being written (an unfinished gzip stream, its writer alive), no run.json yet
+	// StatusStopped: gnnprof's trace without run.json, no longer written: the run failed, or its
+	// process died (killed, its terminal closed) leaving the trace cut off (RunSummary.Note says).
+	StatusStopped = "stopped"
+	StatusTrace   = "trace" // a trace of another profiler (torch.profiler): no run record
 )
 
 // RunSummary is a run directory under the served directory with its headline numbers: the run
@@ -49,6 +53,7 @@ type RunSummary struct {
 
 	CPUProfile bool   `json:"cpu_profile"`     // the run has cpu.pprof
 	Error      string `json:"error,omitempty"` // why the numbers are missing
+	Note       string `json:"note,omitempty"`  // what the status means for this run, when it is not plain
 }
 
 // findRuns lists the run directories under the root (real paths): directories that hold run.json
@@ -203,7 +208,7 @@ func (s *Server) summaries() ([]RunSummary, error) {
 func (s *Server) summary(dir string) RunSummary {
 	inputs := s.inputs(dir)
 	cpu := filepath.Join(dir, rundir.CPUProfileFile)
-	sum, _ := s.summaryMemo.get(dir, stampOf(append(inputs, cpu)...), func() (RunSummary, error) {
+	sum, _ := s.summaryMemo.get(dir, stampOf(append(inputs, cpu)...)+rundir.Writer(dir).String(), func() (RunSummary, error) {
 		return s.computeSummary(dir, inputs), nil
 	})
 	return sum
@@ -223,7 +228,7 @@ func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
 		return sum
 	}
 	p := a.profile
-	sum.Status = status(a)
+	sum.Status, sum.Note = status(a, dir)
 	config := a.config()
 	sum.Dataset, sum.Model, sum.Trainer = datasetName(config), configString(config, "model"), configString(config, "trainer")
 	sum.Planned = configInt(config, "epochs")
@@ -242,7 +247,7 @@ func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
 
 // fromRecord takes the finished run's numbers from its run.json.
 func (sum *RunSummary) fromRecord(run *rundir.Run) {
-	sum.Status = StatusDone
+	sum.Status, sum.Note = recordStatus(run)
 	sum.Epochs = run.Final.Epochs
 	acc := run.Final.TestAcc
 	sum.TestAcc = &acc
@@ -252,17 +257,28 @@ func (sum *RunSummary) fromRecord(run *rundir.Run) {
 	sum.Planned = cmp.Or(configInt(run.Config, "epochs"), sum.Planned)
 }
 
-// status tells a run's state from its record and trace.
-func status(a *analysis) string {
+// status tells the state of the run in dir from its record, its trace and whether the process
+// writing it is alive, with a note when the state needs one.
+func status(a *analysis, dir string) (status, note string) {
 	switch {
 	case a.run != nil:
-		return StatusDone
+		return recordStatus(a.run)
 	case a.profile.Trace.Format != "gnnprof":
-		return StatusTrace
+		return StatusTrace, ""
+	case a.profile.Trace.Truncated && rundir.Writer(dir) == rundir.WriterGone:
+		return StatusStopped, "its process ended without finishing the run (killed, or its terminal closed): the trace holds the steps recorded until then, and there is no run.json"
 	case a.profile.Trace.Truncated:
-		return StatusRunning
+		return StatusRunning, ""
 	}
-	return StatusStopped
+	return StatusStopped, "the run failed: its trace was closed without run.json"
+}
+
+// recordStatus is the state of a run with a record: done, or interrupted.
+func recordStatus(run *rundir.Run) (status, note string) {
+	if run.Interrupted {
+		return StatusInterrupted, "stopped early (Ctrl-C or a signal) after " + report.Plural(len(run.Epochs), "epoch", "epochs") + "; run.json covers those"
+	}
+	return StatusDone, ""
 }
 
 // latestChange is the latest modification time among files (those that exist).

@@ -33,6 +33,9 @@ func newRootCmd() *cobra.Command {
 	// Commands are added above this line: what follows applies to all of them.
 	checkUsage(root)
 	walk(root, func(c *cobra.Command) {
+		// What the flag parser says beyond errors (a deprecated flag's notice) goes to stderr,
+		// not, as cobra would print it, to stdout among the command's output.
+		c.Flags().SetOutput(stderrOf{c})
 		if run := c.RunE; run != nil {
 			c.RunE = func(c *cobra.Command, args []string) error {
 				return withProgress(c, func() error { return run(c, args) })
@@ -60,6 +63,11 @@ func main() {
 	stop()
 	os.Exit(code)
 }
+
+// stderrOf writes to a command's stderr, as set when it runs.
+type stderrOf struct{ c *cobra.Command }
+
+func (s stderrOf) Write(p []byte) (int, error) { return s.c.ErrOrStderr().Write(p) }
 
 // execute runs the CLI with args and maps its error to the exit code: 1 on failure, 2 on bad
 // usage (a usageError), exitInterrupted when stopped by a signal.

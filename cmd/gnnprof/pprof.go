@@ -82,7 +82,7 @@ profile (cpu.pprof, profile.pb.gz) to open as it is. Ctrl-C stops the server.`,
 // servePprof serves pprof's web UI on path's profile: a pprof file as it is, else the span
 // profile of the trace path names, built in memory.
 func servePprof(cmd *cobra.Command, path, addr string, noBrowser bool) error {
-	addr, err := localAddr(addr)
+	addr, err := listenAddr("-http", addr)
 	if err != nil {
 		return err
 	}
@@ -130,10 +130,10 @@ func writePprofFile(ctx context.Context, path string, t *trace.Table) error {
 	return writeFile(ctx, path, "pprof profile", func(w io.Writer) error { return report.WritePprof(w, t) })
 }
 
-// goPprofFlags lets `gnnprof pprof` take go tool pprof's single-dash spellings -http and
-// -no_browser, which the flag parser would otherwise read as the shorthands -h -t -t -p.
+// goPprofFlags lets `gnnprof pprof` and `gnnprof serve` take go tool pprof's single-dash spellings
+// -http and -no_browser, which the flag parser would otherwise read as the shorthands -h -t -t -p.
 func goPprofFlags(args []string) []string {
-	if len(args) == 0 || args[0] != "pprof" {
+	if len(args) == 0 || (args[0] != "pprof" && args[0] != "serve") {
 		return args
 	}
 	args = slices.Clone(args)
