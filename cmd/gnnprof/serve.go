@@ -112,6 +112,7 @@ func listenAddr(flag, addr string) (string, error) {
 	}
 	return net.JoinHostPort(host, port), nil
 }
+
 // openBrowser opens url in the desktop's browser ($BROWSER, else xdg-open or open), if there is
 // one; where there is none the URL printed is the way in.
 func openBrowser(url string, stderr io.Writer) {

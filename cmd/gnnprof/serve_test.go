@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
