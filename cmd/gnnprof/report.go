@@ -26,7 +26,9 @@ func newReportCmd() *cobra.Command {
 memory, device activity and findings (bottlenecks with evidence and a fix).
 
 PATH is a trace file (gnnprof's trace.json.gz, a torch.profiler Kineto trace *.pt.trace.json[.gz],
-or a legacy torch trace), a run directory holding trace.json.gz, or a directory of per-rank traces.
+or a legacy torch trace), a run directory holding trace.json.gz, or a directory of the per-rank
+traces of one distributed job (each naming its rank in its metadata or file name). A folder of
+separate runs is refused (exit 2): report one run at a time, diff two, or serve the folder.
 It prints a compact summary (--format summary, the default), the whole analysis as text
 (--format text) or the versioned JSON schema documented in analyze/SCHEMA.md (--format json),
 and writes a single-file HTML report next to the input (report.html in a run directory, else

@@ -161,3 +161,20 @@ func TestDiffRuns(t *testing.T) {
 		t.Errorf("diff JSON: %v %+v", err, d)
 	}
 }
+
+// TestReportFolderOfRuns: report over a folder of separate runs (what serve takes) refuses, with
+// exit 2 and a message pointing at serve and diff, and writes nothing; it does not compare them as
+// the ranks of one job.
+func TestReportFolderOfRuns(t *testing.T) {
+	runs := t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		must(t, os.Rename(recordTestRun(t), filepath.Join(runs, name)))
+	}
+	code, stdout, stderr := execCLI("report", runs)
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "separate runs, not the ranks of one job") || !strings.Contains(stderr, "gnnprof serve "+runs) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(runs, "report.html")); !os.IsNotExist(err) {
+		t.Errorf("a report was written: %v", err)
+	}
+}

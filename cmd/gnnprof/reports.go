@@ -36,8 +36,11 @@ func loadForReport(ctx context.Context, p progress.Func, path string, opt analyz
 		prof, t, err := analyze.LoadTable(path, opt)
 		return analysed{prof, t}, err
 	})
-	if errors.Is(err, errInterrupted) {
+	switch {
+	case errors.Is(err, errInterrupted):
 		err = fmt.Errorf("analysing %s: %w", path, err)
+	case errors.Is(err, analyze.ErrSeparateRuns):
+		err = usageError{err} // a folder of runs is no argument for a command about one
 	}
 	return a, err
 }
