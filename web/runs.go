@@ -115,23 +115,26 @@ func (s *Server) traceFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
-// record reads dir's run.json; nil when the run has none (yet).
-func (s *Server) record(dir string) (*rundir.Run, error) {
+// record reads dir's run.json; nil when the run has none (yet). An unreadable run.json is not an
+// error but bad, as for every command: the run is shown from its trace, with bad as a warning.
+func (s *Server) record(dir string) (run *rundir.Run, bad, err error) {
 	if _, err := s.root.file(dir, rundir.RunFile); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return rundir.Read(dir)
+	run, bad = rundir.Read(dir)
+	return run, bad, nil
 }
 
 // analysis is a run's analysed trace: the profile, the events of a single trace (nil for
-// several ranks), and run.json when there is one.
+// several ranks), and run.json when there is one (badRecord: why it could not be read).
 type analysis struct {
-	profile *analyze.Profile
-	table   *trace.Table
-	run     *rundir.Run
+	profile   *analyze.Profile
+	table     *trace.Table
+	run       *rundir.Run
+	badRecord error
 }
 
 // config is the run's settings: run.json's, else the trace's run metadata (a run in training).
@@ -150,7 +153,7 @@ var checkProfile = (*analyze.Profile).CheckValid
 // it goes, even when no event is complete yet: a run that has just started (whose trace may be an
 // empty file until its first step ends) has a profile of no steps, marked truncated.
 func (s *Server) analyse(dir string) (*analysis, error) {
-	run, err := s.record(dir)
+	run, bad, err := s.record(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +161,7 @@ func (s *Server) analyse(dir string) (*analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &analysis{run: run}
+	a := &analysis{run: run, badRecord: bad}
 	if a.profile, a.table, err = analyze.LoadTable(dir, analyze.Options{Live: true}); err != nil {
 		return nil, err
 	}
@@ -167,6 +170,9 @@ func (s *Server) analyse(dir string) (*analysis, error) {
 	}
 	// Pages name the run as the list does, not by its real path on this machine.
 	a.profile.Trace.Path = cmp.Or(s.root.rel(dir), ".") + "/" + filepath.Base(files[0])
+	if bad != nil {
+		a.profile.Warnings = append([]string{s.message(bad) + "; " + rundir.WithoutRecord}, a.profile.Warnings...)
+	}
 	return a, nil
 }
 
@@ -216,13 +222,16 @@ func (s *Server) summary(dir string) RunSummary {
 
 func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
 	sum := RunSummary{Path: s.root.rel(dir), Updated: latestChange(inputs)}
-	_, err := s.root.file(dir, rundir.CPUProfileFile)
-	sum.CPUProfile = err == nil
+	cpu, err := s.root.file(dir, rundir.CPUProfileFile)
+	if err == nil {
+		fi, err := os.Stat(cpu)
+		sum.CPUProfile = err == nil && fi.Size() > 0 // written when the run ends
+	}
 	a, err := s.analyse(dir)
 	if err != nil {
 		sum.Error = s.message(err)
 		sum.Status = StatusStopped
-		if run, rerr := s.record(dir); rerr == nil && run != nil {
+		if run, _, _ := s.record(dir); run != nil {
 			sum.fromRecord(run)
 		}
 		return sum
@@ -238,6 +247,9 @@ func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
 	}
 	if a.run != nil {
 		sum.fromRecord(a.run)
+	}
+	if a.badRecord != nil {
+		sum.Error = s.message(a.badRecord) + "; " + rundir.WithoutRecord
 	}
 	if f := topFinding(p.Findings); f != nil {
 		sum.TopFinding, sum.Severity = f.Title, string(f.Severity)
@@ -263,6 +275,8 @@ func status(a *analysis, dir string) (status, note string) {
 	switch {
 	case a.run != nil:
 		return recordStatus(a.run)
+	case a.badRecord != nil:
+		return StatusDone, "its run.json is unreadable: what is shown comes from its trace alone"
 	case a.profile.Trace.Format != "gnnprof":
 		return StatusTrace, ""
 	case a.profile.Trace.Truncated && rundir.Writer(dir) == rundir.WriterGone:

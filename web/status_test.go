@@ -3,6 +3,10 @@
 package web
 
 import (
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,5 +105,86 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMalformedRecord: a run whose run.json is malformed is shown from its trace, as every
+// command does: the list says why its record is missing (the file and the place), and its page is
+// its report with that warning, not an error.
+func TestMalformedRecord(t *testing.T) {
+	root := t.TempDir()
+	d, err := rundir.Create(filepath.Join(root, "broken"), map[string]any{"model": "gcn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordSteps(d.Rec.Lane("main"), 0, 3)
+	must(t, d.Finish(&rundir.Run{}))
+	must(t, os.WriteFile(filepath.Join(root, "broken", rundir.RunFile), []byte("{\n  \"config\": {\"model\": \"gcn\",}\n}\n"), 0o644))
+	s, err := New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "broken/run.json: line 2, column 30"
+	sum := s.summary(filepath.Join(root, "broken"))
+	if sum.Status != StatusDone || !strings.Contains(sum.Error, want) || sum.Steps != 3 {
+		t.Errorf("list row %+v", sum)
+	}
+	h := httptest.NewServer(s)
+	defer h.Close()
+	resp, err := http.Get(h.URL + "/run/broken/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) || !strings.Contains(string(body), html.EscapeString(rundir.WithoutRecord)) {
+		t.Errorf("the run's page: %d, warning shown: %v", resp.StatusCode, strings.Contains(string(body), want))
+	}
+}
+
+// TestCPUProfileNotYet: a run still training has an empty cpu.pprof (the profiler writes it at
+// the end): the list offers no CPU link, and the link's URL says why in a 404, not a 500.
+func TestCPUProfileNotYet(t *testing.T) {
+	root := t.TempDir()
+	d, err := rundir.Create(filepath.Join(root, "training"), map[string]any{"model": "gcn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	must(t, os.WriteFile(filepath.Join(root, "training", rundir.CPUProfileFile), nil, 0o644))
+	recordSteps(d.Rec.Lane("main"), 0, 2)
+	must(t, d.Rec.Flush())
+	s, err := New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := s.summary(filepath.Join(root, "training")); sum.Status != StatusRunning || sum.CPUProfile {
+		t.Errorf("list row: status %s, CPU link %v", sum.Status, sum.CPUProfile)
+	}
+	h := httptest.NewServer(s)
+	defer h.Close()
+	resp, err := http.Get(h.URL + "/pprof/cpu/training/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "is written when the run ends, and it is still training") {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}
+
+// TestDiffShowsRuns: the comparison of two runs in the browser has the settings and outcomes the
+// CLI diff prints.
+func TestDiffShowsRuns(t *testing.T) {
+	f := sharedFixture(t)
+	resp, body := get(t, f, "/diff?a=runs/gcn&b=runs/sage")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	for _, want := range []string{`<section id="diff-runs">`, "<td>model</td><td>gcn</td><td>sage</td>", "<td>test accuracy</td>", "points)"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the diff page lacks %q", want)
+		}
 	}
 }

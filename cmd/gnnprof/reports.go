@@ -68,18 +68,25 @@ func readTraceArg(ctx context.Context, p progress.Func, arg string) (*trace.Tabl
 }
 
 // writeHTMLReport writes the HTML report of p; runDir, when not empty, supplies run.json's
-// settings and training curves.
+// settings and training curves (runRecord).
 func writeHTMLReport(ctx context.Context, path string, p *analyze.Profile, t *trace.Table, runDir string) error {
-	var run *rundir.Run
-	if runDir != "" {
-		var err error
-		if run, err = rundir.Read(runDir); err != nil {
-			return err
-		}
-	}
+	run := runRecord(runDir)
 	return writeFile(ctx, path, "HTML report", func(w io.Writer) error {
 		return report.WriteHTML(w, p, t, run, report.HTMLOptions{Generated: time.Now()})
 	})
+}
+
+// runRecord is the run.json of the run directory dir (nil for ""), or nil with a warning when it
+// is unreadable: every command that uses a run's record goes on with its trace alone then.
+func runRecord(dir string) *rundir.Run {
+	if dir == "" {
+		return nil
+	}
+	run, err := rundir.Record(dir)
+	if err != nil {
+		slog.Warn(err.Error() + "; " + rundir.WithoutRecord)
+	}
+	return run
 }
 
 // writeFile writes the output path with write through outfile, all or nothing for a file: into a
