@@ -158,8 +158,8 @@ func textDeltaDur(d analyze.Delta) string {
 	return s
 }
 
-// settingText is a setting's value as run.json holds it: absent as "-", a whole number as one (1199758, not
-// 1.199758e+06), other numbers in their shortest form.
+// settingText is a setting's value as run.json holds it: absent as "-", a whole number as one
+// (1199758, not 1.199758e+06), other numbers in their shortest form.
 func settingText(v any) string {
 	switch x := v.(type) {
 	case nil:
