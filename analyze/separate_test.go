@@ -63,3 +63,27 @@ func TestSeparateRunsAreNotRanks(t *testing.T) {
 		t.Fatalf("the ranks of one job: %v", err)
 	}
 }
+
+// TestWarmupIsAFindingNotAWarning: the warm-up steps excluded from the averages are said once, by
+// the warmup finding, in the singular for one step; they are no warning about reading the trace
+// (the quick start's "1 warning from reading and analysing the trace" was only that).
+func TestWarmupIsAFindingNotAWarning(t *testing.T) {
+	for _, c := range []struct {
+		lengths []int64
+		want    string
+	}{
+		{[]int64{40, 10, 10, 11, 10}, "The first step takes 4.0× the median step (allocator, caches, lazy initialisation); it is excluded from the averages."},
+		{[]int64{40, 30, 10, 10, 11, 10}, "The first 2 steps take up to 4.0× the median step"},
+	} {
+		p := stepTimes(c.lengths)(t)
+		f := hasFinding(p, "warmup")
+		if f == nil || !strings.HasPrefix(f.Summary, c.want) {
+			t.Errorf("%v: warmup finding %+v, want %q", c.lengths, f, c.want)
+		}
+		for _, w := range p.Warnings {
+			if strings.Contains(w, "warm-up") {
+				t.Errorf("%v: warning %q repeats the finding", c.lengths, w)
+			}
+		}
+	}
+}

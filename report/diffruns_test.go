@@ -64,3 +64,23 @@ func TestDiffPageRuns(t *testing.T) {
 		t.Errorf("a part new in B: %+v", page.DiffParts)
 	}
 }
+
+// TestTextSingular: one event, one lane, one step read as such.
+func TestTextSingular(t *testing.T) {
+	p, _ := analyzed(t, 1, "spmm")
+	p.Trace.Events, p.Trace.Lanes = 1, 1
+	var b bytes.Buffer
+	if err := WriteText(&b, p, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{", 1 event, 1 lane, ", "  1 step ("} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	for _, bad := range []string{"1 events", "1 lanes", "1 steps"} {
+		if strings.Contains(b.String(), bad) {
+			t.Errorf("text says %q", bad)
+		}
+	}
+}
