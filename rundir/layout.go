@@ -37,8 +37,12 @@ func Artefacts(dir string) []string {
 }
 
 // Clear removes the run files from dir (only those: other files stay), so that a new run can be
-// written there without stale reports beside its trace.
+// written there without stale reports beside its trace. It refuses a run still being recorded.
 func Clear(dir string) error {
+	if Writer(dir) == WriterAlive {
+		who, _ := os.ReadFile(filepath.Join(dir, WriterFile))
+		return fmt.Errorf("clearing run directory: %s is being written by another process (%s)", dir, trimNL(who))
+	}
 	for _, f := range Artefacts(dir) {
 		if err := os.Remove(f); err != nil {
 			return fmt.Errorf("clearing run directory: %w", err)

@@ -33,6 +33,9 @@ func TestWriterState(t *testing.T) {
 	if _, err := writerLock(dir); err == nil || !strings.Contains(err.Error(), "being written by another process (pid ") {
 		t.Errorf("a second writer: %v", err)
 	}
+	if err := Clear(dir); err == nil || !strings.Contains(err.Error(), "being written by another process") {
+		t.Errorf("--force over a run being recorded: %v", err)
+	}
 	if err := d.Finish(&Run{}); err != nil {
 		t.Fatal(err)
 	}
