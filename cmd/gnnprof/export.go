@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -96,13 +97,27 @@ The output defaults to trace.perfetto.json.gz beside the trace; a name ending in
 // a stream (stdout, a device, a FIFO) takes the export whole, unsplit. Parts of an earlier export
 // to out beyond the new last part are removed, so that none is taken for part of this one.
 func exportChrome(ctx context.Context, t *trace.Table, out string, opt report.ChromeOptions) (*report.ChromeExport, error) {
-	var outputs []output
+	// The export may go on in the background once ctx is cancelled (interruptible): outputs is
+	// shared with it, and once done no new output is created.
+	var (
+		mu      sync.Mutex
+		outputs []output
+		done    bool
+	)
 	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, o := range outputs {
 			o.abort()
 		}
+		done = true
 	}()
 	opt.Create = func(path string) (io.WriteCloser, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return nil, context.Cause(ctx)
+		}
 		o, err := createOutput(path, "Chrome trace")
 		if err != nil {
 			return nil, err
@@ -117,12 +132,18 @@ func exportChrome(ctx context.Context, t *trace.Table, out string, opt report.Ch
 	if err != nil {
 		return nil, err
 	}
-	for _, o := range outputs {
+	mu.Lock()
+	committed := outputs
+	outputs = nil
+	mu.Unlock()
+	for k, o := range committed {
 		if err := o.commit(); err != nil {
+			for _, rest := range committed[k+1:] {
+				rest.abort()
+			}
 			return nil, err
 		}
 	}
-	outputs = nil
 	if len(res.Files) > 1 {
 		for n := len(res.Files) + 1; ; n++ {
 			stale := report.PartPath(out, n, n)
