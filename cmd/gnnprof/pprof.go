@@ -67,7 +67,7 @@ profile (cpu.pprof, profile.pb.gz) to open as it is. Ctrl-C stops the server.`,
 				return err
 			}
 			p.End()
-			if out != outfile.Stdout {
+			if !outfile.IsStdout(out) {
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (open with: go tool pprof -http=:8080 %s)\n", out, out)
 			}
 			return nil

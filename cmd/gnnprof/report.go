@@ -61,7 +61,7 @@ and writes a single-file HTML report next to the input (report.html in a run dir
 				return fmt.Errorf("%w (the analysis above is complete: --no-html skips the HTML report, -o writes it elsewhere)", err)
 			}
 			p.End()
-			if htmlPath != outfile.Stdout {
+			if !outfile.IsStdout(htmlPath) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", htmlPath)
 			}
 			return nil

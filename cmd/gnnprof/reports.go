@@ -140,10 +140,10 @@ func (o output) abort() {
 	trackPartial(o.Partial(), false)
 }
 
-// messagesTo is where a command prints what it would print on stdout when its output file out
-// goes there ("-"): stderr, so that stdout holds the file alone.
+// messagesTo is where a command prints what it would print on stdout: stderr when its output file
+// out goes there ("-", /dev/stdout), so that stdout holds the file alone.
 func messagesTo(cmd *cobra.Command, out string) io.Writer {
-	if out == outfile.Stdout {
+	if outfile.IsStdout(out) {
 		return cmd.ErrOrStderr()
 	}
 	return cmd.OutOrStdout()

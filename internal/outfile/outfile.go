@@ -88,6 +88,13 @@ func Streams(path string) bool {
 	return err == nil && (path == Stdout || w.fd >= 0 || w.stream)
 }
 
+// IsStdout reports whether path names standard output: "-", or a name for descriptor 1
+// (/dev/stdout). A command writing its output there prints its messages elsewhere.
+func IsStdout(path string) bool {
+	w, err := plan(path)
+	return err == nil && (path == Stdout || w.fd == 1)
+}
+
 // way is how Create writes a path.
 type way struct {
 	target string      // the path, its symbolic links followed

@@ -73,3 +73,21 @@ func TestDescriptorWrittenStraightInto(t *testing.T) {
 		t.Fatalf("the file holds %q", got)
 	}
 }
+
+// TestIsStdout: "-" and a link to descriptor 1 (as /dev/stdout is) are standard output; other
+// descriptors and files are not.
+func TestIsStdout(t *testing.T) {
+	dir := t.TempDir()
+	one, two := filepath.Join(dir, "one"), filepath.Join(dir, "two")
+	if err := os.Symlink("/proc/self/fd/1", one); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/proc/self/fd/2", two); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{Stdout: true, one: true, two: false, filepath.Join(dir, "file"): false} {
+		if got := IsStdout(path); got != want {
+			t.Errorf("IsStdout(%q) = %v", path, got)
+		}
+	}
+}
