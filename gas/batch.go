@@ -156,6 +156,13 @@ func (s *stagedSparse) upload(d *train.Device, stream device.Stream, lane *trace
 		s.val.Upload(d, stream, lane, label+" values"))
 }
 
+// release says that the device copy holds nothing in use ([train.Buf.Release]).
+func (s *stagedSparse) release(d *train.Device) {
+	s.indptr.Release(d)
+	s.indices.Release(d)
+	s.val.Release(d)
+}
+
 // view returns the device copy as a rows × cols matrix, which serves one step.
 func (s *stagedSparse) view(rows, cols int) *nn.Sparse {
 	m := &nn.Sparse{Rows: rows, Cols: cols, Indptr: s.indptr.Dev.Data, Indices: s.indices.Dev.Data, Transient: true}
@@ -201,6 +208,20 @@ func (in *batchInput) upload(d *train.Device, stream device.Stream, lane *trace.
 		}
 	}
 	return nil
+}
+
+// release says that the batch's device copy holds nothing in use: an inference batch, once the
+// inference is over.
+func (in *batchInput) release(d *train.Device) {
+	in.adj.release(d)
+	in.features.release(d)
+	in.rows.Release(d)
+	in.labels.Release(d)
+}
+
+// shape is the batch's shape, for its memory.
+func (in *batchInput) shape() train.BatchShape {
+	return train.BatchShape{Nodes: in.Size, Edges: len(in.adj.indices.Host.Data), Halo: len(in.NID) - in.Size}
 }
 
 // wait blocks until an asynchronous upload has ended.

@@ -1,6 +1,7 @@
 package gas
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,9 +37,12 @@ type Config struct {
 	// (0: the largest inference batch). A slot grows when a pull needs more.
 	PoolSize   int `json:"pool_size"`
 	BufferRows int `json:"buffer_rows"`
-	// SyncTransfers makes every history and batch transfer synchronous (no pool, no prefetch),
-	// for the paper's I/O experiment.
+	// SyncTransfers makes every history and batch transfer synchronous (no pool), for the
+	// paper's I/O experiment; its runs build batches inline unless told to prefetch.
 	SyncTransfers bool `json:"sync_transfers"`
+	// Batching is how many batches are built ahead (2, as the reference's loader does; 0 with
+	// SyncTransfers) and the batches' memory cap.
+	train.Batching
 
 	// NormalizeFeatures scales each node's features to sum 1 (Planetoid preprocessing).
 	NormalizeFeatures bool `json:"normalize_features"`
@@ -51,7 +55,8 @@ type Config struct {
 // Training never stops early (Patience 0), as in the reference.
 func DefaultConfig(model, dataset string) Config {
 	c := Config{Model: model, Options: train.Options{Epochs: 30, LR: 0.01, WeightDecay: 5e-4, Hidden: 64, Dropout: 0.5, Seed: 1},
-		Layers: 2, Parts: 40, BatchParts: 10, Partitioner: "builtin", PartitionSeed: 1, NormalizeFeatures: true}
+		Layers: 2, Parts: 40, BatchParts: 10, Partitioner: "builtin", PartitionSeed: 1, NormalizeFeatures: true,
+		Batching: train.Batching{Prefetch: DefaultPrefetch}}
 	switch model {
 	case "gat":
 		c.Hidden, c.Heads, c.OutHeads, c.Dropout, c.LR = 8, 8, 1, 0.6, 0.005
@@ -98,9 +103,13 @@ var smallBenchmark = map[string]reference{
 		epochs: 1000, alpha: 0.1, theta: 0.4},
 }
 
+// DefaultPrefetch is the batches built ahead with asynchronous transfers (none with synchronous
+// ones): the one whose upload is queued after the step's forward pass, and one more.
+const DefaultPrefetch = 2
+
 // Validate checks the settings.
 func (c *Config) Validate() error {
-	if err := c.Options.Validate(); err != nil {
+	if err := errors.Join(c.Options.Validate(), c.Batching.Validate()); err != nil {
 		return err
 	}
 	switch {

@@ -21,7 +21,7 @@ type History struct {
 // newHistory allocates a zeroed n × width table through d.
 func newHistory(d *train.Device, n, width int, label string) (*History, error) {
 	h := &History{N: n, Width: width}
-	if err := h.buf.Alloc(d.Dev, n*width, true, label); err != nil {
+	if err := h.buf.Alloc(d, n*width, true, label); err != nil {
 		return nil, fmt.Errorf("allocating %s (%d × %d): %w", label, n, width, err)
 	}
 	return h, nil
@@ -38,4 +38,4 @@ func (h *History) rows(first, count int) device.Mem {
 	return h.buf.Range(first*h.Width, count*h.Width)
 }
 
-func (h *History) free(d *train.Device) error { return h.buf.Free(d.Dev) }
+func (h *History) free(d *train.Device) error { return h.buf.Free(d) }

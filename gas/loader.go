@@ -7,6 +7,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/train"
 )
 
 // Partitioners names the ways of splitting the graph into parts: METIS-class partitions from
@@ -137,33 +138,140 @@ func (s *subgraphs) reset(b *Batch) {
 	}
 }
 
-// trainGroups returns the parts of each training batch of an epoch: the parts shuffled, then cut
-// into groups of size.
-func trainGroups(k, size int, rng *rand.Rand) [][]int32 {
+// partOrder returns the parts 0 … k−1 in the order batches take them: shuffled by rng for
+// training; in order (nil rng) for inference, whose batches are then consecutive parts, so that
+// every batch's own nodes are one contiguous range (the reference's EvalSubgraphLoader).
+func partOrder(k int, rng *rand.Rand) []int32 {
 	order := make([]int32, k)
 	for i := range order {
 		order[i] = int32(i)
 	}
-	rng.Shuffle(k, func(i, j int) { order[i], order[j] = order[j], order[i] })
-	return cut(order, size)
-}
-
-// evalGroups returns the inference batches: size consecutive parts each, so that every batch's
-// own nodes are one contiguous range (the reference's EvalSubgraphLoader).
-func evalGroups(k, size int) [][]int32 {
-	order := make([]int32, k)
-	for i := range order {
-		order[i] = int32(i)
+	if rng != nil {
+		rng.Shuffle(k, func(i, j int) { order[i], order[j] = order[j], order[i] })
 	}
-	return cut(order, size)
+	return order
 }
 
-func cut(parts []int32, size int) [][]int32 {
+// shaper counts the shape of batches — their nodes, adjacency entries and halo — without building
+// them, to plan batches under a memory cap. It is used by one goroutine at a time.
+type shaper struct {
+	adj   *nn.Sparse
+	ptr   []int64
+	mark  []int32 // per node: stamp while in the batch being counted, −stamp while in its halo
+	stamp int32
+	seen  []int32 // per node: trial while a part's addition is weighed (grow)
+	trial int32
+}
+
+func newShaper(adj *nn.Sparse, ptr []int64) *shaper {
+	return &shaper{adj: adj, ptr: ptr, mark: make([]int32, adj.Rows), seen: make([]int32, adj.Rows)}
+}
+
+// begin starts counting a new batch.
+func (s *shaper) begin() { s.stamp++ }
+
+// add adds part p to the batch being counted: its nodes leave the halo, and its rows' neighbours
+// outside the batch join it.
+func (s *shaper) add(p int32, sh *train.BatchShape) {
+	lo, hi := s.ptr[p], s.ptr[p+1]
+	st := s.stamp
+	for v := lo; v < hi; v++ {
+		if s.mark[v] == -st {
+			sh.Halo--
+		}
+		s.mark[v] = st
+	}
+	sh.Nodes += int(hi - lo)
+	a := s.adj
+	sh.Edges += int(a.Indptr[hi] - a.Indptr[lo])
+	for _, w := range a.Indices[a.Indptr[lo]:a.Indptr[hi]] {
+		if m := s.mark[w]; m != st && m != -st {
+			s.mark[w] = -st
+			sh.Halo++
+		}
+	}
+}
+
+// grow is the shape the batch being counted, of shape sh, would have with part p added, which
+// add would make it; the batch stays as it is.
+func (s *shaper) grow(p int32, sh train.BatchShape) train.BatchShape {
+	lo, hi := s.ptr[p], s.ptr[p+1]
+	st := s.stamp
+	s.trial++
+	for v := lo; v < hi; v++ {
+		if s.mark[v] == -st {
+			sh.Halo--
+		}
+		s.seen[v] = s.trial // in the batch once p is
+	}
+	sh.Nodes += int(hi - lo)
+	a := s.adj
+	sh.Edges += int(a.Indptr[hi] - a.Indptr[lo])
+	for _, w := range a.Indices[a.Indptr[lo]:a.Indptr[hi]] {
+		if m := s.mark[w]; m != st && m != -st && s.seen[w] != s.trial {
+			s.seen[w] = s.trial
+			sh.Halo++
+		}
+	}
+	return sh
+}
+
+// planner hands out an epoch's batches: each takes the next size parts in the epoch's order or,
+// under a memory cap, those of the next parts that fit under it by the memory model fitted to
+// every batch measured so far: it takes them first come, first fit, looking window parts ahead
+// and leaving those that do not fit to the next batches, so that batches fill up to the cap. A
+// batch that stays under the cap is the reference's. One goroutine at a time uses it.
+type planner struct {
+	order  []int32 // the parts not yet handed out, in order
+	size   int     // parts per batch
+	shaper *shaper
+	mem    *train.BatchMemory
+	cut    int // batches ended with fewer parts than size to stay under the cap
+}
+
+// window is how many parts a batch under a cap looks through, in parts per batch.
+const window = 4
+
+// next returns the parts of the next batch; ok is false after the epoch's last.
+func (p *planner) next() (parts []int32, ok bool) {
+	n := min(p.size, len(p.order))
+	if n == 0 {
+		return nil, false
+	}
+	if p.mem.Cap() == 0 {
+		parts, p.order = p.order[:n:n], p.order[n:]
+		return parts, true
+	}
+	s := p.shaper
+	s.begin()
+	var sh train.BatchShape
+	var left []int32
+	k := 0
+	for ; k < len(p.order) && k < window*p.size && len(parts) < p.size; k++ {
+		part := p.order[k]
+		if len(parts) > 0 && !p.mem.Fits(s.grow(part, sh)) {
+			left = append(left, part)
+			continue
+		}
+		s.add(part, &sh)
+		parts = append(parts, part)
+	}
+	if len(parts) < n {
+		p.cut++
+	}
+	p.order = append(left, p.order[k:]...)
+	return parts, true
+}
+
+// more says whether a batch is left.
+func (p *planner) more() bool { return len(p.order) > 0 }
+
+// plan returns every batch of the parts in order, as a planner hands them out.
+func plan(order []int32, size int, s *shaper, mem *train.BatchMemory) [][]int32 {
+	p := &planner{order: order, size: size, shaper: s, mem: mem}
 	var out [][]int32
-	for len(parts) > 0 {
-		n := min(size, len(parts))
-		out = append(out, parts[:n])
-		parts = parts[n:]
+	for parts, ok := p.next(); ok; parts, ok = p.next() {
+		out = append(out, parts)
 	}
 	return out
 }

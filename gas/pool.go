@@ -81,8 +81,8 @@ func newPool(d *train.Device, size, rows, width int, sync bool) (*Pool, error) {
 	for k := range p.slots {
 		s := &slot{free: make(chan struct{}, 1)}
 		s.free <- struct{}{}
-		if err := errors.Join(s.host.Grow(d.Dev, rows*width, true, "pull buffer (pinned)"),
-			s.dev.Grow(d.Dev, rows*width, false, "pulled rows")); err != nil {
+		if err := errors.Join(s.host.Grow(d, rows*width, true, "pull buffer (pinned)"),
+			s.dev.Grow(d, rows*width, false, "pulled rows")); err != nil {
 			return nil, err
 		}
 		p.slots[k] = s
@@ -131,7 +131,7 @@ func (p *Pool) fill(r *pull, lane *trace.Lane) (device.Event, error) {
 	w, s := r.h.Width, r.slot
 	d := p.dev
 	n := r.rows() * w
-	if err := errors.Join(s.host.Grow(d.Dev, n, true, "pull buffer (pinned)"), s.dev.Grow(d.Dev, n, false, "pulled rows")); err != nil {
+	if err := errors.Join(s.host.Grow(d, n, true, "pull buffer (pinned)"), s.dev.Grow(d, n, false, "pulled rows")); err != nil {
 		return nil, err
 	}
 	cp := func(dst, src device.Mem) error {
@@ -218,7 +218,7 @@ func (p *Pool) PushOut(lane *trace.Lane, h *History, out *nn.Mat, first, count i
 		}
 		o.done = nil
 	}
-	if err := o.buf.Grow(p.dev.Dev, out.Len(), false, "inference output"); err != nil {
+	if err := o.buf.Grow(p.dev, out.Len(), false, "inference output"); err != nil {
 		return err
 	}
 	copy(o.buf.Data, out.Data[:out.Len()])
@@ -238,6 +238,17 @@ func (p *Pool) SyncPushes(lane *trace.Lane) error {
 	return p.pushStream.Synchronize(lane)
 }
 
+// release says that the slots and output buffers hold nothing in use (an inference is over, its
+// pushes synchronised): they stay allocated for the next pulls.
+func (p *Pool) release() {
+	for _, s := range p.slots {
+		s.dev.Release(p.dev)
+	}
+	for k := range p.outs {
+		p.outs[k].buf.Release(p.dev)
+	}
+}
+
 // close stops the worker and frees the slots.
 func (p *Pool) close() error {
 	if p.work != nil {
@@ -247,10 +258,10 @@ func (p *Pool) close() error {
 	}
 	var errs []error
 	for _, s := range p.slots {
-		errs = append(errs, s.host.Free(p.dev.Dev), s.dev.Free(p.dev.Dev))
+		errs = append(errs, s.host.Free(p.dev), s.dev.Free(p.dev))
 	}
 	for k := range p.outs {
-		errs = append(errs, p.outs[k].buf.Free(p.dev.Dev))
+		errs = append(errs, p.outs[k].buf.Free(p.dev))
 	}
 	return errors.Join(errs...)
 }

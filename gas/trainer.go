@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/gnnprof/gnnprof/device"
@@ -41,10 +42,14 @@ type Trainer struct {
 
 	trainSG, evalSG *subgraphs
 	evalBatches     []Batch
-	inputs          [3]*batchInput // the step's batch, the next one, and one the loader builds
-	evalIn          *batchInput
-	upStream        device.Stream // batch uploads; nil with synchronous transfers
-	loader          *trace.Lane
+	// inputs are the batches in flight: the step's, and Prefetch more that the loader builds
+	// ahead (the next one's upload queued after the step's forward pass).
+	inputs   []*batchInput
+	evalIn   *batchInput
+	mem      *train.BatchMemory
+	shaper   *shaper
+	upStream device.Stream // batch uploads; nil with synchronous transfers
+	loader   *trace.Lane
 
 	ctx      nn.Ctx
 	ce       nn.CrossEntropy
@@ -72,7 +77,7 @@ func New(ctx context.Context, cfg Config, ds *graph.Dataset, d *train.Device, la
 		return nil, fmt.Errorf("partitioning %s into %d parts: %w", ds.Name, cfg.Parts, err)
 	}
 	t := &Trainer{Config: cfg, Data: ds.Permute(part.Perm), Part: part, Dev: d,
-		ctx: nn.Ctx{RNG: nn.NewRNG(cfg.Seed), Alloc: d.Arena}, shuffle: rand.New(rand.NewPCG(cfg.Seed, 0x73687566))}
+		ctx: nn.Ctx{RNG: nn.NewRNG(cfg.Seed), Alloc: d.Arena}, shuffle: newShuffle(cfg.Seed)}
 	t.ex.t = t
 	if err := t.setup(lane); err != nil {
 		return nil, errors.Join(err, t.Close())
@@ -113,11 +118,19 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 	if err := d.PlaceParams(lane, t.params); err != nil {
 		return err
 	}
-	t.Opt = nn.NewAdamIn(d.Arena, float32(cfg.LR), groups...)
+	t.Opt = nn.NewAdamIn(d.State, float32(cfg.LR), groups...)
 
 	t.trainSG, t.evalSG = newSubgraphs(t.In.Adj, t.Part.Ptr), newSubgraphs(t.In.Adj, t.Part.Ptr)
+	t.shaper = newShaper(t.In.Adj, t.Part.Ptr)
+	t.inputs = make([]*batchInput, cfg.Prefetch+1)
+	for i := range t.inputs {
+		t.inputs[i] = &batchInput{}
+	}
+	if t.mem, err = train.NewBatchMemory(d, cfg.BatchMemory, t.memoryPrior()); err != nil {
+		return err
+	}
 	bufferRows := cfg.BufferRows
-	for _, g := range evalGroups(cfg.Parts, cfg.BatchParts) {
+	for _, g := range plan(partOrder(cfg.Parts, nil), cfg.BatchParts, t.shaper, t.mem) {
 		var b Batch
 		t.evalSG.shape(g, &b)
 		t.evalSG.relabel(&b, nil, nil, nil)
@@ -138,7 +151,6 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 			return err
 		}
 	}
-	t.inputs = [3]*batchInput{{}, {}, {}}
 	t.evalIn = &batchInput{}
 	t.loader = d.Lane("batch loader")
 	t.host = hostData{x: t.In.X, labels: ds.Labels, train: make([]bool, n), weighted: t.In.Adj.Val != nil}
@@ -146,6 +158,32 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 		t.host.train[v] = true
 	}
 	return nil
+}
+
+// newShuffle is the source of the batches' order.
+func newShuffle(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x73687566)) }
+
+// memoryPrior estimates the device memory per unit of a batch's shape from the model's widths:
+// per node, its inputs in every batch in flight (features, labels, adjacency offsets), each
+// layer's outputs, saved activations and gradients, and its rows of the history exchange; per
+// halo node, its features in every batch in flight, the first layer's work on it, its pulled
+// history rows and its rows of the exchange; per adjacency entry, its index and weight in every
+// batch in flight and the transposed copy backward uses. [train.BatchMemory] refines it with
+// every batch measured.
+func (t *Trainer) memoryPrior() train.BatchBytes {
+	featRow := 0.0
+	if x := t.In.X; x.Sparse != nil {
+		featRow = 8 + 8*float64(x.Sparse.NNZ())/float64(max(x.Sparse.Rows, 1))
+	} else {
+		featRow = 4 * float64(x.Dense.Cols)
+	}
+	sets := float64(len(t.inputs))
+	h, l, c := float64(t.Model.Width()), float64(t.Model.Layers()), float64(t.Data.NumClasses)
+	return train.BatchBytes{
+		Node: sets*(featRow+16) + 4*(l-1)*h + 4*(6*l*h+2*c),
+		Halo: sets*featRow + 8*(l-1)*h + 8*h,
+		Edge: sets*8 + 12,
+	}
 }
 
 // Close frees what the trainer holds on the device and stops its workers.
@@ -167,29 +205,39 @@ func (t *Trainer) Close() error {
 // TrainEpoch trains on every batch once, each batch a step on lane, and returns the mean loss
 // over the training nodes.
 //
-// With asynchronous transfers a loader goroutine builds the batches ahead (subgraph, gathered
+// With Prefetch > 0 a loader goroutine builds up to Prefetch batches ahead (subgraph, gathered
 // features and targets in pinned memory); a step uploads the next batch once its own forward
 // pass has consumed its history pulls, so that the upload never holds up a pull on the copy
-// engine, and the next step finds its batch on the device.
+// engine, and the next step finds its batch on the device. With 0 each step builds and uploads
+// its batch itself. Under a memory cap a batch ends early, before the part that would take it
+// past the cap ([planner]).
 func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, error) {
 	d, cfg := t.Dev, &t.Config
-	groups := trainGroups(cfg.Parts, cfg.BatchParts, t.shuffle)
+	plan := &planner{order: partOrder(cfg.Parts, t.shuffle), size: cfg.BatchParts, shaper: t.shaper, mem: t.mem}
 	var pf *train.Prefetch[*batchInput]
-	if !cfg.SyncTransfers {
-		pf = train.NewPrefetch(len(groups), len(t.inputs), func(i, set int) (*batchInput, error) {
+	if cfg.Prefetch > 0 {
+		pf = train.NewPrefetch(math.MaxInt, len(t.inputs), func(_, set int) (*batchInput, error) {
+			parts, ok := plan.next()
+			if !ok {
+				return nil, errEpochEnd
+			}
 			in := t.inputs[set]
 			var err error
-			(*trace.Lane)(nil).Do(context.Background(), role.Sample, func(context.Context) { err = in.fill(d, t.loader, t.trainSG, &t.host, groups[i], true, true) })
+			(*trace.Lane)(nil).Do(context.Background(), role.Sample, func(context.Context) { err = in.fill(d, t.loader, t.trainSG, &t.host, parts, true, true) })
 			return in, err
 		})
 		defer pf.Close()
 	}
-	// next brings the loader's next batch towards the device: its upload queued.
+	// next brings the loader's next batch towards the device, its upload queued; nil after the
+	// epoch's last.
 	next := func() (*batchInput, error) {
 		sp := lane.Begin("batch.next", role.Dataload)
 		defer sp.End()
 		in, ok, err := pf.Take()
-		if err == nil && !ok {
+		switch {
+		case errors.Is(err, errEpochEnd):
+			return nil, nil
+		case err == nil && !ok:
 			err = errors.New("the batch loader stopped early")
 		}
 		if err != nil {
@@ -200,50 +248,65 @@ func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, er
 	var lossSum float64
 	var counted int
 	var ahead *batchInput
-	err := t.steps.Run(ctx, lane, len(groups), func(i int) error {
-		in, err := ahead, error(nil)
-		switch {
-		case pf == nil:
-			in = t.inputs[0]
-			if err = in.fill(d, lane, t.trainSG, &t.host, groups[i], true, true); err == nil {
-				err = in.upload(d, nil, lane, t.host.x, true, true)
+	for first := true; first || ahead != nil || (pf == nil && plan.more()); first = false {
+		err := t.steps.Step(ctx, lane, func() error {
+			defer t.mem.End()
+			in, err := ahead, error(nil)
+			switch {
+			case pf == nil:
+				in = t.inputs[0]
+				parts, _ := plan.next()
+				if err = in.fill(d, lane, t.trainSG, &t.host, parts, true, true); err == nil {
+					err = in.upload(d, nil, lane, t.host.x, true, true)
+				}
+			case in == nil:
+				if in, err = next(); err == nil && in == nil {
+					return errors.New("an epoch without batches")
+				}
 			}
-		case in == nil:
-			in, err = next()
-		}
-		ahead = nil
-		afterForward := func() (err error) {
-			if pf != nil && i+1 < len(groups) {
-				ahead, err = next()
+			ahead = nil
+			afterForward := func() (err error) {
+				if pf != nil {
+					ahead, err = next()
+				}
+				return err
+			}
+			if err == nil {
+				t.mem.Begin(in.shape())
+				err = in.wait(lane)
+			}
+			switch {
+			case err != nil:
+			case len(in.Targets.Rows) > 0:
+				var loss float64
+				loss, err = t.trainStep(lane, in, afterForward)
+				lossSum += loss * float64(len(in.Targets.Rows))
+				counted += len(in.Targets.Rows)
+			default: // no training node in the batch: skip it, as the reference does
+				err = afterForward()
+			}
+			if pf != nil && err == nil {
+				pf.Release()
 			}
 			return err
+		})
+		if err != nil {
+			return 0, err
 		}
-		if err == nil {
-			err = in.wait(lane)
-		}
-		switch {
-		case err != nil:
-		case len(in.Targets.Rows) > 0:
-			var loss float64
-			loss, err = t.trainStep(lane, in, afterForward)
-			lossSum += loss * float64(len(in.Targets.Rows))
-			counted += len(in.Targets.Rows)
-		default: // no training node in the batch: skip it, as the reference does
-			err = afterForward()
-		}
-		if pf != nil && err == nil {
-			pf.Release()
-		}
-		return err
-	})
-	if err != nil {
-		return 0, err
 	}
+	if pf != nil {
+		pf.Close() // the loader plans no more
+	}
+	t.mem.Split(plan.cut)
+	t.mem.EndEpoch()
 	if counted == 0 {
 		return 0, errors.New("no batch has training nodes")
 	}
 	return lossSum / float64(counted), nil
 }
+
+// errEpochEnd is the batch loader's word that the epoch has no batch left.
+var errEpochEnd = errors.New("end of the epoch")
 
 // trainStep trains on one batch and returns its loss as the host reads it back. afterForward
 // runs once the forward pass is done.
@@ -308,7 +371,7 @@ func (e *exchange) begin(lane *trace.Lane, in *batchInput) {
 func (e *exchange) Input(c *nn.Ctx, l, width int) *nn.Mat {
 	rows := len(e.in.NID)
 	v := &e.views[l]
-	if err := e.cat[l].Grow(e.t.Dev.Dev, rows*width, false, "exchange buffer"); err != nil {
+	if err := e.cat[l].Grow(e.t.Dev, rows*width, false, "exchange buffer"); err != nil {
 		if e.err == nil {
 			e.err = err
 		}
@@ -409,6 +472,10 @@ func (t *Trainer) Inference(lane *trace.Lane) (*nn.Mat, error) {
 			return nil, err
 		}
 	}
+	// What the inference held on the device is dead now, as its tensors would be freed.
+	t.evalIn.release(t.Dev)
+	t.stateBuf.Release(t.Dev)
+	p.release()
 	return t.out.Mat(), t.Dev.Err()
 }
 
@@ -452,7 +519,7 @@ func (t *Trainer) inferBatch(lane *trace.Lane, l int, parts []int32) (layerOut, 
 // pullState copies the layer-0 state of count nodes from first to the device.
 func (t *Trainer) pullState(lane *trace.Lane, first, count int) (*nn.Mat, error) {
 	w := t.state.Width
-	if err := t.stateBuf.Grow(t.Dev.Dev, count*w, false, "layer-0 state"); err != nil {
+	if err := t.stateBuf.Grow(t.Dev, count*w, false, "layer-0 state"); err != nil {
 		return nil, err
 	}
 	if err := t.Dev.Dev.Copy(lane, t.stateBuf.Mem(), t.state.rows(first, count)); err != nil {
@@ -484,5 +551,9 @@ func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*
 	loop := train.Loop{Epochs: t.Config.Epochs, Patience: t.Config.Patience, Lane: lane, Progress: p, OwnSteps: true, Device: t.Dev,
 		Train: func(ctx context.Context, _ int) (float64, error) { return t.TrainEpoch(ctx, lane) },
 		Eval:  func(context.Context, int) (train.Scores, error) { return t.Evaluate(lane) }}
-	return loop.Run(ctx)
+	res, err := loop.Run(ctx)
+	if res != nil {
+		res.BatchMemory = t.mem.Stats()
+	}
+	return res, err
 }

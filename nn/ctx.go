@@ -32,6 +32,24 @@ type Allocator interface {
 	Float32s(old []float32, n int) []float32
 }
 
+// A Reuser is an [Allocator] that is also told each time a layer reuses a buffer it returned
+// without growing it, and how much of it is in use, so that it can account the memory in use (a
+// caching allocator's "allocated" bytes) and not only what it holds.
+type Reuser interface {
+	// Reuse says that n float32s of b (the whole of a slice the allocator returned) are in use.
+	Reuse(b []float32, n int)
+}
+
+// reuse tells a Reuser that n float32 words of buffer b are in use.
+func (c *Ctx) reuse(b []float32, n int) {
+	if c == nil || cap(b) == 0 {
+		return
+	}
+	if r, ok := c.Alloc.(Reuser); ok {
+		r.Reuse(b[:cap(b)], n)
+	}
+}
+
 // Resize is the package's Resize with the memory from the context's allocator.
 func (c *Ctx) Resize(m *Mat, rows, cols int) *Mat {
 	if c == nil || c.Alloc == nil {
@@ -55,6 +73,7 @@ func (c *Ctx) ResizeZero(m *Mat, rows, cols int) *Mat {
 // floats returns b resized to n values, grown through the allocator when too small.
 func (c *Ctx) floats(b []float32, n int) []float32 {
 	if cap(b) >= n {
+		c.reuse(b, n)
 		return b[:n]
 	}
 	if c == nil || c.Alloc == nil {
@@ -66,16 +85,17 @@ func (c *Ctx) floats(b []float32, n int) []float32 {
 // ints is floats for index arrays (int32 or int64 values): device memory is untyped, so the
 // allocator's float32 words hold them alike.
 func ints[T int32 | int64](c *Ctx, b []T, n int) []T {
-	if cap(b) >= n {
-		return b[:n]
-	}
-	if c == nil || c.Alloc == nil {
-		return make([]T, n)
-	}
 	per := int(unsafe.Sizeof(T(0)) / 4) // float32 words per value
 	var old []float32
 	if cap(b) > 0 {
 		old = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), cap(b)*per)
+	}
+	if cap(b) >= n {
+		c.reuse(old, n*per)
+		return b[:n]
+	}
+	if c == nil || c.Alloc == nil {
+		return make([]T, n)
 	}
 	f := c.Alloc.Float32s(old, n*per)
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(f))), len(f)/per)[:n]

@@ -50,12 +50,32 @@ func CreateStreaming(path string, meta map[string]any, start time.Time, live ...
 	if err != nil {
 		return nil, err
 	}
-	w, err := trace.CreateWriter(filepath.Join(path, TraceFile), trace.Header{Meta: meta, Start: start})
+	w, err := trace.CreateWriter(filepath.Join(path, TraceFile), trace.Header{Meta: meta, Start: start, DeviceProperties: deviceProperties(meta)})
 	if err != nil {
 		writerUnlock(path, lock)
 		return nil, err
 	}
 	return &Dir{Path: path, Rec: trace.NewRecorder(append([]trace.Sink{w}, live...)...), lock: lock}, nil
+}
+
+// deviceProperties describes the run's device as Kineto's deviceProperties do, when the run's
+// metadata gives it a memory limit ("device_memory", with its name in "device"), so that readers
+// of the trace know how much memory the device has.
+func deviceProperties(meta map[string]any) []map[string]any {
+	var limit int64
+	switch v := meta["device_memory"].(type) {
+	case int64:
+		limit = v
+	case int:
+		limit = int64(v)
+	case float64:
+		limit = int64(v)
+	}
+	if limit <= 0 {
+		return nil
+	}
+	name, _ := meta["device"].(string)
+	return []map[string]any{{"id": 0, "name": name, "totalGlobalMem": limit}}
 }
 
 // Close closes the trace and the live sinks beside it; later calls return the same error.
@@ -69,10 +89,12 @@ func (d *Dir) Close() error {
 	return d.closeErr
 }
 
-// Finish closes the trace and writes run.json, then releases the run's lock (WriterFile). run.json
-// is written even when closing the trace failed, so the run's metrics are kept either way.
+// Finish closes the trace and writes run.json, with what recording the trace cost
+// (run.Recording), then releases the run's lock (WriterFile). run.json is written even when
+// closing the trace failed, so the run's metrics are kept either way.
 func (d *Dir) Finish(run *Run) error {
 	errTrace := d.Close()
+	run.Recording = d.Recording()
 	err := errors.Join(Write(d.Path, run), errTrace)
 	d.unlock()
 	return err
@@ -88,4 +110,17 @@ func (d *Dir) Abort() {
 func (d *Dir) unlock() {
 	writerUnlock(d.Path, d.lock)
 	d.lock = nil
+}
+
+// Recording is what recording the trace cost; complete once the trace is closed.
+func (d *Dir) Recording() *Recording {
+	c := d.Rec.Cost()
+	r := &Recording{Events: c.Events, Spans: c.Spans, Copies: c.Copies, Memory: c.Memory, Counters: c.Counters, Instants: c.Instants,
+		RecordCPUSeconds: float64(c.RecordCPUNs) / 1e9, WriteCPUSeconds: float64(c.WriteCPUNs) / 1e9,
+		CompressCPUSeconds: float64(c.CompressCPUNs) / 1e9, WriterHeldSeconds: float64(c.HeldNs) / 1e9,
+		InPhasesCPUSeconds: float64(c.HeldWriteCPUNs) / 1e9}
+	if fi, err := os.Stat(filepath.Join(d.Path, TraceFile)); err == nil {
+		r.TraceBytes = fi.Size()
+	}
+	return r
 }

@@ -49,6 +49,36 @@ func TestCreateFinish(t *testing.T) {
 	if len(run.Epochs) != 2 || run.Final.PeakHostBytes != 2048 || run.SchemaVersion != SchemaVersion {
 		t.Errorf("run.json read back as %+v", run)
 	}
+	if r := run.Recording; r == nil || r.Events != 2 || r.Spans != 2 || r.TraceBytes <= 0 || r.WriteCPUSeconds <= 0 {
+		t.Errorf("run.json's recording %+v, want the trace's 2 spans, its size and the writer's time", r)
+	}
+}
+
+// TestDeviceMemoryInTrace: a run whose device has a memory limit says so in its trace as Kineto
+// does (deviceProperties' totalGlobalMem), for the analyzer's memory findings.
+func TestDeviceMemoryInTrace(t *testing.T) {
+	for _, limit := range []any{int64(1 << 30), 0.0} {
+		path := filepath.Join(t.TempDir(), "run")
+		d, err := Create(path, map[string]any{"device": "cpu:0", "device_memory": limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recordStep(d)
+		if err := d.Finish(testRun()); err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := trace.ReadFile(filepath.Join(path, TraceFile), trace.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got any
+		if len(tbl.DeviceProperties) > 0 {
+			got = tbl.DeviceProperties[0]["totalGlobalMem"]
+		}
+		if limit == 0.0 && got != nil || limit != 0.0 && got != float64(1<<30) {
+			t.Errorf("device memory %v: the trace's totalGlobalMem %v", limit, got)
+		}
+	}
 }
 
 // TestAbortKeepsTrace: a failed run leaves a readable trace of what it recorded and no run.json.

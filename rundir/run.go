@@ -28,6 +28,96 @@ type Run struct {
 	// OTLP says what a run streamed to an OpenTelemetry collector (--otlp-endpoint) delivered;
 	// absent for a run that streamed nothing. Added to schema version 1.
 	OTLP *OTLPExport `json:"otlp,omitempty"`
+	// BatchMemory is the device memory of a mini-batch trainer's batches (GNNAutoScale,
+	// GraphSAINT): measured per batch, predicted, and capped with --batch-memory. Added to schema
+	// version 1; absent for other runs.
+	BatchMemory *BatchMemory `json:"batch_memory,omitempty"`
+	// Recording is what recording the run's trace cost, so that comparing two runs can tell the
+	// training's time from the profiler's. Added to schema version 1; absent in older files.
+	Recording *Recording `json:"recording,omitempty"`
+}
+
+// Recording is what recording a run's trace cost the process ([trace.Cost]), in CPU seconds.
+type Recording struct {
+	Events   int64 `json:"events"` // events recorded: the spans, copies, memory events, counters and instants below
+	Spans    int64 `json:"spans"`
+	Copies   int64 `json:"copies"`
+	Memory   int64 `json:"memory_events"`
+	Counters int64 `json:"counters"`
+	Instants int64 `json:"instants"`
+	// RecordCPUSeconds estimates the CPU time the training's own goroutines spent recording: the
+	// events times what recording one costs, measured on the machine in thread CPU time.
+	RecordCPUSeconds float64 `json:"record_cpu_seconds"`
+	// WriteCPUSeconds is the thread CPU time of the recorder's writer — encoding the events, and
+	// CompressCPUSeconds of it compressing trace.json.gz — which runs on its own goroutine.
+	WriteCPUSeconds    float64 `json:"write_cpu_seconds"`
+	CompressCPUSeconds float64 `json:"compress_cpu_seconds"`
+	// WriterHeldSeconds is the time the writer waited while the training ran its phases (forward,
+	// backward, optimizer, evaluation …): its work was moved out of them. InPhasesCPUSeconds is
+	// the writer's CPU time that overlapped them nonetheless.
+	WriterHeldSeconds  float64 `json:"writer_held_seconds"`
+	InPhasesCPUSeconds float64 `json:"in_phases_cpu_seconds"`
+	TraceBytes         int64   `json:"trace_bytes"` // the trace file's size
+}
+
+// CPUSeconds is the recording's whole CPU time.
+func (r *Recording) CPUSeconds() float64 { return r.RecordCPUSeconds + r.WriteCPUSeconds }
+
+// String is the one-line account of the recording's cost that a run's summary gives.
+func (r *Recording) String() string {
+	return fmt.Sprintf("recording: %d events cost %.2f s of CPU: %.2f s recording them on the training's threads (estimated), %.2f s writing the trace on its own (%.2f s compressing), of which %.3f s ran during the training's phases",
+		r.Events, r.CPUSeconds(), r.RecordCPUSeconds, r.WriteCPUSeconds, r.CompressCPUSeconds, r.InPhasesCPUSeconds)
+}
+
+// BatchMemory is the device memory in use at each training batch's peak — what a caching
+// allocator counts as allocated: the parameters, the optimizer state and everything else resident,
+// the batch's inputs (and those prefetched), its activations and gradients — over the run, and
+// how well its shape predicted it.
+type BatchMemory struct {
+	Batches int `json:"batches"` // training batches measured
+	// Uncapped is the batches trained before an auto cap was settled (the first epoch's): the
+	// peaks below are those of the batches planned under the cap when there was one.
+	Uncapped        int     `json:"uncapped_batches"`
+	PeakMinBytes    int64   `json:"peak_min_bytes"`
+	PeakMedianBytes int64   `json:"peak_median_bytes"`
+	PeakMaxBytes    int64   `json:"peak_max_bytes"`
+	Spread          float64 `json:"spread"` // PeakMaxBytes / PeakMedianBytes
+	// Setting is --batch-memory as given ("": no cap, "auto", or a size); CapBytes the cap
+	// batches were planned under (0: none) and Cap how it was chosen.
+	Setting  string `json:"setting"`
+	CapBytes int64  `json:"cap_bytes"`
+	Cap      string `json:"cap,omitempty"`
+	Split    int    `json:"batches_split"`    // batches split (or ended with fewer parts) to stay under the cap
+	OverCap  int    `json:"batches_over_cap"` // batches planned under the cap whose measured peak passed it
+	// Model is the fitted prediction: the peak is ResidentBytes plus these bytes per node,
+	// adjacency entry and halo node.
+	Model BatchMemoryModel `json:"model"`
+}
+
+// String is the one-line account of the batches' memory that a run's outcome gives.
+func (b *BatchMemory) String() string {
+	mib := func(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+	s := fmt.Sprintf("batch peak device memory %s median, %s max (%.2f×)", mib(b.PeakMedianBytes), mib(b.PeakMaxBytes), b.Spread)
+	if b.CapBytes > 0 {
+		s += fmt.Sprintf(" under a %s cap (%s), %d split", mib(b.CapBytes), b.Cap, b.Split)
+	}
+	if b.Model.Checked > 0 {
+		s += fmt.Sprintf(", predicted within %.0f%% (max %.0f%%)", 100*b.Model.MeanError, 100*b.Model.MaxError)
+	}
+	return s
+}
+
+// BatchMemoryModel is a fitted batch memory model and its check against the measured peaks.
+type BatchMemoryModel struct {
+	ResidentBytes float64 `json:"resident_bytes"`
+	NodeBytes     float64 `json:"node_bytes"`
+	EdgeBytes     float64 `json:"edge_bytes"`
+	HaloBytes     float64 `json:"halo_bytes"`
+	// Checked is the number of batches predicted by a model fitted to the batches before them;
+	// MeanError and MaxError their relative errors (|predicted − measured| / measured).
+	Checked   int     `json:"checked"`
+	MeanError float64 `json:"mean_error"`
+	MaxError  float64 `json:"max_error"`
 }
 
 // OTLPExport is what a run's live OTLP export delivered.

@@ -26,6 +26,10 @@ type Config struct {
 	BatchesPerEpoch int `json:"batches_per_epoch"`
 	// SamplerWorkers is the number of sampling goroutines (0: GOMAXPROCS).
 	SamplerWorkers int `json:"sampler_workers"`
+	// Batching is how many batches the loader builds ahead (1; 0: each batch is sampled and built
+	// inline, on the step's thread) and the batches' memory cap (a subgraph that would pass it is
+	// split into pieces, each a step).
+	train.Batching
 
 	// Options are the settings every trainer has; Seed also seeds the sampling and the MH chain.
 	train.Options
@@ -63,6 +67,7 @@ func DefaultBudget(sampler string) int {
 func DefaultConfig() Config {
 	return Config{Model: "gcn", Sampler: "rw", Budget: DefaultBudget("rw"), WalkLength: 2, Coverage: 50,
 		Options: train.Options{Epochs: 100, LR: 0.01, WeightDecay: 5e-4, Hidden: 64, Dropout: 0.5, Seed: 1}, ClipNorm: 5,
+		Batching:          train.Batching{Prefetch: 1},
 		NormalizeFeatures: true, Aug: "none", MH: mhaug.DefaultConfig()}
 }
 
@@ -85,6 +90,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("GraphSAINT: gradient clip norm %g is negative", c.ClipNorm)
 	case !slices.Contains(Augmentations, c.Aug):
 		return fmt.Errorf("GraphSAINT: unknown augmentation %q (known: none, mh)", c.Aug)
+	}
+	if err := c.Batching.Validate(); err != nil {
+		return fmt.Errorf("GraphSAINT: %w", err)
 	}
 	fc := c.fullConfig()
 	if err := fc.Validate(); err != nil {

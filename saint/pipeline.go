@@ -24,6 +24,9 @@ type PipelineConfig struct {
 	Cycle int
 	// Workers is the number of sampling goroutines (0: GOMAXPROCS).
 	Workers int
+	// Inline samples each subgraph when it is asked for, on the caller's goroutine: no workers,
+	// nothing sampled ahead (Workers and Ahead are ignored). The sequence is the same.
+	Inline bool
 	// Ahead bounds the subgraphs sampled but not yet taken (0: 4 per worker).
 	Ahead int
 	// Rec, when set, gets one lane per worker ("sampler 0", …) on which each subgraph's sampling is
@@ -45,10 +48,14 @@ type Pipeline struct {
 	done    chan struct{}
 	wg      sync.WaitGroup
 	closed  bool
+	inline  *drawer // Inline: the caller's
 }
 
 // NewPipeline starts sampling from s.
 func NewPipeline(s Sampler, cfg PipelineConfig) *Pipeline {
+	if cfg.Inline {
+		return &Pipeline{sampler: s, seed: cfg.Seed, cycle: int64(cfg.Cycle), inline: newDrawer(s), free: make(chan *Subgraph, 2), done: make(chan struct{})}
+	}
 	workers := cfg.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -89,10 +96,7 @@ func (p *Pipeline) Graph() *graph.CSR { return p.sampler.Graph() }
 // indices are outstanding and slot i % Ahead is always empty when subgraph i arrives.
 func (p *Pipeline) work(lane *trace.Lane) {
 	defer p.wg.Done()
-	b := newInducer(p.sampler.Graph())
-	src := new(rand.PCG)
-	rng := rand.New(src)
-	var draws []int32
+	dr := newDrawer(p.sampler)
 	for {
 		select {
 		case <-p.tokens:
@@ -107,17 +111,35 @@ func (p *Pipeline) work(lane *trace.Lane) {
 		default:
 			sg = new(Subgraph)
 		}
-		drawn := i
-		if p.cycle > 0 {
-			drawn %= p.cycle
-		}
-		src.Seed(p.seed, subgraphStream(drawn))
-		draws = p.sampler.Draw(rng, draws[:0])
-		b.induce(draws, sg)
-		sg.Index = int(i)
+		p.draw(dr, i, sg)
 		sp.End()
 		p.slots[i%int64(len(p.slots))] <- sg
 	}
+}
+
+// drawer is one goroutine's sampling state.
+type drawer struct {
+	b     *inducer
+	src   *rand.PCG
+	rng   *rand.Rand
+	draws []int32
+}
+
+func newDrawer(s Sampler) *drawer {
+	src := new(rand.PCG)
+	return &drawer{b: newInducer(s.Graph()), src: src, rng: rand.New(src)}
+}
+
+// draw samples subgraph i of the sequence into sg.
+func (p *Pipeline) draw(dr *drawer, i int64, sg *Subgraph) {
+	drawn := i
+	if p.cycle > 0 {
+		drawn %= p.cycle
+	}
+	dr.src.Seed(p.seed, subgraphStream(drawn))
+	dr.draws = p.sampler.Draw(dr.rng, dr.draws[:0])
+	dr.b.induce(dr.draws, sg)
+	sg.Index = int(i)
 }
 
 // subgraphStream spreads subgraph indices over the PCG's second seed word (splitmix64's
@@ -134,6 +156,17 @@ func subgraphStream(i int64) uint64 {
 func (p *Pipeline) Next() *Subgraph {
 	if p.closed {
 		return nil
+	}
+	if p.inline != nil {
+		var sg *Subgraph
+		select {
+		case sg = <-p.free:
+		default:
+			sg = new(Subgraph)
+		}
+		p.draw(p.inline, int64(p.want), sg)
+		p.want++
+		return sg
 	}
 	sg := <-p.slots[p.want%len(p.slots)]
 	p.want++

@@ -82,3 +82,32 @@ func (b *inducer) induce(draws []int32, sg *Subgraph) {
 	sg.CSR = graph.CSR{N: len(nodes), Indptr: indptr, Indices: indices}
 	sg.Nodes, sg.Edges = nodes, edges
 }
+
+// Slice fills dst (reusing its arrays) with the subgraph of sg induced by its local nodes
+// [lo, hi): a piece of sg, whose entries to nodes outside the range are dropped.
+func (sg *Subgraph) Slice(lo, hi int, dst *Subgraph) {
+	indptr := append(dst.Indptr[:0], 0)
+	indices, edges := dst.Indices[:0], dst.Edges[:0]
+	for i := lo; i < hi; i++ {
+		for k := sg.Indptr[i]; k < sg.Indptr[i+1]; k++ {
+			if u := int(sg.Indices[k]); u >= lo && u < hi {
+				indices = append(indices, int32(u-lo))
+				edges = append(edges, sg.Edges[k])
+			}
+		}
+		indptr = append(indptr, int64(len(indices)))
+	}
+	dst.CSR = graph.CSR{N: hi - lo, Indptr: indptr, Indices: indices}
+	dst.Nodes, dst.Edges, dst.Index = append(dst.Nodes[:0], sg.Nodes[lo:hi]...), edges, sg.Index
+}
+
+// sliceEdges counts the entries of the piece [lo, hi) of sg (Slice's, without building it).
+func (sg *Subgraph) sliceEdges(lo, hi int) int {
+	n := 0
+	for _, u := range sg.Indices[sg.Indptr[lo]:sg.Indptr[hi]] {
+		if int(u) >= lo && int(u) < hi {
+			n++
+		}
+	}
+	return n
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/gnnprof/gnnprof/graph"
@@ -48,6 +49,7 @@ type Trainer struct {
 	x        features  // the batch's features
 	views    [2]view   // the batch through G^(t) and G^(t+1)
 	steps    train.Steps
+	batchMem *train.BatchMemory
 }
 
 // New builds the trainer on the host: the model (the full-batch trainer's, which also evaluates
@@ -150,20 +152,33 @@ func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", t.Data.Name, err)
 	}
-	// A pipeline with the same seed draws the counted subgraphs again, over and over.
-	pcfg := PipelineConfig{Seed: cfg.Seed, Cycle: norm.Subgraphs, Workers: cfg.SamplerWorkers, Rec: rec}
+	// A pipeline with the same seed draws the counted subgraphs again, over and over; without
+	// prefetch it samples each when the step asks for it.
+	pcfg := PipelineConfig{Seed: cfg.Seed, Cycle: norm.Subgraphs, Workers: cfg.SamplerWorkers, Rec: rec, Inline: cfg.Prefetch == 0}
+	if t.batchMem, err = train.NewBatchMemory(t.dev, cfg.BatchMemory, t.memoryPrior()); err != nil {
+		return nil, err
+	}
 	pipe := NewPipeline(t.sampler, pcfg)
 	defer pipe.Close()
-	var loaderLane *trace.Lane
-	if rec != nil {
-		loaderLane = rec.Lane("batch loader")
-	}
-	ld, err := newLoader(t.dev, loaderLane, pipe, norm, t.full.Model.AdjKind(), t.Data.Labels)
+	ld, err := newLoader(t.dev, pipe, norm, t.full.Model.AdjKind(), t.Data.Labels, t.batchMem, cfg.Epochs*t.batches, cfg.Prefetch+1)
 	if err != nil {
 		return nil, err
 	}
-	pf := train.NewPrefetch(cfg.Epochs*t.batches, batchSets, ld.load)
-	defer pf.Close() // before the pipeline's: the loader may be waiting for a subgraph
+	next := func(lane *trace.Lane) (*batch, error) { return ld.load(lane, 0) }
+	if cfg.Prefetch > 0 {
+		loaderLane := t.dev.Lane("batch loader")
+		pf := train.NewPrefetch(math.MaxInt, cfg.Prefetch+1, func(_, set int) (*batch, error) { return ld.load(loaderLane, set) })
+		defer pf.Close() // before the pipeline's: the loader may be waiting for a subgraph
+		next = func(lane *trace.Lane) (*batch, error) {
+			sp := lane.Begin("loader.next", role.Dataload)
+			defer sp.End()
+			b, ok, err := pf.Next()
+			if err == nil && !ok {
+				err = errors.New("no batch left")
+			}
+			return b, err
+		}
+	}
 	if t.chain != nil {
 		// The first MH step needs the untrained model's uncertainty.
 		if _, err := t.evaluate(lane); err != nil {
@@ -172,70 +187,102 @@ func (t *Trainer) Run(ctx context.Context, lane *trace.Lane, p progress.Func) (*
 	}
 	loop := train.Loop{Epochs: cfg.Epochs, Patience: cfg.Patience, Lane: lane, Progress: p,
 		Device: t.dev, OwnSteps: true,
-		Train: func(ctx context.Context, _ int) (float64, error) { return t.trainEpoch(ctx, lane, pf) },
+		Train: func(ctx context.Context, _ int) (float64, error) { return t.trainEpoch(ctx, lane, next) },
 		Eval:  func(context.Context, int) (train.Scores, error) { return t.evaluate(lane) }}
-	return loop.Run(ctx)
+	res, err := loop.Run(ctx)
+	if res != nil {
+		res.BatchMemory = t.batchMem.Stats()
+	}
+	return res, err
 }
 
-// trainEpoch trains on the epoch's batches, one step each, and reads the epoch's mean loss back
-// once, at its end.
-func (t *Trainer) trainEpoch(ctx context.Context, lane *trace.Lane, pf *train.Prefetch[*batch]) (float64, error) {
+// memoryPrior estimates the device memory per node and adjacency entry of a batch from the
+// model's widths: per node its inputs in every batch in flight, its gathered features (and MH-Aug's
+// two views of them), each layer's outputs, saved activations and gradients in every model
+// replica; per entry its index, weight and original edge in every batch in flight (and the
+// views' weights), and the transpose backward uses. [train.BatchMemory] refines it with every
+// batch measured.
+func (t *Trainer) memoryPrior() train.BatchBytes {
+	featRow := 0.0
+	if x := t.full.In.X; x.Sparse != nil {
+		featRow = 8 + 8*float64(x.Sparse.NNZ())/float64(max(x.Sparse.Rows, 1))
+	} else {
+		featRow = 4 * float64(x.Dense.Cols)
+	}
+	views, sets := float64(len(t.models)-1), float64(t.Config.Prefetch+1)
+	h, c := float64(t.Config.Hidden), float64(t.Data.NumClasses)
+	return train.BatchBytes{Node: sets*20 + featRow*(1+views) + float64(len(t.models))*4*(12*h+2*c), Edge: sets*16 + 12 + 4*views}
+}
+
+// trainEpoch trains on the epoch's subgraphs, one step per batch (a subgraph, or each piece of
+// one split to stay under the memory cap), and reads the epoch's mean loss back once, at its end.
+func (t *Trainer) trainEpoch(ctx context.Context, lane *trace.Lane, next func(*trace.Lane) (*batch, error)) (float64, error) {
 	var sum, mean float64 // on the device: the losses are not read one by one
-	err := t.steps.Run(ctx, lane, t.batches, func(k int) error {
-		loss, err := t.trainStep(lane, pf, k == 0)
-		sum += loss
-		if err == nil && k == t.batches-1 {
-			var got []float64
-			got, err = t.dev.ReadBack(lane, sum/float64(t.batches))
-			if err == nil {
-				mean = got[0]
+	first := true
+	for done := 0; done < t.batches; {
+		err := t.steps.Step(ctx, lane, func() error {
+			last, loss, err := t.trainStep(lane, next, first)
+			first = false
+			sum += loss
+			if err == nil && last {
+				done++
 			}
+			if err == nil && done == t.batches {
+				var got []float64
+				got, err = t.dev.ReadBack(lane, sum/float64(t.batches))
+				if err == nil {
+					mean = got[0]
+				}
+			}
+			return err
+		})
+		if err != nil {
+			return 0, err
 		}
-		return err
-	})
-	return mean, err
+	}
+	t.batchMem.EndEpoch()
+	return mean, nil
 }
 
-// trainStep trains on the next batch; first says it is the epoch's first, which advances the
-// MH-Aug chain before it.
-func (t *Trainer) trainStep(lane *trace.Lane, pf *train.Prefetch[*batch], first bool) (float64, error) {
+// trainStep trains on the next batch and says whether it was its subgraph's last; first says it
+// is the epoch's first, which advances the MH-Aug chain before it.
+func (t *Trainer) trainStep(lane *trace.Lane, next func(*trace.Lane) (*batch, error), first bool) (last bool, loss float64, err error) {
 	if first && t.chain != nil {
 		var tr mhaug.Transition
 		var err error
 		lane.Do(context.Background(), role.Augment, func(context.Context) { tr, err = t.chain.Advance(t.chainRNG, t.hn, lane) })
 		if err != nil {
-			return 0, fmt.Errorf("MH-Aug step: %w", err)
+			return false, 0, fmt.Errorf("MH-Aug step: %w", err)
 		}
 		t.Transitions = append(t.Transitions, tr)
 		lane.Counter("mhaug proposals", float64(len(tr.Proposals)))
 	}
-	sp := lane.Begin("loader.next", role.Dataload)
-	b, ok, err := pf.Next()
-	sp.End()
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("loading: %w", err)
-	case !ok:
-		return 0, errors.New("loading: no batch left")
+	b, err := next(lane)
+	if err != nil {
+		return false, 0, fmt.Errorf("loading: %w", err)
 	}
+	if b.piece == 0 && !b.last {
+		t.batchMem.Split(1)
+	}
+	t.batchMem.Begin(b.shape)
+	defer t.batchMem.End()
 	if err := b.ready.Wait(lane); err != nil {
-		return 0, fmt.Errorf("uploading the batch: %w", err)
+		return false, 0, fmt.Errorf("uploading the batch: %w", err)
 	}
 	c := &t.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, true, role.Other
 	train.Phase(lane, "gather", role.Gather, func() { err = t.x.gather(c, t.dev, t.full.In.X, b.nodes) })
 	if err != nil {
-		return 0, err
+		return false, 0, err
 	}
 	t.full.Opt.ZeroGrad()
-	var loss float64
 	if t.chain == nil {
 		loss = t.forwardBackward(lane, b)
 	} else if loss, err = t.forwardBackwardAugmented(lane, b); err != nil {
-		return 0, err
+		return false, 0, err
 	}
 	train.OptimizerStep(lane, t.full.Opt, t.Config.ClipNorm)
-	return loss, t.dev.Err()
+	return b.last, loss, t.dev.Err()
 }
 
 // forwardBackward trains on the batch as it is: the GraphSAINT-weighted cross-entropy sum.

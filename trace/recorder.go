@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gnnprof/gnnprof/internal/chromejson"
 	"github.com/gnnprof/gnnprof/internal/stepname"
@@ -45,6 +47,15 @@ type Recorder struct {
 	done    chan struct{}
 	closed  atomic.Bool
 	sending sync.RWMutex // held for reading while sending on work, for writing while closing it
+
+	// The writer stands back while the training holds it (Lane.HoldWriter), unless a flush is
+	// waited for (urgent) or its queue is half full.
+	held    atomic.Int32
+	waiting atomic.Bool
+	urgent  atomic.Int32
+	resume  chan struct{}
+	timer   *time.Timer
+	cost    Cost // the writer's, read after Close
 }
 
 // batch is a unit of work for the writer goroutine: events to write, or a flush request.
@@ -65,6 +76,8 @@ func NewRecorder(sinks ...Sink) *Recorder {
 		free:   make(chan []Event, 64),
 		done:   make(chan struct{}),
 		pid:    strconv.Itoa(os.Getpid()),
+		resume: make(chan struct{}, 1),
+		timer:  time.NewTimer(holdPoll),
 	}
 	r.step.Store(-1)
 	go r.writeLoop()
@@ -126,6 +139,9 @@ func (r *Recorder) fail(err error) {
 
 // Flush writes every event recorded so far to the sinks and flushes them.
 func (r *Recorder) Flush() error {
+	r.urgent.Add(1)
+	defer r.urgent.Add(-1)
+	r.wake()
 	answer := make(chan error, 1)
 	r.sending.RLock()
 	if r.closed.Load() {
@@ -145,6 +161,7 @@ func (r *Recorder) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
+	r.wake()
 	r.mu.Lock()
 	lanes := append([]*Lane(nil), r.lanes...)
 	r.mu.Unlock()
@@ -163,8 +180,18 @@ func (r *Recorder) Close() error {
 	close(r.work)
 	r.sending.Unlock()
 	<-r.done
+	// Closing the sinks (the compressor's last block) is the writer's work, done on this thread.
+	runtime.LockOSThread()
+	t := threadCPUNs()
 	if cerr := r.closeSinks(); err == nil {
 		err = cerr
+	}
+	r.cost.WriteCPUNs += threadCPUNs() - t
+	runtime.UnlockOSThread()
+	for _, s := range r.sinks {
+		if c, ok := s.(interface{ compressCPUNs() int64 }); ok {
+			r.cost.CompressCPUNs += c.compressCPUNs()
+		}
 	}
 	if err == nil {
 		r.mu.Lock()
@@ -194,39 +221,99 @@ func (r *Recorder) putBuf(b []Event) {
 	}
 }
 
-// writeLoop is the only goroutine that touches the sinks until Close.
+// writeLoop is the only goroutine that touches the sinks until Close. It keeps its thread, so
+// that the thread's CPU time is the writer's cost.
 func (r *Recorder) writeLoop() {
 	defer close(r.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	for b := range r.work {
+		t := threadCPUNs()
 		if b.events != nil {
-			r.write(b.events)
+			r.write(b.events, true)
 			r.putBuf(b.events)
-			continue
+		} else {
+			err := r.flushLanes(b.flush == nil)
+			if b.flush != nil {
+				b.flush <- err
+			}
 		}
-		err := r.flushLanes()
-		if b.flush != nil {
-			b.flush <- err
-		}
+		r.cost.WriteCPUNs += threadCPUNs() - t
 	}
 }
 
-func (r *Recorder) write(events []Event) {
+// writeChunk is the most events the writer encodes between two looks at whether the training
+// holds it.
+const writeChunk = 512
+
+// write writes events to the sinks; gated, it waits while the training holds the writer.
+func (r *Recorder) write(events []Event, gated bool) {
 	if len(events) == 0 {
 		return
 	}
+	r.cost.count(events)
 	r.mu.Lock()
 	infos := r.infos // append-only: the prefix seen here never changes
 	r.mu.Unlock()
-	for _, s := range r.sinks {
-		if err := s.Write(infos, events); err != nil {
-			r.fail(fmt.Errorf("trace: writing events: %w", err))
-			return
+	for len(events) > 0 {
+		n := min(len(events), writeChunk)
+		if gated {
+			r.waitUnheld()
+		}
+		t, held := threadCPUNs(), r.held.Load() > 0
+		for _, s := range r.sinks {
+			if err := s.Write(infos, events[:n]); err != nil {
+				r.fail(fmt.Errorf("trace: writing events: %w", err))
+				return
+			}
+		}
+		if held || r.held.Load() > 0 {
+			r.cost.HeldWriteCPUNs += threadCPUNs() - t
+		}
+		events = events[n:]
+	}
+}
+
+// waitUnheld waits while the training holds the writer, unless a flush is waited for, the
+// recorder is closing or the writer's queue is half full (the training would soon wait for it).
+func (r *Recorder) waitUnheld() {
+	if r.held.Load() == 0 {
+		return
+	}
+	start := monotonic()
+	r.waiting.Store(true) // before looking at held again: a release after this wakes the writer
+	for r.held.Load() > 0 && r.urgent.Load() == 0 && !r.closed.Load() && len(r.work) < cap(r.work)/2 {
+		r.timer.Reset(holdPoll)
+		select {
+		case <-r.resume:
+		case <-r.timer.C:
+		}
+	}
+	r.waiting.Store(false)
+	r.cost.HeldNs += monotonic() - start
+}
+
+// wake wakes a writer waiting for the training to release it.
+func (r *Recorder) wake() {
+	if r.waiting.Load() {
+		select {
+		case r.resume <- struct{}{}:
+		default:
 		}
 	}
 }
 
-// flushLanes takes every lane's pending events, writes them and flushes the sinks.
-func (r *Recorder) flushLanes() error {
+// Cost is what the recording cost so far; complete once the recorder is closed.
+func (r *Recorder) Cost() Cost {
+	c := r.cost
+	ec := RecordCosts()
+	c.RecordCPUNs = int64(float64(c.Spans)*ec.Span + float64(c.Events-c.Spans)*ec.Event)
+	return c
+}
+
+// flushLanes takes every lane's pending events, writes them (gated: waiting while the training
+// holds the writer) and flushes the sinks.
+func (r *Recorder) flushLanes(gated bool) error {
 	r.mu.Lock()
 	lanes := append([]*Lane(nil), r.lanes...)
 	r.mu.Unlock()
@@ -239,7 +326,7 @@ func (r *Recorder) flushLanes() error {
 		full := l.buf
 		l.buf = r.getBuf()
 		l.mu.Unlock()
-		r.write(full)
+		r.write(full, gated)
 		r.putBuf(full)
 	}
 	for _, s := range r.sinks {
@@ -409,6 +496,24 @@ func (l *Lane) handoff() {
 	l.buf = l.rec.getBuf()
 	l.mu.Unlock()
 	l.rec.send(batch{events: full})
+}
+
+// HoldWriter asks the recorder's writer to stand back until [Lane.ReleaseWriter]: the training
+// holds it around work whose timing matters (its phases), so that encoding and compressing the
+// trace runs in the gaps — waits, sampling, the host between steps — and does not take a core the
+// training's own goroutines need. Holds from any lanes add up. The writer goes on regardless when
+// its queue fills halfway, so a training that never lets go still gets its trace.
+func (l *Lane) HoldWriter() {
+	if l != nil {
+		l.rec.held.Add(1)
+	}
+}
+
+// ReleaseWriter ends a [Lane.HoldWriter].
+func (l *Lane) ReleaseWriter() {
+	if l != nil && l.rec.held.Add(-1) == 0 {
+		l.rec.wake()
+	}
 }
 
 // record adds a finished event to the lane.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -40,7 +41,11 @@ type writer struct {
 	ids       [][2]string // per lane: its pid and tid as JSON text
 	any       bool        // an element has been written to traceEvents
 	err       error
+	compress  atomic.Int64 // thread CPU ns spent in the compressor
 }
+
+// compressCPUNs is the thread CPU time spent compressing (for [Recorder.Cost]).
+func (w *writer) compressCPUNs() int64 { return w.compress.Load() }
 
 // NewWriter writes a trace to out: its header at once, and its events through the Sink it
 // returns. The JSON is not compressed; to compress it, pass a compressor such as a
@@ -64,7 +69,8 @@ func CreateWriter(path string, h Header) (Sink, error) {
 	w := newWriter(f, []io.Closer{f})
 	if strings.HasSuffix(path, ".gz") {
 		gz, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
-		w = newWriter(gz, []io.Closer{gz, f})
+		timed := cpuTimed{w: gz, ns: &w.compress}
+		w.out, w.closers, w.w = timed, []io.Closer{timed, f}, bufio.NewWriterSize(timed, writerBuffer)
 	}
 	if err := w.header(h); err != nil {
 		f.Close()
@@ -73,8 +79,12 @@ func CreateWriter(path string, h Header) (Sink, error) {
 	return w, nil
 }
 
+// writerBuffer is the encoded JSON a writer buffers before handing it to the compressor, which
+// then works in pieces small enough to fit between the training's phases.
+const writerBuffer = 64 << 10
+
 func newWriter(out io.Writer, closers []io.Closer) *writer {
-	return &writer{out: out, closers: closers, w: bufio.NewWriterSize(out, 256<<10)}
+	return &writer{out: out, closers: closers, w: bufio.NewWriterSize(out, writerBuffer)}
 }
 
 func (w *writer) header(h Header) error {

@@ -45,12 +45,17 @@ func (c DeviceConfig) String() string {
 }
 
 // Device is a trainer's accelerator: the CPU backend of package device, with its link model and
-// an [Arena] that gives nn's layers their buffers in device memory.
+// the [Arena]s that give nn's layers and the optimizer their buffers in device memory.
 type Device struct {
 	Dev    device.Device
 	Config DeviceConfig
-	Arena  *Arena
-	Rec    *trace.Recorder // what the device records into; nil: recording off
+	// Arena holds the layers' buffers: activations and gradients, one batch's working set.
+	Arena *Arena
+	// State holds the optimizer's state, which lives as long as the parameters.
+	State *Arena
+	Rec   *trace.Recorder // what the device records into; nil: recording off
+
+	use usage
 
 	mu       sync.Mutex // guards readBack
 	readBack Buf[int64] // device memory that values are read back from
@@ -62,8 +67,22 @@ func NewDevice(cfg DeviceConfig, rec *trace.Recorder) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{Dev: dev, Config: cfg, Arena: NewArena(dev, "activations"), Rec: rec}, nil
+	d := &Device{Dev: dev, Config: cfg, Rec: rec}
+	d.Arena, d.State = newArena(dev, &d.use, "activations"), newArena(dev, &d.use, "optimizer state")
+	return d, nil
 }
+
+// InUse is the device memory in use: what is allocated, less what the trainer's buffers hold
+// beyond the values in use — the memory a caching allocator counts as allocated, where the
+// device's own accounting ([device.MemInfo]) counts what it reserved.
+func (d *Device) InUse() int64 { return d.use.inUse(d.Dev) }
+
+// ResetInUsePeak makes the memory in use now its peak, to measure the peak of a batch, and
+// returns it.
+func (d *Device) ResetInUsePeak() int64 { return d.use.resetPeak(d.Dev) }
+
+// InUsePeak is the most device memory in use at once since [Device.ResetInUsePeak].
+func (d *Device) InUsePeak() int64 { return d.use.peakInUse() }
 
 // Lane returns a new host lane of the device's recorder (nil with recording off), for a trainer's
 // background workers.
@@ -92,13 +111,13 @@ func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
 		host = append(host, p.W.Data[:p.Size()]...)
 	}
 	var w, g Buf[float32]
-	if err := w.Alloc(d.Dev, total, false, "parameters"); err != nil {
+	if err := w.Alloc(d, total, false, "parameters"); err != nil {
 		return err
 	}
 	if err := d.Dev.Copy(lane, w.Mem(), device.HostSlice(host)); err != nil {
 		return fmt.Errorf("uploading the parameters: %w", err)
 	}
-	if err := g.Alloc(d.Dev, total, false, "gradients"); err != nil {
+	if err := g.Alloc(d, total, false, "gradients"); err != nil {
 		return err
 	}
 	off := 0
@@ -120,7 +139,7 @@ func (d *Device) ReadBack(lane *trace.Lane, vals ...float64) ([]float64, error) 
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.readBack.Grow(d.Dev, len(vals), false, "read-back"); err != nil {
+	if err := d.readBack.Grow(d, len(vals), false, "read-back"); err != nil {
 		return nil, err
 	}
 	for i, v := range vals {
@@ -153,11 +172,11 @@ func (d *Device) Err() error {
 	if d == nil {
 		return nil
 	}
-	return d.Arena.Err()
+	return errors.Join(d.Arena.Err(), d.State.Err())
 }
 
 // Buf is a growable typed view of memory allocated through a device: device memory, or pinned
-// host memory for staging copies.
+// host memory for staging copies. Device memory is accounted at the values in use ([Device.InUse]).
 type Buf[T device.Element] struct {
 	Data []T // the values in use; the buffer may hold more
 	buf  *device.Buffer
@@ -166,32 +185,36 @@ type Buf[T device.Element] struct {
 // Grow makes b hold n values, reallocating it (with room to spare, so that slowly growing
 // batches do not reallocate every step) when it holds fewer. The contents are unspecified
 // afterwards.
-func (b *Buf[T]) Grow(dev device.Device, n int, pinned bool, label string) error {
+func (b *Buf[T]) Grow(d *Device, n int, pinned bool, label string) error {
 	var zero T
-	if b.buf != nil && b.buf.Size()/int64(unsafe.Sizeof(zero)) >= int64(n) {
+	width := int64(unsafe.Sizeof(zero))
+	if b.buf != nil && b.buf.Size()/width >= int64(n) {
 		b.Data = b.Data[:n]
+		if !pinned {
+			d.use.set(d.Dev, b.buf, int64(n)*width)
+		}
 		return nil
 	}
-	return b.alloc(dev, n, int64(n)+int64(n)/8, pinned, label)
+	return b.alloc(d, n, int64(n)+int64(n)/8, pinned, label)
 }
 
 // Alloc makes b hold exactly n zeroed values in new memory, for what does not change size.
-func (b *Buf[T]) Alloc(dev device.Device, n int, pinned bool, label string) error {
-	return b.alloc(dev, n, int64(n), pinned, label)
+func (b *Buf[T]) Alloc(d *Device, n int, pinned bool, label string) error {
+	return b.alloc(d, n, int64(n), pinned, label)
 }
 
 // alloc replaces b's memory with size values, n of them in use.
-func (b *Buf[T]) alloc(dev device.Device, n int, size int64, pinned bool, label string) error {
+func (b *Buf[T]) alloc(d *Device, n int, size int64, pinned bool, label string) error {
 	var zero T
 	width := int64(unsafe.Sizeof(zero))
-	if err := b.Free(dev); err != nil {
+	if err := b.Free(d); err != nil {
 		return err
 	}
 	var err error
 	if pinned {
-		b.buf, err = dev.AllocPinned(size*width, label)
+		b.buf, err = d.Dev.AllocPinned(size*width, label)
 	} else {
-		b.buf, err = dev.Alloc(size*width, label)
+		b.buf, err = d.use.alloc(d.Dev, size*width, int64(n)*width, label)
 	}
 	if err != nil {
 		return err
@@ -202,6 +225,14 @@ func (b *Buf[T]) alloc(dev device.Device, n int, size int64, pinned bool, label 
 	}
 	b.Data = all[:n]
 	return nil
+}
+
+// Release says that b's device memory holds nothing in use any more (it stays allocated, for
+// the next Grow): what an evaluation used is dead once it is scored. It keeps Data.
+func (b *Buf[T]) Release(d *Device) {
+	if b.buf != nil && b.buf.Kind() == device.OnDevice {
+		d.use.set(d.Dev, b.buf, 0)
+	}
 }
 
 // Mem is the memory of the values in use, for a copy.
@@ -215,11 +246,11 @@ func (b *Buf[T]) Range(first, n int) device.Mem {
 }
 
 // Free releases the memory.
-func (b *Buf[T]) Free(dev device.Device) error {
+func (b *Buf[T]) Free(d *Device) error {
 	if b.buf == nil {
 		return nil
 	}
-	err := dev.Free(b.buf)
+	err := d.use.free(d.Dev, b.buf)
 	b.buf, b.Data = nil, nil
 	return err
 }
@@ -228,7 +259,7 @@ func (b *Buf[T]) Free(dev device.Device) error {
 // pageable host memory, the host's wait recorded on lane: for what is uploaded once, such as a
 // full-batch trainer's features.
 func Upload[T device.Element](d *Device, lane *trace.Lane, b *Buf[T], src []T, label string) error {
-	if err := b.Grow(d.Dev, len(src), false, label); err != nil {
+	if err := b.Grow(d, len(src), false, label); err != nil {
 		return err
 	}
 	if len(src) == 0 {
@@ -248,7 +279,7 @@ type Staged[T device.Element] struct {
 
 // Grow makes the host side hold n values (the device side follows at [Staged.Upload]).
 func (s *Staged[T]) Grow(d *Device, n int, label string) error {
-	return s.Host.Grow(d.Dev, n, true, label+" (staging)")
+	return s.Host.Grow(d, n, true, label+" (staging)")
 }
 
 // Upload copies the host values to the device: queued on stream when given (the host goes on;
@@ -256,7 +287,7 @@ func (s *Staged[T]) Grow(d *Device, n int, label string) error {
 // recorded on lane.
 func (s *Staged[T]) Upload(d *Device, stream device.Stream, lane *trace.Lane, label string) error {
 	n := len(s.Host.Data)
-	if err := s.Dev.Grow(d.Dev, n, false, label); err != nil {
+	if err := s.Dev.Grow(d, n, false, label); err != nil {
 		return err
 	}
 	if n == 0 {
@@ -273,6 +304,9 @@ func (s *Staged[T]) Upload(d *Device, stream device.Stream, lane *trace.Lane, la
 	}
 	return nil
 }
+
+// Release says that the device copy holds nothing in use any more ([Buf.Release]).
+func (s *Staged[T]) Release(d *Device) { s.Dev.Release(d) }
 
 // UploadFrom copies src into the host buffer and uploads it ([Staged.Upload]), returning the
 // device's values: for arrays built elsewhere, such as a sampled subgraph's.
@@ -328,9 +362,13 @@ func UploadInput(d *Device, lane *trace.Lane, x nn.Input, label string) (nn.Inpu
 
 // Arena is an [nn.Allocator] in device memory: the buffers nn's layers keep between calls
 // (outputs, saved activations, gradients) are device allocations, kept and reused from step to
-// step as a caching allocator keeps them, so the device's memory accounting sees them.
+// step as a caching allocator keeps them, so the device's memory accounting sees them. As an
+// [nn.Reuser] it also hears how much of each buffer a layer uses, and [Arena.Release] ends a
+// working set (a step's activations are dead once it has trained), so that [Device.InUse]
+// counts what the current batch uses, as a caching allocator's allocated bytes do.
 type Arena struct {
 	dev   device.Device
+	use   *usage
 	label string
 
 	mu   sync.Mutex
@@ -338,12 +376,14 @@ type Arena struct {
 	err  error
 }
 
-// NewArena returns an arena allocating from dev, its allocations labelled label.
-func NewArena(dev device.Device, label string) *Arena {
-	return &Arena{dev: dev, label: label, bufs: map[*float32]*device.Buffer{}}
+func newArena(dev device.Device, use *usage, label string) *Arena {
+	return &Arena{dev: dev, use: use, label: label, bufs: map[*float32]*device.Buffer{}}
 }
 
-var _ nn.Allocator = (*Arena)(nil)
+var (
+	_ nn.Allocator = (*Arena)(nil)
+	_ nn.Reuser    = (*Arena)(nil)
+)
 
 // Float32s implements [nn.Allocator]. old, when it came from the arena, is freed first. When the
 // device has no memory left it returns Go memory, so that the layer can finish, and keeps the
@@ -354,13 +394,13 @@ func (a *Arena) Float32s(old []float32, n int) []float32 {
 	if len(old) > 0 {
 		if b, ok := a.bufs[unsafe.SliceData(old)]; ok {
 			delete(a.bufs, unsafe.SliceData(old))
-			if err := a.dev.Free(b); err != nil && a.err == nil {
+			if err := a.use.free(a.dev, b); err != nil && a.err == nil {
 				a.err = err
 			}
 		}
 	}
 	size := n + n/8 // room to spare: batches vary in size
-	b, err := a.dev.Alloc(int64(size)*4, a.label)
+	b, err := a.use.alloc(a.dev, int64(size)*4, int64(n)*4, a.label)
 	if err == nil {
 		var v []float32
 		if v, err = b.Float32s(); err == nil {
@@ -376,9 +416,119 @@ func (a *Arena) Float32s(old []float32, n int) []float32 {
 	return make([]float32, size)
 }
 
+// Reuse implements [nn.Reuser]: n float32s of b are in use.
+func (a *Arena) Reuse(b []float32, n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if buf, ok := a.bufs[unsafe.SliceData(b)]; ok {
+		a.use.set(a.dev, buf, int64(n)*4)
+	}
+}
+
+// Release says that nothing in the arena's buffers is in use any more: the working set they
+// held (a step's activations and gradients) is dead, and the next layer call that reuses a buffer
+// counts it again.
+func (a *Arena) Release() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, b := range a.bufs {
+		a.use.set(a.dev, b, 0)
+	}
+}
+
+// inUse is the bytes in use of the arena's buffers.
+func (a *Arena) inUse() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var n int64
+	for _, b := range a.bufs {
+		n += a.use.bytesInUse(b)
+	}
+	return n
+}
+
 // Err returns the first allocation failure.
 func (a *Arena) Err() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.err
+}
+
+// usage accounts the device memory in use ([Device.InUse]): the tracked buffers ([Buf]s and the
+// arenas' buffers) count at the bytes in use, everything else at its size.
+type usage struct {
+	mu    sync.Mutex
+	used  map[*device.Buffer]int64 // the bytes in use of each tracked buffer
+	slack int64                    // Σ size − bytes in use over the tracked buffers
+	peak  int64                    // the most in use since resetPeak
+}
+
+// alloc allocates size bytes of device memory, used of them in use.
+func (u *usage) alloc(dev device.Device, size, used int64, label string) (*device.Buffer, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	b, err := dev.Alloc(size, label)
+	if err != nil {
+		return nil, err
+	}
+	u.setLocked(dev, b, used)
+	return b, nil
+}
+
+// set says that used bytes of b are in use.
+func (u *usage) set(dev device.Device, b *device.Buffer, used int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.setLocked(dev, b, used)
+}
+
+func (u *usage) setLocked(dev device.Device, b *device.Buffer, used int64) {
+	if u.used == nil {
+		u.used = map[*device.Buffer]int64{}
+	}
+	old, ok := u.used[b]
+	if !ok {
+		old = b.Size()
+	}
+	used = min(used, b.Size())
+	u.used[b] = used
+	u.slack += old - used
+	u.peak = max(u.peak, dev.MemInfo().Used-u.slack)
+}
+
+// free frees b, tracked or not.
+func (u *usage) free(dev device.Device, b *device.Buffer) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if used, ok := u.used[b]; ok {
+		delete(u.used, b)
+		u.slack -= b.Size() - used
+	}
+	return dev.Free(b)
+}
+
+// bytesInUse is the bytes in use of a tracked buffer.
+func (u *usage) bytesInUse(b *device.Buffer) int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.used[b]
+}
+
+func (u *usage) inUse(dev device.Device) int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return dev.MemInfo().Used - u.slack
+}
+
+func (u *usage) resetPeak(dev device.Device) int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.peak = dev.MemInfo().Used - u.slack
+	return u.peak
+}
+
+func (u *usage) peakInUse() int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.peak
 }

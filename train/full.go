@@ -172,7 +172,7 @@ func (f *FullBatch) Place(d *Device, lane *trace.Lane) error {
 		return fmt.Errorf("placing the full-batch trainer on %s: %w", d.Dev.Name(), err)
 	}
 	f.Dev, f.ctx.Alloc = d, d.Arena
-	f.Opt = nn.NewAdamIn(d.Arena, float32(f.Config.LR), f.Model.ParamGroups()...)
+	f.Opt = nn.NewAdamIn(d.State, float32(f.Config.LR), f.Model.ParamGroups()...)
 	return nil
 }
 

@@ -35,6 +35,8 @@ type Result struct {
 	// Interrupted says the run stopped early because its context was cancelled (Ctrl-C): Epochs
 	// and Final cover the epochs completed before.
 	Interrupted bool
+	// BatchMemory is the device memory of a mini-batch trainer's batches (nil for others).
+	BatchMemory *rundir.BatchMemory
 }
 
 // MeanEpochSeconds is the mean wall time of the training part of an epoch (excluding the

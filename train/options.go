@@ -38,3 +38,28 @@ func (o *Options) Validate() error {
 	}
 	return nil
 }
+
+// Batching are the settings of the mini-batch trainers' batches (GNNAutoScale and GraphSAINT
+// embed them), named alike in run.json and registered once as flags.
+type Batching struct {
+	// Prefetch is the number of batches built ahead of the one training, by a loader goroutine
+	// (sampled, gathered into pinned memory, their upload queued), so that building batch k+1 hides
+	// behind training batch k; 0: each batch is built inline, on the step's thread.
+	Prefetch int `json:"prefetch"`
+	// BatchMemory caps a batch's predicted peak device memory: "" no cap, "auto" (from the device
+	// memory limit or the typical batch: [BatchMemory.SetAutoCap]) or a size such as "256MiB".
+	// Batches predicted to pass it are split.
+	BatchMemory string `json:"batch_memory"`
+}
+
+// MaxPrefetch bounds Batching.Prefetch: every batch built ahead holds its own buffers.
+const MaxPrefetch = 16
+
+// Validate checks the settings.
+func (b *Batching) Validate() error {
+	if b.Prefetch < 0 || b.Prefetch > MaxPrefetch {
+		return fmt.Errorf("prefetch must be in [0, %d] batches, got %d", MaxPrefetch, b.Prefetch)
+	}
+	_, err := ParseBatchMemory(b.BatchMemory)
+	return err
+}

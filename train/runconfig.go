@@ -13,14 +13,15 @@ import (
 // Setup is what run.json's config records about a run besides the trainer's own settings.
 type Setup struct {
 	Source   string // the dataset as it was named: a path or a generator spec
+	Format   string // the dataset's format when forced (--data-format); "": detected
 	DataSeed uint64 // the seed of a generated dataset or of a random split
 	Version  string // gnnprof's version
 }
 
 // RunConfig assembles run.json's config (and the trace's run metadata): every field of settings
-// under its JSON name, then "trainer", "data_seed", "dataset" (its name, source and counts) and
-// "environment" (gnnprof and Go versions, OS, CPUs, BLAS, device), then extra, the trainer's
-// own facts about this run.
+// under its JSON name, then "trainer", "data_seed", "data_format" (when forced), "dataset" (its
+// name, source and counts) and "environment" (gnnprof and Go versions, OS, CPUs, BLAS, device),
+// then extra, the trainer's own facts about this run.
 func RunConfig(trainer string, settings any, ds *graph.Dataset, s Setup, extra map[string]any) (map[string]any, error) {
 	data, err := json.Marshal(settings)
 	if err != nil {
@@ -32,6 +33,9 @@ func RunConfig(trainer string, settings any, ds *graph.Dataset, s Setup, extra m
 	}
 	m["trainer"] = trainer
 	m["data_seed"] = s.DataSeed
+	if s.Format != "" {
+		m["data_format"] = s.Format
+	}
 	m["dataset"] = datasetInfo(ds, s.Source)
 	m["environment"] = environment(s.Version)
 	maps.Copy(m, extra)

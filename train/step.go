@@ -41,10 +41,12 @@ func Phase(lane *trace.Lane, name string, r role.Role, fn func()) {
 // phase and runs that work through [OpenPhase.Break].
 func BreakablePhase(lane *trace.Lane, name string, r role.Role, fn func(p *OpenPhase)) {
 	p := &OpenPhase{lane: lane, name: name, role: r, span: lane.Begin(name, r)}
+	lane.HoldWriter() // the trace's writer works between phases, not on the cores they use
 	lane.Do(context.Background(), r, func(ctx context.Context) {
 		p.labels = ctx
 		fn(p)
 	})
+	lane.ReleaseWriter()
 	p.span.End()
 }
 
@@ -63,7 +65,9 @@ type OpenPhase struct {
 // rows: forward spans around it would claim that wait as compute.
 func (p *OpenPhase) Break(r role.Role, fn func()) {
 	p.span.End()
+	p.lane.ReleaseWriter()
 	p.lane.Do(p.labels, r, func(context.Context) { fn() })
+	p.lane.HoldWriter()
 	p.span = p.lane.Begin(p.name, p.role)
 }
 
@@ -118,16 +122,25 @@ type Steps struct {
 // ctx is cancelled before a step, and the first error of a step, with the step's number.
 func (s *Steps) Run(ctx context.Context, lane *trace.Lane, n int, step func(k int) error) error {
 	for k := range n {
-		if err := ctx.Err(); err != nil {
+		if err := s.Step(ctx, lane, func() error { return step(k) }); err != nil {
 			return err
 		}
-		sp := lane.BeginStep(s.next)
-		s.next++
-		err := step(k)
-		sp.End()
-		if err != nil {
-			return fmt.Errorf("step %d: %w", s.next-1, err)
-		}
+	}
+	return nil
+}
+
+// Step runs one step, step inside its step span, for an epoch whose number of steps is known
+// only as it goes (batches split to stay under a memory cap). Its errors are Run's.
+func (s *Steps) Step(ctx context.Context, lane *trace.Lane, step func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sp := lane.BeginStep(s.next)
+	s.next++
+	err := step()
+	sp.End()
+	if err != nil {
+		return fmt.Errorf("step %d: %w", s.next-1, err)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
@@ -30,11 +31,19 @@ import (
 // GNNPROF_TEST_MAIN=1 is gnnprof itself, signal handling included.
 func TestMain(m *testing.M) {
 	if os.Getenv("GNNPROF_TEST_MAIN") == "1" {
+		if flags := os.Getenv(testFixFlagsEnv); flags != "" {
+			fixesOf = func(*analyze.Profile) []namedFix { return []namedFix{{"test", strings.Fields(flags)}} }
+		}
 		main()
 		return
 	}
+	rerunEnv = []string{"GNNPROF_TEST_MAIN=1"} // gnnprof fix's rerun: this binary as gnnprof
 	os.Exit(m.Run())
 }
+
+// testFixFlagsEnv, in a child gnnprof's environment, makes every run's findings name the options
+// it holds as their fix (the fix-flags seam).
+const testFixFlagsEnv = "GNNPROF_TEST_FIX_FLAGS"
 
 // cli is gnnprof running as a child process, its stdout collected and its stderr read line by
 // line.
@@ -48,8 +57,14 @@ type cli struct {
 
 func startCLI(t *testing.T, args ...string) *cli {
 	t.Helper()
+	return startCLIEnv(t, nil, args...)
+}
+
+// startCLIEnv is startCLI with env added to the child's environment.
+func startCLIEnv(t *testing.T, env []string, args ...string) *cli {
+	t.Helper()
 	c := &cli{cmd: exec.Command(os.Args[0], args...), lines: make(chan string, 1000), exited: make(chan error, 1)}
-	c.cmd.Env = append(os.Environ(), "GNNPROF_TEST_MAIN=1")
+	c.cmd.Env = append(append(os.Environ(), "GNNPROF_TEST_MAIN=1"), env...)
 	c.cmd.Stdout = &c.stdout
 	pipe, err := c.cmd.StderrPipe()
 	if err != nil {

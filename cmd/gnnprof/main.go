@@ -28,6 +28,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newReportCmd())
 	root.AddCommand(newDiffCmd())
+	root.AddCommand(newFixCmd())
 	root.AddCommand(newDataCmd())
 	root.AddCommand(newPartitionCmd())
 	root.AddCommand(newPprofCmd())

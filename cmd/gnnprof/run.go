@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,7 +63,10 @@ the reports; a second Ctrl-C exits at once.`,
 	return cmd
 }
 
-func newRunFullCmd() *cobra.Command {
+func newRunFullCmd() *cobra.Command { return fullCommand(&fullOptions{}) }
+
+// fullCommand is `gnnprof run full` with the options o.
+func fullCommand(o *fullOptions) *cobra.Command {
 	return trainerCommand(&cobra.Command{
 		Use:   "full [PATH|SPEC]",
 		Short: "Full-batch training (the whole graph every epoch)",
@@ -74,7 +78,7 @@ APPNP papers): gcn hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4 on the fir
 patience 100 on validation accuracy and loss. The test accuracy reported is the one at the best validation epoch.`,
 		Example: `  gnnprof run full --data ../shared/data/planetoid/ind.cora --model gat --out runs/cora-gat
   gnnprof run full "sbm:nodes=100000,classes=8,degree=20" --model sage --epochs 50`,
-	}, &fullOptions{})
+	}, o)
 }
 
 // trainerOptions are a trainer's flags and what runs it.
@@ -143,6 +147,27 @@ func trainingSettings(o *train.Options) []setting {
 	}
 }
 
+// batchingFlags are the flags of the mini-batch trainers' batches (train.Batching), registered
+// once for GAS and GraphSAINT, with trainingFlags' rule: a flag left unset keeps the trainer's
+// default.
+type batchingFlags struct{ given train.Batching }
+
+// register registers the flags; prefetchDefault says what the trainer builds ahead by default.
+func (b *batchingFlags) register(f *pflag.FlagSet, prefetchDefault string) {
+	f.IntVar(&b.given.Prefetch, "prefetch", 0, "batches built ahead of the one training by a loader goroutine; 0: each batch is built inline, on the step's thread (default "+prefetchDefault+")")
+	f.StringVar(&b.given.BatchMemory, "batch-memory", "", "cap each batch's predicted peak device memory: auto (3/4 of --device-memory, and at most 1.2× the typical batch) or a size such as 256MiB; batches predicted to pass it are split (default: no cap)")
+}
+
+// apply overrides a trainer's default batching c with the flags given.
+func (b *batchingFlags) apply(f *pflag.FlagSet, c *train.Batching) {
+	if f.Changed("prefetch") {
+		c.Prefetch = b.given.Prefetch
+	}
+	if f.Changed("batch-memory") {
+		c.BatchMemory = b.given.BatchMemory
+	}
+}
+
 // A setting is a flag for a field of a trainer's settings whose default depends on the model or
 // the dataset: the flag sets the field of a copy that holds what was given (registerSettings),
 // and applyGiven copies it over the default only when the flag is given.
@@ -178,12 +203,14 @@ func applyGiven(f *pflag.FlagSet, given, defaults []setting) {
 	}
 }
 
-// fullOptions are the flags of a full-batch run; unset ones take the model's defaults.
+// fullOptions are the flags of a full-batch run; unset ones take the model's defaults, or base's
+// when set (a recorded run's settings, rerun by gnnprof fix).
 type fullOptions struct {
 	trainerFlags
 	model, gatForm     string
 	denseInput, noNorm bool
-	given              train.FullConfig // the model's own settings, as given
+	given              train.FullConfig  // the model's own settings, as given
+	base               *train.FullConfig // nil: train.DefaultFullConfig's
 }
 
 // fullSettings are the flags of the model's own settings in c.
@@ -199,16 +226,24 @@ func fullSettings(c *train.FullConfig) []setting {
 
 func (o *fullOptions) register(f *pflag.FlagSet) {
 	o.trainerFlags.register(f)
-	f.StringVar(&o.model, "model", "gcn", "model: gcn, sage, gat, gin or appnp")
-	f.StringVar(&o.gatForm, "gat-form", "reorganized", "GAT attention form: naive, reorganized or recompute")
-	f.BoolVar(&o.denseInput, "dense-input", false, "feed dense features to the first layer even when they are sparse")
-	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
+	def := train.DefaultFullConfig("gcn")
+	def.GATForm = nn.GATReorganized.String()
+	if o.base != nil {
+		def = *o.base
+	}
+	f.StringVar(&o.model, "model", def.Model, "model: gcn, sage, gat, gin or appnp")
+	f.StringVar(&o.gatForm, "gat-form", cmp.Or(def.GATForm, nn.GATReorganized.String()), "GAT attention form: naive, reorganized or recompute")
+	f.BoolVar(&o.denseInput, "dense-input", def.DenseInput, "feed dense features to the first layer even when they are sparse")
+	f.BoolVar(&o.noNorm, "no-normalize", !def.NormalizeFeatures, "do not row-normalize the features")
 	registerSettings(f, fullSettings(&o.given))
 }
 
 // config returns the run's settings: the model's defaults overridden by the flags given.
 func (o *fullOptions) config(f *pflag.FlagSet) train.FullConfig {
 	c := train.DefaultFullConfig(o.model)
+	if o.base != nil {
+		c = *o.base
+	}
 	o.training.apply(f, &c.Options)
 	applyGiven(f, fullSettings(&o.given), fullSettings(&c))
 	if o.model == "gat" {
@@ -271,7 +306,7 @@ type placedTrainer interface {
 
 // placedRun is tr's run: its run.json config, and a fit that places it on the device, then trains.
 func (f *datasetFlags) placedRun(tr placedTrainer, outcome func(*train.Result) string) (*trainerRun, error) {
-	config, err := tr.RunConfig(train.Setup{Source: f.data, DataSeed: f.seed, Version: version})
+	config, err := tr.RunConfig(train.Setup{Source: f.data, Format: f.format, DataSeed: f.seed, Version: version})
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +384,8 @@ func (r *recordFlags) record(cmd *cobra.Command, setup func(progress.Func) (*tra
 		dir.Abort()
 		return err
 	}
-	if err := finishRun(cmd.ErrOrStderr(), dir, live, &rundir.Run{Config: tr.config, Epochs: res.Epochs, Final: res.Final, Interrupted: res.Interrupted}); err != nil {
+	run := &rundir.Run{Config: tr.config, Epochs: res.Epochs, Final: res.Final, Interrupted: res.Interrupted, BatchMemory: res.BatchMemory}
+	if err := finishRun(cmd.ErrOrStderr(), dir, live, run); err != nil {
 		return err
 	}
 	if !r.noReport {
@@ -360,6 +396,7 @@ func (r *recordFlags) record(cmd *cobra.Command, setup func(progress.Func) (*tra
 	}
 	p.End()
 	fmt.Fprintln(stdout, tr.outcome(res))
+	fmt.Fprintln(stdout, run.Recording)
 	fmt.Fprintf(stdout, "wrote %s: %s\n", out, strings.Join(runFiles(out), ", "))
 	if res.Interrupted {
 		return fmt.Errorf("%w after %s; run.json says so (\"interrupted\": true)", errInterrupted, report.Plural(len(res.Epochs), "epoch", "epochs"))
@@ -418,6 +455,9 @@ func writeRunReports(ctx context.Context, p progress.Func, w io.Writer, dir stri
 func outcome(model, data string, res *train.Result, detail string) string {
 	if detail != "" {
 		detail = "; " + detail
+	}
+	if res.BatchMemory != nil {
+		detail += "; " + res.BatchMemory.String()
 	}
 	return fmt.Sprintf("%s on %s: test accuracy %.4f at best validation accuracy %.4f (epoch %d); %s in %.2f s, mean training epoch %.2f ms (%.2f ms CPU), peak device memory %s%s",
 		model, data, res.Final.TestAcc, res.Final.BestValAcc, res.BestEpoch, report.Plural(res.Final.Epochs, "epoch", "epochs"),

@@ -29,28 +29,38 @@ The model trains on a device: the CPU with a modelled PCIe link (--link), so tha
 the copies, syncs and device memory a GPU run would have. Settings left unset take the reference's
 values for Cora, CiteSeer and PubMed (its small_benchmark), and moderate ones for other datasets.`
 
-func newRunGASCmd() *cobra.Command {
+func newRunGASCmd() *cobra.Command { return gasCommand(&gasOptions{}) }
+
+// gasCommand is `gnnprof run gas` with the options o.
+func gasCommand(o *gasOptions) *cobra.Command {
 	return trainerCommand(&cobra.Command{
 		Use:   "gas [PATH|SPEC]",
 		Short: "GNNAutoScale: mini-batches of graph partitions with historical embeddings",
 		Long:  gasLong,
 		Example: `  gnnprof run gas --data ../shared/data/planetoid/ind.cora --model gat --out runs/cora-gat
   gnnprof run gas --data "sbm:nodes=200000,classes=8,degree=20" --parts 200 --batch-parts 20 --sync-transfers`,
-	}, &gasOptions{})
+	}, o)
 }
 
-// gasOptions are the flags of a GNNAutoScale run; unset ones take gas.DefaultConfig's values.
+// gasOptions are the flags of a GNNAutoScale run; unset ones take gas.DefaultConfig's values, or
+// base's when set (a recorded run's settings, rerun by gnnprof fix).
 type gasOptions struct {
 	trainerFlags
-	given gas.Config // GAS's own settings, as given
+	batching batchingFlags
+	given    gas.Config  // GAS's own settings, as given
+	base     *gas.Config // the settings flags left unset keep; nil: gas.DefaultConfig's
 }
 
 func (o *gasOptions) register(f *pflag.FlagSet) {
 	o.trainerFlags.register(f)
-	c := &o.given
-	f.StringVar(&c.Model, "model", "gcn", "model: "+strings.Join(gas.Models, ", "))
-	f.StringVar(&c.Partitioner, "partitioner", "builtin", "partitioner: "+strings.Join(gas.Partitioners, ", "))
-	f.BoolVar(&c.SyncTransfers, "sync-transfers", false, "do every history and batch transfer synchronously (no pool, no prefetch)")
+	c, def := &o.given, gas.DefaultConfig("gcn", "")
+	if o.base != nil {
+		def = *o.base
+	}
+	f.StringVar(&c.Model, "model", def.Model, "model: "+strings.Join(gas.Models, ", "))
+	f.StringVar(&c.Partitioner, "partitioner", def.Partitioner, "partitioner: "+strings.Join(gas.Partitioners, ", "))
+	f.BoolVar(&c.SyncTransfers, "sync-transfers", def.SyncTransfers, "do every history and batch transfer synchronously (no pool; batches built inline unless --prefetch)")
+	o.batching.register(f, "2, 0 with --sync-transfers")
 	registerSettings(f, gasSettings(c))
 }
 
@@ -65,17 +75,33 @@ func gasSettings(c *gas.Config) []setting {
 	}
 }
 
-// config returns the run's settings: the reference's for the model and dataset, overridden by
-// the flags given.
+// config returns the run's settings: the reference's for the model and dataset (or the base
+// run's), overridden by the flags given.
 func (o *gasOptions) config(f *pflag.FlagSet, dataset string) gas.Config {
 	c, v := gas.DefaultConfig(o.given.Model, dataset), &o.given
+	if o.base != nil {
+		c = *o.base
+	}
 	o.training.apply(f, &c.Options)
 	applyGiven(f, gasSettings(v), gasSettings(&c))
 	c.Partitioner, c.SyncTransfers, c.PartitionSeed = v.Partitioner, v.SyncTransfers, o.datasetFlags.seed
+	o.batching.apply(f, &c.Batching)
+	if !f.Changed("prefetch") && (f.Changed("sync-transfers") || o.base == nil) {
+		c.Prefetch = gasPrefetch(c.SyncTransfers)
+	}
 	if c.Parts > 0 && c.BatchParts > c.Parts && !f.Changed("batch-parts") {
 		c.BatchParts = c.Parts
 	}
 	return c
+}
+
+// gasPrefetch is the batches GAS builds ahead by default: none for the paper's synchronous runs,
+// which build each batch inline.
+func gasPrefetch(syncTransfers bool) int {
+	if syncTransfers {
+		return 0
+	}
+	return gas.DefaultPrefetch
 }
 
 func (o *gasOptions) run(cmd *cobra.Command, args []string) error {
@@ -90,7 +116,7 @@ func (o *gasOptions) run(cmd *cobra.Command, args []string) error {
 		if err := cfg.Validate(); err != nil {
 			return nil, usageError{err}
 		}
-		config, err := train.RunConfig("gas", cfg, ds, train.Setup{Source: o.data, DataSeed: o.datasetFlags.seed, Version: version}, nil)
+		config, err := train.RunConfig("gas", cfg, ds, train.Setup{Source: o.data, Format: o.format, DataSeed: o.datasetFlags.seed, Version: version}, nil)
 		if err != nil {
 			return nil, err
 		}

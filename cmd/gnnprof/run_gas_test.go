@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/role"
+	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -159,5 +161,56 @@ func TestGASTransferFindings(t *testing.T) {
 				t.Errorf("sync=%v: %s fired = %v", sync, id, !sync)
 			}
 		}
+	}
+}
+
+// TestBatchMemoryAutoClearsNearLimit: a GAS run whose device memory limit its peak comes within
+// 10% of gets the memory-near-limit finding (the trace tells the analyzer the device's memory);
+// the same run with --batch-memory auto, whose batches are capped from that limit, peaks below
+// 90% of it and does not.
+func TestBatchMemoryAutoClearsNearLimit(t *testing.T) {
+	args := []string{"run", "gas", "--data", "sbm:nodes=20000,classes=4,degree=10,features=32", "--parts", "20", "--batch-parts", "5",
+		"--epochs", "2", "--no-report"}
+	free := filepath.Join(t.TempDir(), "free")
+	if _, _, err := gnnprofCLI(t, append(args, "--out", free)...); err != nil {
+		t.Fatal(err)
+	}
+	run, err := rundir.Read(free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := strconv.FormatInt(run.Final.PeakDeviceBytes*21/20, 10) // the peak is 95% of it
+	nearLimit := func(dir string) (bool, float64) {
+		p, err := analyze.Load(dir, analyze.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pct := 0.0
+		for _, d := range p.Memory.Devices {
+			if d.Device == 0 {
+				pct = d.PeakPercent
+			}
+		}
+		return slices.ContainsFunc(p.Findings, func(f analyze.Finding) bool { return f.ID == "memory-near-limit" }), pct
+	}
+	limited := filepath.Join(t.TempDir(), "limited")
+	if _, _, err := gnnprofCLI(t, append(args, "--out", limited, "--device-memory", limit)...); err != nil {
+		t.Fatal(err)
+	}
+	if fired, pct := nearLimit(limited); !fired {
+		t.Errorf("peak at %.1f%% of --device-memory %s: memory-near-limit did not fire", pct, limit)
+	}
+	capped := filepath.Join(t.TempDir(), "capped")
+	if _, _, err := gnnprofCLI(t, append(args, "--out", capped, "--device-memory", limit, "--batch-memory", "auto")...); err != nil {
+		t.Fatal(err)
+	}
+	fired, pct := nearLimit(capped)
+	run, err = rundir.Read(capped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("capped: device peak at %.1f%% of the limit; batches %+v", pct, run.BatchMemory)
+	if fired || run.BatchMemory == nil || run.BatchMemory.CapBytes == 0 || run.BatchMemory.Split == 0 {
+		t.Errorf("with --batch-memory auto: memory-near-limit fired %v (peak at %.1f%%), batch memory %+v", fired, pct, run.BatchMemory)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,11 @@ import (
 
 func init() { runTrainers = append(runTrainers, newRunSaintCmd) }
 
-func newRunSaintCmd() *cobra.Command {
+func newRunSaintCmd() *cobra.Command { return saintCommand(&saintOptions{cfg: saint.DefaultConfig()}) }
+
+// saintCommand is `gnnprof run saint` with the options o, whose cfg holds the settings flags left
+// unset keep.
+func saintCommand(o *saintOptions) *cobra.Command {
 	return trainerCommand(&cobra.Command{
 		Use:   "saint [PATH|SPEC]",
 		Short: "GraphSAINT mini-batch training, optionally with MH-Aug augmentation",
@@ -39,16 +44,18 @@ dropout 0.5, gradient norm clipped to 5, 100 epochs; MH-Aug's official hyperpara
 		Example: `  gnnprof run saint ../shared/data/planetoid/ind.cora --out runs/cora-saint
   gnnprof run saint --data ../shared/data/facebook --aug mh --impl naive --epochs 5 --out runs/fb-naive
   gnnprof run saint --data "sbm:nodes=1000000,degree=10" --sampler rw --epochs 2 --no-report`,
-	}, &saintOptions{cfg: saint.DefaultConfig()})
+	}, o)
 }
 
 // saintOptions are the flags of a GraphSAINT run: its own settings bound to cfg, which holds
 // the defaults; the training options follow trainingFlags' rule.
 type saintOptions struct {
 	trainerFlags
-	impl   string
-	noNorm bool
-	cfg    saint.Config
+	batching batchingFlags
+	impl     string
+	noNorm   bool
+	cfg      saint.Config
+	rerun    bool // cfg is a recorded run's (gnnprof fix)
 }
 
 func (o *saintOptions) register(f *pflag.FlagSet) {
@@ -56,12 +63,19 @@ func (o *saintOptions) register(f *pflag.FlagSet) {
 	c, mh := &o.cfg, &o.cfg.MH
 	f.StringVar(&c.Model, "model", c.Model, "model: "+strings.Join(saint.TrainerModels, " or "))
 	f.StringVar(&c.Sampler, "sampler", c.Sampler, "subgraph sampler: "+strings.Join(saint.SamplerKinds, ", "))
-	f.IntVar(&c.Budget, "budget", 0, "draws per subgraph: nodes (node), edges (edge) or walk roots (rw) (default: 6000, 4000 or 3000)")
+	// A budget and batch count left unset follow the sampler, unless a recorded run's settings are
+	// rerun: their defaults are then the run's.
+	budget, batches := 0, 0
+	if o.rerun {
+		budget, batches = c.Budget, c.BatchesPerEpoch
+	}
+	f.IntVar(&c.Budget, "budget", budget, "draws per subgraph: nodes (node), edges (edge) or walk roots (rw) (default: 6000, 4000 or 3000)")
 	f.IntVar(&c.WalkLength, "walk-length", c.WalkLength, "steps of each random walk (rw sampler)")
 	f.Float64Var(&c.Coverage, "coverage", c.Coverage, "sample coverage of the normalization: pre-sample subgraphs holding this many times the training nodes")
-	f.IntVar(&c.BatchesPerEpoch, "batches", 0, "mini-batches per epoch (default ⌈training nodes / nodes budgeted per subgraph⌉)")
+	f.IntVar(&c.BatchesPerEpoch, "batches", batches, "mini-batches per epoch (default ⌈training nodes / nodes budgeted per subgraph⌉)")
 	f.IntVar(&c.SamplerWorkers, "sampler-workers", 0, "sampling goroutines (default GOMAXPROCS)")
-	f.BoolVar(&o.noNorm, "no-normalize", false, "do not row-normalize the features")
+	o.batching.register(f, strconv.Itoa(c.Prefetch))
+	f.BoolVar(&o.noNorm, "no-normalize", !c.NormalizeFeatures, "do not row-normalize the features")
 	f.Float64Var(&c.ClipNorm, "clip-norm", c.ClipNorm, "clip the gradients' global norm to this (0 = off)")
 	f.StringVar(&c.Aug, "aug", c.Aug, "augmentation: none or mh (MH-Aug)")
 	f.StringVar(&o.impl, "impl", mh.Impl.String(), "MH-Aug implementation: naive or fast (the same chain)")
@@ -87,6 +101,7 @@ func (o *saintOptions) register(f *pflag.FlagSet) {
 func (o *saintOptions) config(f *pflag.FlagSet) (saint.Config, error) {
 	cfg := o.cfg
 	o.training.apply(f, &cfg.Options)
+	o.batching.apply(f, &cfg.Batching)
 	cfg.NormalizeFeatures = !o.noNorm
 	impl, err := mhaug.ParseImpl(o.impl)
 	if err != nil {

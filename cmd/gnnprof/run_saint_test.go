@@ -12,6 +12,7 @@ import (
 
 	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/role"
+	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -80,6 +81,15 @@ func TestRunSaintWritesRunDirectory(t *testing.T) {
 	}
 	if steps != epochs*batches {
 		t.Errorf("%d steps, want one per batch: %d", steps, epochs*batches)
+	}
+	loaders := 0
+	for _, l := range tbl.Lanes {
+		if l.Name == "batch loader" {
+			loaders++
+		}
+	}
+	if loaders != 1 {
+		t.Errorf("%d lanes named batch loader, want the loader's one", loaders)
 	}
 	// Each batch's 8 arrays (nodes, adjacency offsets, indices, weights and original edges, loss
 	// rows, labels and weights) go up from pinned memory.
@@ -173,5 +183,53 @@ func TestRunSaintDeviceMemoryLimit(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "trace.json.gz")); err != nil || fi.Size() == 0 {
 		t.Errorf("the failed run's trace: %v", err)
+	}
+}
+
+// TestMHAugForwardBackwardCarryNoRecordingCost: a naive MH-Aug run records two orders of
+// magnitude more events than a fast one (every scalar read-back is a copy event), and its trace
+// costs as much more to write. run.json says what the recording cost, and the writer's work stays
+// out of the training's phases: the writer CPU time that overlapped them is at most 1% of the
+// forward and backward time, on both runs, so that comparing their forward and backward passes
+// compares the training's compute and not the profiler's.
+func TestMHAugForwardBackwardCarryNoRecordingCost(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector slows the writer tenfold: its chunks straddle the phases' starts")
+	}
+	impls := []string{"naive", "fast"}
+	recs := map[string]*rundir.Recording{}
+	for _, impl := range impls {
+		dir := filepath.Join(t.TempDir(), impl)
+		if _, err := runSaintArgs(dir, "--aug", "mh", "--impl", impl, "--epochs", "8", "--budget", "200", "--no-report"); err != nil {
+			t.Fatal(err)
+		}
+		run, err := rundir.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := analyze.Load(dir, analyze.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fwdBwd int64
+		for _, part := range p.Breakdown.Parts {
+			if part.Role == role.Forward || part.Role == role.Backward {
+				fwdBwd += part.TotalNs
+			}
+		}
+		r := run.Recording
+		if r == nil || r.Events == 0 || r.WriteCPUSeconds <= 0 || r.RecordCPUSeconds <= 0 {
+			t.Fatalf("%s: run.json's recording %+v", impl, r)
+		}
+		t.Logf("%s: %d events, recording %.3f s CPU (writing %.3f s, compressing %.3f s), %.4f s of it during phases; forward+backward %.3f s",
+			impl, r.Events, r.CPUSeconds(), r.WriteCPUSeconds, r.CompressCPUSeconds, r.InPhasesCPUSeconds, float64(fwdBwd)/1e9)
+		if r.InPhasesCPUSeconds > 0.01*float64(fwdBwd)/1e9 {
+			t.Errorf("%s: the writer spent %.4f s of CPU during the training's phases, over 1%% of forward and backward (%.3f s)",
+				impl, r.InPhasesCPUSeconds, float64(fwdBwd)/1e9)
+		}
+		recs[impl] = r
+	}
+	if recs["naive"].Events < 10*recs["fast"].Events {
+		t.Errorf("naive run: %d events, fast: %d; want the naive run's read-backs recorded", recs["naive"].Events, recs["fast"].Events)
 	}
 }
