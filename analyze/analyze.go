@@ -141,6 +141,9 @@ type analysis struct {
 	gpuScope string
 
 	syncNames []uint8 // per string id: what isHostSync needs of the name (syncNamesOf)
+	syncIv    []int32 // the step thread's outermost sync points in steps (syncPoints)
+
+	claims map[string][]ival // per finding id: the step time it describes (see causes.go)
 }
 
 func (a *analysis) warnf(format string, args ...any) {

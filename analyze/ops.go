@@ -37,7 +37,7 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 // augmentation, history, evaluation, syncs) are left to them.
 func (a *analysis) findDominant(byName map[int32]*opAgg) {
 	for _, g := range byName {
-		switch g.role {
+		switch g.majorRole() {
 		case role.Sample, role.Gather, role.Dataload, role.Augment, role.History,
 			role.Eval, role.Sync:
 			continue
@@ -219,7 +219,7 @@ func (c *launchCursor) deviceSelf(t *trace.Table, op int32) int64 {
 // opAgg accumulates one operator group.
 type opAgg struct {
 	name, shape int32
-	role        role.Role
+	roleNs      [role.Count]int64 // host total time by the role of the calls
 	calls       int
 	hostTotal   int64
 	hostSelf    int64
@@ -232,6 +232,9 @@ type opAgg struct {
 }
 
 func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64) {
+	if r := t.Role[i]; r < role.Count {
+		g.roleNs[r] += host
+	}
 	g.calls++
 	g.hostTotal += host
 	g.hostSelf += self
@@ -239,6 +242,19 @@ func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64
 	g.devTotal += devTotal
 	g.flops += t.FLOPs[i]
 	g.bytes += t.Bytes[i]
+}
+
+// majorRole is the role of the operator's calls that take most of its host time (the lowest
+// role among equals): an operator called in several phases is shown in the one it spends most
+// time in, not the one of its first call.
+func (g *opAgg) majorRole() role.Role {
+	best := role.Role(0)
+	for r, ns := range g.roleNs {
+		if ns > g.roleNs[best] {
+			best = role.Role(r)
+		}
+	}
+	return best
 }
 
 // opGroups walks each host lane's span tree and sums every operator's times by name and by
@@ -279,7 +295,7 @@ func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*op
 		self := max(dur-childNs, 0)
 		g := named[t.Name[i]]
 		if g == nil {
-			g = &opAgg{name: t.Name[i], role: t.Role[i]}
+			g = &opAgg{name: t.Name[i]}
 			named[t.Name[i]], byName[t.Name[i]] = g, g
 		}
 		g.add(t, i, dur, self, dself, dtotal)
@@ -291,7 +307,7 @@ func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*op
 		if gs == nil || gs.shape != t.Shape[i] {
 			key := [2]int32{t.Name[i], t.Shape[i]}
 			if gs = byShape[key]; gs == nil {
-				gs = &opAgg{name: t.Name[i], shape: t.Shape[i], role: t.Role[i]}
+				gs = &opAgg{name: t.Name[i], shape: t.Shape[i]}
 				byShape[key] = gs
 			}
 			lastShape[t.Name[i]] = gs
@@ -325,7 +341,7 @@ func opStats[K comparable](a *analysis, groups map[K]*opAgg, byDevice bool) []Op
 	})
 	out := []OpStat{}
 	for _, g := range sorted[:min(len(sorted), a.opt.topOps())] {
-		out = append(out, OpStat{Name: t.Strings[g.name], Shape: t.Strings[g.shape], Role: g.role,
+		out = append(out, OpStat{Name: t.Strings[g.name], Shape: t.Strings[g.shape], Role: g.majorRole(),
 			Calls: g.calls, HostTotalNs: g.hostTotal, HostSelfNs: g.hostSelf, DeviceSelfNs: g.devSelf,
 			DeviceTotal: g.devTotal, FLOPs: g.flops, Bytes: g.bytes})
 	}
