@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // maxProblems bounds the problems CheckValid lists; the rest are counted.
@@ -315,6 +317,12 @@ func (c *checker) findings(p *Profile) {
 		}
 		for _, m := range f.Evidence.Metrics {
 			c.that(m.Unit != "%" || m.Of != "", "finding %s: the share %q does not say what it is a share of", f.ID, m.Name)
+			if want, ok := quotedShare(p, m); ok {
+				// The shares are computed from totals, the quantities are means: they agree up
+				// to the means' rounding (under a nanosecond each).
+				c.that(math.Abs(m.Value-want) <= 200/math.Max(float64(q.StepNs), 1)+1e-9,
+					"finding %s: %q is %v%%, but the %s share of the step is %v%%", f.ID, m.Name, m.Value, m.Time, want)
+			}
 		}
 		// Impact: estimates never exceed the step; severity follows them.
 		imp := f.Impact
@@ -352,6 +360,21 @@ func (c *checker) findings(p *Profile) {
 			c.that(ok && p.Findings[k].CausedBy == f.ID, "finding %s: explains %q, which does not name it", f.ID, e)
 		}
 	}
+}
+
+// quotedShare returns the share of the step a metric quotes when it names a quantity or a
+// breakdown role as its time (SCHEMA.md, "Quantities"): what it must equal.
+func quotedShare(p *Profile, m Metric) (float64, bool) {
+	if m.Unit != "%" || m.Of != "step" {
+		return 0, false
+	}
+	if v, ok := p.Quantities.Get(m.Time); ok && slices.Contains(quantityNames, m.Time) {
+		return pct(v, p.Quantities.StepNs), true
+	}
+	if r, ok := role.Parse(m.Time); ok {
+		return partPercent(p, r), true
+	}
+	return 0, false
 }
 
 // nonFinite returns where in v a float is NaN or infinite (the first such), if one is. It skips

@@ -677,6 +677,8 @@ func ruleTransferBound(a *analysis, m *measure, p *Profile) *Finding {
 			m.metric("copy wait share", "copy_wait", wait, transferBoundWarn),
 			partMetric(m, p, "h2d share", role.H2D, 0),
 			partMetric(m, p, "d2h share", role.D2H, 0),
+			m.metric("copy time share (device busy on copies)", "copy", m.total.CopyNs, 0),
+			m.metric("compute share", "compute", m.total.ComputeNs, 0),
 			{Name: "copied bytes per step", Value: float64(p.Copies.TotalBytes) / float64(max(p.Steps.Count, 1)), Unit: "bytes"}},
 			Steps: stepList(p.Steps.Steps, steps)},
 		Impact: m.hides(min(wait, m.total.ComputeNs-m.total.CopyOverlapNs), "copying asynchronously ahead of use hides the copy wait behind compute: min(copy wait, compute − copy overlap) per step"),
@@ -908,7 +910,8 @@ func ruleSyncStorm(a *analysis, m *measure, p *Profile) *Finding {
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "sync points per step", Value: per, Unit: "count", Threshold: syncPointsPerStep},
 			m.metric("read-back wait share", "readback_wait", wait, 0),
-			m.metric("sync wait share", "sync_wait", m.total.SyncWaitNs, 0)},
+			m.metric("sync wait share", "sync_wait", m.total.SyncWaitNs, 0),
+			m.metric("copy wait share", "copy_wait", m.total.CopyWaitNs, 0)},
 			Steps: stepList(p.Steps.Steps, idx), Ops: slices.DeleteFunc(topOps(p, role.Sync, role.D2H), isWaitEvent)},
 		Impact: m.removes(saved, "batching on the device and reading back once per step recovers the read-back wait but one read-back's, down to the device's own work"),
 		Fix:    fix}
@@ -946,8 +949,10 @@ func ruleCopiesNotOverlapped(a *analysis, m *measure, p *Profile) *Finding {
 	return &Finding{Title: "Copies not overlapped with compute",
 		Summary: fmt.Sprintf("Copies run on the device for %.1f%% of the step (copy time) and only %.0f%% of that runs alongside compute: transfers and compute take turns.", s, ov),
 		Evidence: Evidence{Metrics: []Metric{
-			m.metric("copy time share", "copy", q.CopyNs, copyShareMin),
-			{Name: "overlapped with compute", Value: ov, Unit: "%", Threshold: copyOverlapMax, Time: "copy_overlap", Of: "copy"}}},
+			m.metric("copy time share (device busy on copies)", "copy", q.CopyNs, copyShareMin),
+			{Name: "overlapped with compute", Value: ov, Unit: "%", Threshold: copyOverlapMax, Time: "copy_overlap", Of: "copy"},
+			m.metric("copy wait share", "copy_wait", q.CopyWaitNs, 0),
+			m.metric("compute share", "compute", q.ComputeNs, 0)}},
 		Impact: m.hides(min(q.CopyNs, q.ComputeNs)-q.CopyOverlapNs, "overlapping the copies hides their exposed copy time behind compute: min(copy, compute) − copy overlap per step"),
 		Fix:    "Overlap them: issue copies asynchronously (non_blocking=True from pinned memory, on a separate stream or transfer worker) and prefetch the next batch's data while the current batch computes; synchronise only right before the data is used."}
 }
@@ -1012,9 +1017,11 @@ func ruleAugmentDominated(a *analysis, m *measure, p *Profile) *Finding {
 	waits := common(aug, m.readback)
 	a.claims["augment-dominated"] = aug
 	return &Finding{Title: "Augmentation dominates the step",
-		Summary: fmt.Sprintf("Graph augmentation takes %.1f%% of the step (time inside augmentation spans, %.1f%% of the step of it waiting on read-backs), more than the model's own forward and backward passes (%.1f%%).", v, m.share(waits), partPercent(p, role.Forward)+partPercent(p, role.Backward)),
+		Summary: fmt.Sprintf("Graph augmentation takes %.1f%% of the step (the time inside augmentation spans; %.1f%% of the step is its read-back waits), more than the model's own forward and backward passes (%.1f%%, their breakdown parts).", v, m.share(waits), partPercent(p, role.Forward)+partPercent(p, role.Backward)),
 		Evidence: Evidence{Metrics: []Metric{partMetric(m, p, "augment share", role.Augment, augmentShare),
-			m.metric("time inside augmentation (with its waits)", "augment", m.total.AugmentNs, augmentShare)},
+			m.metric("time inside augmentation (with its waits)", "augmented", m.total.AugmentNs, augmentShare),
+			m.metric("read-back wait share", "readback_wait", m.total.ReadbackWaitNs, 0),
+			m.metric("compute share", "compute", m.total.ComputeNs, 0)},
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.Augment)},
 		Impact: m.hides(min(m.total.AugmentNs-waits, m.total.ComputeNs), "augmenting batch k+1 while batch k trains hides it behind compute: min(augmentation − its read-back waits, compute) per step"),
 		Fix:    "Make augmentation cheaper or hide it: shorten the MH chain or draw fewer candidates per step, reuse accepted augmentations across a few steps, and run the chain for batch k+1 in a background worker while batch k trains."}
@@ -1040,7 +1047,9 @@ func ruleHistoryExposed(a *analysis, m *measure, p *Profile) *Finding {
 	a.claims["history-exposed"] = m.spans[role.History]
 	return &Finding{Title: "History I/O not hidden",
 		Summary: fmt.Sprintf("GNNAutoScale history pulls and pushes take %.1f%% of the step on the step's thread with no compute beside them (exposed history).", v),
-		Evidence: Evidence{Metrics: []Metric{m.metric("exposed history share", "history_exposed", exposed, historyShare)},
+		Evidence: Evidence{Metrics: []Metric{m.metric("exposed history share", "history_exposed", exposed, historyShare),
+			m.metric("copy wait share", "copy_wait", m.total.CopyWaitNs, 0),
+			m.metric("compute share", "compute", m.total.ComputeNs, 0)},
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.History)},
 		Impact: m.hides(min(exposed, m.total.ComputeNs), "asynchronous history transfers hide the exposed history behind compute: min(exposed history, compute) per step"),
 		Fix:    "Overlap history transfers with compute: pull layer l+1's histories asynchronously (pinned buffers, a transfer worker or side stream) while layer l computes, and push asynchronously after; keep histories on the device if they fit."}

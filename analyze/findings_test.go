@@ -435,3 +435,48 @@ func noSteps(problem bool) func(t *testing.T) *Profile {
 		return s.profile()
 	}
 }
+
+// TestSharesQuoteTheirQuantity: every share a finding states names the time it counts and what
+// it is a share of, and two findings that quote the same time of the same whole quote the same
+// number (CheckValid also holds the quantities' and breakdown roles' shares to the profile's own):
+// on the torch samples and on scenarios where several findings see the same time.
+func TestSharesQuoteTheirQuantity(t *testing.T) {
+	kineto, _ := kinetoSample(t)
+	legacy, err := Load(legacyTorchTrace, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlrmLike, err := Load("testdata/dlrm_like.pt.trace.json.gz", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles := map[string]*Profile{"kineto sample": kineto, "legacy sample": legacy, "dlrm_like": dlrmLike,
+		"read-backs in augmentation": augmentReads(6 * ms)(t), "sync storm": syncStorm(80)(t), "dlrm": dlrm(false, 60)(t),
+		"blocking copies": transfers(false, false, 1, 24<<20, 3*ms)(t), "history": history(false)(t), "input": inputBound(true)(t)}
+	quoted := 0
+	for name, p := range profiles {
+		mustBeValid(t, p)
+		seen := map[[2]string]float64{}
+		for _, f := range p.Findings {
+			for _, m := range f.Evidence.Metrics {
+				if m.Unit != "%" {
+					continue
+				}
+				if m.Of == "" {
+					t.Errorf("%s: %s's share %q says not what it is a share of", name, f.ID, m.Name)
+				}
+				key := [2]string{m.Time, m.Of}
+				if v, ok := seen[key]; ok && v != m.Value {
+					t.Errorf("%s: %s quotes %s of %s as %v%%, another finding as %v%%", name, f.ID, m.Time, m.Of, m.Value, v)
+				}
+				if _, ok := seen[key]; ok {
+					quoted++
+				}
+				seen[key] = m.Value
+			}
+		}
+	}
+	if quoted == 0 {
+		t.Error("no two findings quoted the same time: the test checks nothing")
+	}
+}

@@ -521,7 +521,7 @@ type Quantities struct {
 	InputNs        int64   `json:"input_ns"`           // input: the breakdown's sample, gather and dataload parts
 	HistoryNs      int64   `json:"history_exposed_ns"` // exposed history: the step's thread in history spans, no compute running
 	EvalNs         int64   `json:"eval_ns"`            // eval: the breakdown's eval part
-	AugmentNs      int64   `json:"augment_ns"`         // augment: the time inside augmentation spans, their waits included
+	AugmentNs      int64   `json:"augmented_ns"`       // augmented: the time inside augmentation spans, their waits included
 }
 
 // Finding is a named bottleneck with its evidence, what fixing it is estimated to save, and a

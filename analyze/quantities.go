@@ -43,7 +43,7 @@ func (m *measure) perStep(total int64) int64 {
 }
 
 // quantityNames are the names a metric's Time and Of use for the quantities.
-var quantityNames = []string{"step", "compute", "copy", "copy_overlap", "copy_wait", "sync_wait", "readback_wait", "input", "history_exposed", "eval", "augment"}
+var quantityNames = []string{"step", "compute", "copy", "copy_overlap", "copy_wait", "sync_wait", "readback_wait", "input", "history_exposed", "eval", "augmented"}
 
 // Get returns the quantity of the given name (see quantityNames) per measured step.
 func (q Quantities) Get(name string) (int64, bool) {
@@ -68,7 +68,7 @@ func (q Quantities) Get(name string) (int64, bool) {
 		return q.HistoryNs, true
 	case "eval":
 		return q.EvalNs, true
-	case "augment":
+	case "augmented":
 		return q.AugmentNs, true
 	}
 	return 0, false
