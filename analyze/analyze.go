@@ -142,6 +142,7 @@ type analysis struct {
 
 	syncNames []uint8 // per string id: what isHostSync needs of the name (syncNamesOf)
 	syncIv    []int32 // the step thread's outermost sync points in steps (syncPoints)
+	copyLanes []bool  // per lane: it holds copies (copies)
 
 	claims map[string][]ival // per finding id: the step time it describes (see causes.go)
 }
@@ -318,6 +319,7 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 	a.gpuAnnot = a.stringID("gpu_user_annotation")
 	a.syncNames = syncNamesOf(t.Strings)
 	a.lane = make([]laneKind, len(t.Lanes))
+	a.copyLanes = make([]bool, len(t.Lanes))
 	for i, l := range t.Lanes {
 		if l.Device != trace.NoDevice {
 			a.lane[i] = laneDevice

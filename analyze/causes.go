@@ -79,13 +79,17 @@ var starves = []string{"sync-storm", "input-bound", "history-exposed", "transfer
 // rootCauses prices, places and groups the findings: severity from impact, where each lies, root
 // causes with their evidence, the trainer options that fix them, and the order they are listed in.
 func (a *analysis) rootCauses(p *Profile, m *measure, fs []Finding) []Finding {
-	for k := range fs {
-		f := &fs[k]
-		if f.Where == (Where{}) {
-			f.Where = a.locate(a.claims[f.ID])
+	group(fs, a.claims)
+	var roots []int
+	var claims [][]ival
+	for k, f := range fs {
+		if f.Where == (Where{}) && f.CausedBy == "" { // evidence is shown with its root
+			roots, claims = append(roots, k), append(claims, a.claims[f.ID])
 		}
 	}
-	group(fs, a.claims)
+	for k, w := range a.locate(claims) {
+		fs[roots[k]].Where = w
+	}
 	setFixFlags(fs, p.Trace.Meta)
 	organize(fs)
 	return fs
@@ -100,10 +104,22 @@ func group(fs []Finding, claims map[string][]ival) {
 		index[f.ID] = k
 	}
 	order := func(id string) int { return slices.IndexFunc(rules, func(r rule) bool { return r.id == id }) }
-	size := func(id string) int64 { return length(claims[id]) }
+	sizes := map[string]int64{}
+	for id, c := range claims {
+		sizes[id] = length(c)
+	}
+	size := func(id string) int64 { return sizes[id] }
+	covered := map[[2]string]bool{}
 	covers := func(r, f string) bool { // r's claim holds most of f's, and r can explain f
-		fc := claims[f]
-		return slices.Contains(explainable[r], f) && len(fc) > 0 && 2*common(fc, claims[r]) >= length(fc)
+		if !slices.Contains(explainable[r], f) || size(f) == 0 {
+			return false
+		}
+		c, ok := covered[[2]string{r, f}]
+		if !ok {
+			c = coversHalf(claims[r], claims[f], size(f))
+			covered[[2]string{r, f}] = c
+		}
+		return c
 	}
 	dominates := func(r, f string) bool {
 		if !covers(r, f) {
@@ -114,17 +130,25 @@ func group(fs []Finding, claims map[string][]ival) {
 		}
 		return size(r) > size(f) || size(r) == size(f) && order(r) < order(f)
 	}
+	// Each finding's parent is the one with the largest claim that dominates it: tried largest
+	// first, the first found.
+	bySize := make([]string, 0, len(fs))
+	for _, f := range fs {
+		bySize = append(bySize, f.ID)
+	}
+	slices.SortStableFunc(bySize, func(x, y string) int {
+		if c := cmp.Compare(size(y), size(x)); c != 0 {
+			return c
+		}
+		return cmp.Compare(order(x), order(y))
+	})
 	parent := map[string]string{}
 	for _, f := range fs {
-		best := ""
-		for _, r := range fs {
-			if r.ID != f.ID && dominates(r.ID, f.ID) &&
-				(best == "" || size(r.ID) > size(best) || size(r.ID) == size(best) && order(r.ID) < order(best)) {
-				best = r.ID
+		for _, r := range bySize {
+			if r != f.ID && dominates(r, f.ID) {
+				parent[f.ID] = r
+				break
 			}
-		}
-		if best != "" {
-			parent[f.ID] = best
 		}
 	}
 	root := func(id string) string {
@@ -165,6 +189,30 @@ func group(fs []Finding, claims map[string][]ival) {
 			fs[index[r]].Explains = append(fs[index[r]].Explains, fs[k].ID)
 		}
 	}
+}
+
+// coversHalf reports whether the merged intervals y cover half or more of the merged intervals x,
+// whose length is size: it stops as soon as the answer is known.
+func coversHalf(y, x []ival, size int64) bool {
+	need := (size + 1) / 2
+	var n, seen int64
+	j := 0
+	for _, iv := range x {
+		for j < len(y) && y[j].e <= iv.s {
+			j++
+		}
+		for k := j; k < len(y) && y[k].s < iv.e; k++ {
+			n += min(iv.e, y[k].e) - max(iv.s, y[k].s)
+		}
+		seen += iv.e - iv.s
+		if n >= need {
+			return true
+		}
+		if n+size-seen < need {
+			return false
+		}
+	}
+	return n >= need
 }
 
 // organize sets each finding's severity from its impact and sorts the findings: root causes by
@@ -227,54 +275,114 @@ func organize(fs []Finding) {
 
 var severityRank = map[Severity]int{SeverityCritical: 0, SeverityWarning: 1, SeverityInfo: 2}
 
-// pipelineRoles are the roles of the step's phases.
-var pipelineRoles = []role.Role{role.Sample, role.Augment, role.History, role.Gather, role.Dataload, role.Eval,
-	role.Optimizer, role.Backward, role.Forward}
+// phaseRoles are the roles of the step's phases; waitRoles those of spans that wait (a copy call,
+// a sync, a runtime call), which locate looks through.
+var phaseRoles, waitRoles = func() (phase, wait [256]bool) {
+	for _, r := range []role.Role{role.Sample, role.Augment, role.History, role.Gather, role.Dataload, role.Eval, role.Optimizer, role.Backward, role.Forward} {
+		phase[r] = true
+	}
+	for _, r := range []role.Role{role.H2D, role.D2H, role.D2D, role.Sync, role.Runtime} {
+		wait[r] = true
+	}
+	return phase, wait
+}()
 
-// locate says where the claimed time lies: the operator of the step's thread that holds most of
-// it (the innermost span around the start of each claimed stretch that is not itself a copy, a
-// sync or a runtime call), the phase (the role of the innermost pipeline span around that, or its
-// own) and the step thread's lane.
-func (a *analysis) locate(claim []ival) Where {
-	if len(claim) == 0 || a.stepLane < 0 {
-		return Where{}
+// locate says, for each of the claims, where its time lies: the operator of the step's thread
+// that holds most of it (the innermost span around the start of each claimed stretch that is not
+// itself a copy, a sync or a runtime call), the phase (the role of the innermost pipeline span
+// around that, or its own) and the step thread's lane. One walk of the step thread's spans serves
+// all the claims: their stretches are taken in start order, as a merge of the claims.
+func (a *analysis) locate(claims [][]ival) []Where {
+	out := make([]Where, len(claims))
+	if a.stepLane < 0 {
+		return out
 	}
 	t := a.t
-	opNs, phaseNs := map[int32]int64{}, map[role.Role]int64{}
+	// Per claim: the time by operator and by phase. Consecutive stretches mostly share both:
+	// their time gathers in run, which joins the maps when either changes.
+	type place struct {
+		opNs      map[int32]int64
+		phaseNs   map[role.Role]int64
+		op, phase int32 // the current run's (−1: none)
+		run       int64
+	}
+	places := make([]place, len(claims))
+	for k := range places {
+		places[k] = place{opNs: map[int32]int64{}, phaseNs: map[role.Role]int64{}, op: -1, phase: -1}
+	}
+	flush := func(pl *place) {
+		if pl.op >= 0 {
+			pl.opNs[pl.op] += pl.run
+		}
+		if pl.phase >= 0 {
+			pl.phaseNs[role.Role(pl.phase)] += pl.run
+		}
+		pl.run = 0
+	}
 	var stack []int32
 	spans := a.laneOrder(a.stepLane)
+	next := make([]int, len(claims)) // per claim: its next stretch
 	j := 0
-	for _, x := range claim {
+	for {
+		c := -1 // the claim whose next stretch starts first
+		for k, iv := range claims {
+			if next[k] < len(iv) && (c < 0 || iv[next[k]].s < claims[c][next[c]].s) {
+				c = k
+			}
+		}
+		if c < 0 {
+			break
+		}
+		x := claims[c][next[c]]
+		next[c]++
 		for ; j < len(spans) && t.Start[spans[j]] <= x.s; j++ {
-			if i := spans[j]; t.Kind[i] == trace.KindSpan && t.Role[i] != role.Step {
+			// Waits (copy, sync and runtime calls: leaves) are looked through: they are not pushed.
+			if i := spans[j]; t.Kind[i] == trace.KindSpan && t.Role[i] != role.Step && !waitRoles[t.Role[i]] {
+				for len(stack) > 0 && t.Start[stack[len(stack)-1]]+t.Dur[stack[len(stack)-1]] <= t.Start[i] {
+					stack = stack[:len(stack)-1] // spans on one lane nest: the ended ones are on top
+				}
 				stack = append(stack, i)
 			}
 		}
-		stack = slices.DeleteFunc(stack, func(i int32) bool { return t.Start[i]+t.Dur[i] <= x.s })
-		op := -1
+		for len(stack) > 0 && t.Start[stack[len(stack)-1]]+t.Dur[stack[len(stack)-1]] <= x.s {
+			stack = stack[:len(stack)-1]
+		}
+		op, phase := int32(-1), int32(-1)
 		for k := len(stack) - 1; k >= 0; k-- {
 			i := stack[k]
-			switch r := t.Role[i]; {
-			case op < 0 && (r == role.H2D || r == role.D2H || r == role.D2D || r == role.Sync || r == role.Runtime || a.isHostSync(i)):
-				continue
-			case op < 0:
-				op = k
-				opNs[t.Name[i]] += x.e - x.s
+			if op < 0 {
+				if a.isHostSync(i) {
+					continue
+				}
+				op = t.Name[i]
 			}
-			if slices.Contains(pipelineRoles, t.Role[i]) {
-				phaseNs[t.Role[i]] += x.e - x.s
+			if phaseRoles[t.Role[i]] {
+				phase = int32(t.Role[i])
 				break
 			}
 		}
+		pl := &places[c]
+		if op != pl.op || phase != pl.phase {
+			flush(pl)
+			pl.op, pl.phase = op, phase
+		}
+		pl.run += x.e - x.s
 	}
-	w := Where{Lane: a.stepLaneName()}
-	if name, ok := largest(opNs); ok {
-		w.Op = t.Strings[name]
+	for k := range places {
+		pl := &places[k]
+		flush(pl)
+		if len(claims[k]) == 0 {
+			continue
+		}
+		out[k].Lane = a.stepLaneName()
+		if name, ok := largest(pl.opNs); ok {
+			out[k].Op = t.Strings[name]
+		}
+		if r, ok := largest(pl.phaseNs); ok {
+			out[k].Phase = r.String()
+		}
 	}
-	if r, ok := largest(phaseNs); ok {
-		w.Phase = r.String()
-	}
-	return w
+	return out
 }
 
 // largest returns the key with the largest value (the smallest key among equals).

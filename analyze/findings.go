@@ -421,17 +421,17 @@ func ruleDominantOp(a *analysis, m *measure, p *Profile) *Finding {
 func (a *analysis) spansNamed(m *measure, name int32) []ival {
 	t := a.t
 	var out []ival
-	for _, i := range a.hostSpans {
+	for _, i := range a.hostSpans { // by lane, then start
 		if t.Name[i] == name {
 			out = append(out, ival{t.Start[i], t.Start[i] + t.Dur[i]})
 		}
 	}
-	return clip(merge(out), m.windows)
+	return clip(unionRuns(out), m.windows)
 }
 
 // clip returns the parts of the merged intervals x within the merged intervals w.
 func clip(x, w []ival) []ival {
-	var out []ival
+	out := make([]ival, 0, len(x))
 	j := 0
 	for _, iv := range x {
 		for j < len(w) && w[j].e <= iv.s {
@@ -578,7 +578,7 @@ func ruleLaunchBound(a *analysis, m *measure, p *Profile) *Finding {
 			{Name: "device idle", Value: d.IdlePercent, Unit: "%", Threshold: launchBoundIdle, Time: "device_idle", Of: "device_span"},
 			{Name: "median launch call", Value: float64(l.CPU.P50Ns), Unit: "ns"}},
 			Ops: topPatternOps(p)},
-		Impact: m.removes(min(wait*int64(m.n), m.wallSum-length(a.deviceBusy(m))), "a CUDA graph launches the step at once: it removes the device's idle time waiting on launches (host-wait idle) per step, down to the device's own work"),
+		Impact: m.removes(min(wait*int64(m.n), m.wallSum-deviceBusy(p)), "a CUDA graph launches the step at once: it removes the device's idle time waiting on launches (host-wait idle) per step, down to the device's own work"),
 		Where:  Where{Op: first(topPatternOps(p)), Lane: lane},
 		Fix:    "Launch fewer, larger kernels: capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs), fuse elementwise chains (torch.compile), use fused GNN aggregation (PyG SparseTensor/torch.sparse SpMM, DGL update_all with built-in functions) instead of many small index ops, and batch more nodes or graphs per step."}
 }
@@ -643,7 +643,7 @@ func ruleHostBound(a *analysis, m *measure, p *Profile) *Finding {
 			{Name: "host wait share of idle", Value: w, Unit: "%", Threshold: hostBoundWaitShare, Time: "host_wait_idle", Of: "device_idle"},
 			{Name: "host wait", Value: float64(wait), Unit: "ns"}},
 			Ops: ops},
-		Impact: m.removes(min(perStep*int64(m.n), m.wallSum-length(a.deviceBusy(m))), "a host that keeps up removes the device's idle time waiting on the host (host-wait idle) per step, down to the device's own work"),
+		Impact: m.removes(min(perStep*int64(m.n), m.wallSum-deviceBusy(p)), "a host that keeps up removes the device's idle time waiting on the host (host-wait idle) per step, down to the device's own work"),
 		Where:  Where{Op: first(ops), Lane: lane},
 		Fix:    "Take work off the training thread: prepare batches in DataLoader workers (num_workers>0, persistent_workers=True, pin_memory=True), remove Python work between operators (per-batch graph construction, .tolist(), logging), give each step more device work (larger batches), and capture the step in a CUDA graph or torch.compile to cut launch overhead. The critical path's top host items say where the host time goes."}
 }
@@ -688,7 +688,7 @@ func ruleTransferBound(a *analysis, m *measure, p *Profile) *Finding {
 // largeCopyBytes returns the bytes of the host↔device copies of smallCopyBytes or more in the
 // measured steps: those from pageable memory, and all.
 func (a *analysis) largeCopyBytes(m *measure) (pageable, all int64) {
-	for _, c := range a.measuredCopies(m) {
+	for _, c := range a.copyEventsOf(m) {
 		if c.bytes >= smallCopyBytes && (c.dir == trace.DirH2D || c.dir == trace.DirD2H) {
 			all += c.bytes
 			if !c.pinned {
@@ -705,26 +705,7 @@ type copyEvent struct {
 	pinned      bool
 	bytes       int64
 	dur, overNs int64 // its duration, and the part of it compute overlaps
-	iv          ival
-}
-
-// measuredCopies returns the copies in the measured steps.
-func (a *analysis) measuredCopies(m *measure) []copyEvent {
-	t := a.t
-	compute := a.computeIntervals()
-	var out []copyEvent
-	for i := range t.Len() {
-		if t.Kind[i] != trace.KindCopy {
-			continue
-		}
-		if k := a.stepOf[i]; k < 0 || int(k) >= len(m.measured) || !m.measured[k] {
-			continue
-		}
-		d := max(t.Dur[i], 0)
-		out = append(out, copyEvent{dir: t.Dir[i], pinned: t.Flags[i]&trace.FlagPinned != 0, bytes: t.Bytes[i], dur: d,
-			overNs: overlap(compute, t.Start[i], t.Start[i]+d), iv: ival{t.Start[i], t.Start[i] + d}})
-	}
-	return out
+	iv          ival  // clipped to its step
 }
 
 func copyLine(p *Profile) string {
@@ -765,7 +746,7 @@ func rulePageableCopies(a *analysis, m *measure, p *Profile) *Finding {
 	var bytes, ns [2]int64 // [pinned]
 	var slowNs, smallPageable, allPageable int64
 	var claim []ival
-	for _, c := range a.measuredCopies(m) {
+	for _, c := range a.copyEventsOf(m) {
 		if c.dir != trace.DirH2D && c.dir != trace.DirD2H {
 			continue
 		}
@@ -794,7 +775,7 @@ func rulePageableCopies(a *analysis, m *measure, p *Profile) *Finding {
 		ratio = min((float64(bytes[0])/float64(ns[0]))/(float64(bytes[1])/float64(ns[1])), 1)
 		measured = fmt.Sprintf("%.2f, measured on this trace's large copies", ratio)
 	}
-	a.claims["pageable-copies"] = merge(claim)
+	a.claims["pageable-copies"] = unionRuns(claim)
 	fix := "Allocate the host side pinned (page-locked): tensor.pin_memory() / DataLoader(pin_memory=True), or gnnprof's pinned host buffers; then copy with non_blocking=True so the copy can overlap compute."
 	if 2*smallPageable >= allPageable && allPageable > 0 {
 		fix = "These pageable copies are mostly scalar read-backs: pinning does not help, not reading back does. " + readbackFix
@@ -833,10 +814,16 @@ func ruleSmallCopies(a *analysis, m *measure, p *Profile) *Finding {
 		return nil
 	}
 	per := worst.Count / steps
-	copies := a.measuredCopies(m)
+	copies := a.copyEventsOf(m)
+	dir := trace.DirNone
+	for d := range trace.DirH2H + 1 {
+		if d.String() == worst.Direction {
+			dir = d
+		}
+	}
 	var largeBytes, largeNs int64
 	for _, c := range copies {
-		if c.dir.String() == worst.Direction && c.bytes >= smallCopyBytes {
+		if c.dir == dir && c.bytes >= smallCopyBytes {
 			largeBytes += c.bytes
 			largeNs += c.dur
 		}
@@ -845,7 +832,7 @@ func ruleSmallCopies(a *analysis, m *measure, p *Profile) *Finding {
 	var n int
 	var claim []ival
 	for _, c := range copies {
-		if c.dir.String() != worst.Direction {
+		if c.dir != dir {
 			continue
 		}
 		n++
@@ -861,9 +848,9 @@ func ruleSmallCopies(a *analysis, m *measure, p *Profile) *Finding {
 	if n > 0 { // one copy per step still pays its fixed cost
 		fixed -= fixed * int64(min(m.n, n)) / int64(n)
 	}
-	a.claims["small-copies"] = merge(claim)
+	a.claims["small-copies"] = unionRuns(claim)
 	fix := "Batch them: gather the rows into one contiguous (pinned) buffer and copy it once per step, or keep the tensors on the device so they need no copy."
-	if worst.Direction == trace.DirD2H.String() && worst.SizeP50 <= smallD2HBytes {
+	if dir == trace.DirD2H && worst.SizeP50 <= smallD2HBytes {
 		fix = "These are scalar read-backs: " + readbackFix
 	}
 	return &Finding{Title: "Many small copies",
@@ -899,7 +886,7 @@ func ruleSyncStorm(a *analysis, m *measure, p *Profile) *Finding {
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(p.Steps.Steps[y].SyncCount, p.Steps.Steps[x].SyncCount) })
 	wait := m.total.ReadbackWaitNs
 	saved := wait - int64(float64(wait)/per)
-	saved = min(saved, m.wallSum-length(without(a.deviceBusy(m), m.scalarCopies)))
+	saved = min(saved, m.wallSum-max(deviceBusy(p)-length(m.scalarCopies), 0))
 	a.claims["sync-storm"] = m.readback
 	fix := readbackFix
 	if scalar := length(m.scalarCopies); 2*scalar < length(m.readbackCopies) || scalar == 0 {
@@ -917,16 +904,14 @@ func ruleSyncStorm(a *analysis, m *measure, p *Profile) *Finding {
 		Fix:    fix}
 }
 
-// deviceBusy returns the union of device work (kernels, memsets, copies) in the measured steps.
-func (a *analysis) deviceBusy(m *measure) []ival {
-	t := a.t
-	var out []ival
-	for i := range t.Len() {
-		if a.isDeviceWork(i) {
-			out = append(out, ival{t.Start[i], t.Start[i] + max(t.Dur[i], 0)})
-		}
+// deviceBusy returns the busiest device's busy time (kernels, memsets or copies) over the
+// measured steps: the device's own work, which no fix on the host removes.
+func deviceBusy(p *Profile) int64 {
+	var busy int64
+	for _, d := range p.Devices {
+		busy = max(busy, d.BusyNs)
 	}
-	return clip(merge(out), m.windows)
+	return busy
 }
 
 // copies-not-overlapped: copy time (device busy on copies) is copyShareMin percent of the step or

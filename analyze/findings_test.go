@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -478,5 +479,59 @@ func TestSharesQuoteTheirQuantity(t *testing.T) {
 	}
 	if quoted == 0 {
 		t.Error("no two findings quoted the same time: the test checks nothing")
+	}
+}
+
+// PredictStepNs combines fixes without counting a time twice: removals add up, what hides behind
+// compute adds up to the compute, evidence whose root cause is fixed adds nothing, and a finding
+// not asked for adds nothing.
+func TestPredictStepNs(t *testing.T) {
+	p := &Profile{Quantities: Quantities{StepNs: 20 * ms, ComputeNs: 6 * ms}, Findings: []Finding{
+		{ID: "sync-storm", Impact: Impact{NsPerStep: 3 * ms}, Explains: []string{"transfer-bound"}},
+		{ID: "input-bound", Impact: Impact{NsPerStep: 4 * ms, Hides: true}},
+		{ID: "history-exposed", Impact: Impact{NsPerStep: 5 * ms, Hides: true}},
+		{ID: "eval-in-step", Impact: Impact{NsPerStep: 1 * ms}},
+		{ID: "transfer-bound", Impact: Impact{NsPerStep: 2 * ms, Hides: true}, CausedBy: "sync-storm"},
+	}}
+	for _, c := range []struct {
+		ids  []string
+		want int64
+	}{
+		{nil, 20 * ms},
+		{[]string{"sync-storm"}, 17 * ms},
+		{[]string{"sync-storm", "transfer-bound"}, 17 * ms},              // the evidence's time is its root's
+		{[]string{"transfer-bound"}, 18 * ms},                            // alone, it counts
+		{[]string{"input-bound", "history-exposed"}, 14 * ms},            // 9 ms hidden behind 6 ms of compute
+		{[]string{"sync-storm", "input-bound", "eval-in-step"}, 12 * ms}, // 3 + 1 removed, 4 hidden
+		{[]string{"sync-storm", "input-bound", "history-exposed", "eval-in-step"}, 10 * ms},
+	} {
+		if got := PredictStepNs(p, c.ids); got != c.want {
+			t.Errorf("PredictStepNs(%v) = %v, want %v", c.ids, got, c.want)
+		}
+	}
+}
+
+// A naive MH-Aug step: the read-backs inside the augmentation are one problem, so sync-storm is
+// the root cause, priced at the waits it recovers, with the augmentation and copy findings as its
+// evidence; and the root says where the waits lie.
+func TestReadbackStormGroups(t *testing.T) {
+	p := augmentReads(6 * ms)(t)
+	mustBeValid(t, p)
+	root := p.Findings[0]
+	if root.ID != "sync-storm" || root.Where.Phase != "augment" || root.Where.Op != "mhaug_chain" {
+		t.Fatalf("first root cause %s in %+v; findings %v", root.ID, root.Where, findingIDsOf(p))
+	}
+	for _, id := range []string{"augment-dominated", "small-copies", "transfer-bound"} {
+		f := hasFinding(p, id)
+		if f == nil || f.CausedBy != "sync-storm" || !slices.Contains(root.Explains, id) {
+			t.Errorf("%s: %+v, want evidence of sync-storm", id, f)
+		}
+	}
+	// 300 read-backs of 18 µs a step: all but one's wait.
+	if want := 300*18*us - 18*us; math.Abs(float64(root.Impact.NsPerStep-want)) > 0.02*float64(want) {
+		t.Errorf("sync-storm saves %d ns per step, want about %d", root.Impact.NsPerStep, want)
+	}
+	if !strings.Contains(root.Fix, "read back once") {
+		t.Errorf("fix for scalar read-backs: %s", root.Fix)
 	}
 }

@@ -21,11 +21,13 @@ type measure struct {
 	windows  []ival     // their wall intervals, sorted and disjoint
 	total    Quantities // sums over the measured steps: the quantities times n
 
-	copies         []ival // copy time: every copy's device interval
-	copyCalls      []ival // the host blocked in copies: its copy calls (gnnprof) and blocking copies
-	readback       []ival // the host in sync points and read-backs (readback_wait)
-	readbackCopies []ival // the read-back copies themselves: blocking or scalar device-to-host
-	scalarCopies   []ival // the scalar ones among them (≤ smallD2HBytes)
+	copies         []ival      // copy time: every copy's device interval
+	copyCalls      []ival      // the host blocked in copies: its copy calls (gnnprof) and blocking copies
+	readback       []ival      // the host in sync points and read-backs (readback_wait)
+	readbackCopies []ival      // the read-back copies themselves: blocking or scalar device-to-host
+	scalarCopies   []ival      // the scalar ones among them (≤ smallD2HBytes)
+	copyIdx        []int32     // the copies, in lane and start order
+	copyEvents     []copyEvent // the copies' details (copyEventsOf), once asked for
 	// spans are the step thread's spans of the pipeline roles, by role (history, augment, eval,
 	// sample, gather, dataload): each role's union.
 	spans [role.Count][]ival
@@ -74,6 +76,14 @@ func (q Quantities) Get(name string) (int64, bool) {
 	return 0, false
 }
 
+// stepSetRoles are the roles of the step thread's spans that measure collects.
+var stepSetRoles = func() (set [256]bool) {
+	for _, r := range []role.Role{role.History, role.Augment, role.Eval, role.Sample, role.Gather, role.Dataload, role.H2D, role.D2H, role.D2D} {
+		set[r] = true
+	}
+	return set
+}()
+
 // measure computes the measured steps' time sets and quantities, once the sections of the profile
 // are done.
 func (a *analysis) measure(p *Profile) *measure {
@@ -102,81 +112,96 @@ func (a *analysis) measure(p *Profile) *measure {
 		return x, x.e > x.s
 	}
 
-	// Copies, from the table (they lie on every lane). A read-back is what sync_count counts: a
+	// Copies, lane by lane in start order (the nesting order), so that each set is a union built
+	// as it comes, and the lanes' unions are merged. A read-back is what sync_count counts: a
 	// device-to-host copy that blocks the host, or a scalar one.
+	compute := a.computeIntervals()
 	var readbackEnds []int64
-	for i := range t.Len() {
-		if t.Kind[i] != trace.KindCopy {
+	var calls []ival // the host's calls holding read-backs (torch: the copy's runtime call)
+	m.copyIdx = make([]int32, 0, p.Copies.Count)
+	launches := a.runtimeCursor() // copies ask for their calls in about increasing order
+	for l := range t.Lanes {
+		if !a.copyLanes[l] {
 			continue
 		}
-		x, ok := in(i)
-		if !ok {
-			continue
-		}
-		m.copies = append(m.copies, x)
-		if !a.isAsync(i) {
-			m.copyCalls = append(m.copyCalls, x)
-		}
-		if t.Dir[i] != trace.DirD2H || t.Bytes[i] > smallD2HBytes && a.isAsync(i) {
-			continue
-		}
-		m.readbackCopies = append(m.readbackCopies, x)
-		if t.Bytes[i] <= smallD2HBytes {
-			m.scalarCopies = append(m.scalarCopies, x)
-		}
-		if a.ours {
-			readbackEnds = append(readbackEnds, t.Start[i]+max(t.Dur[i], 0))
-		} else if call := a.launchOf(int32(i)); call >= 0 && t.Lane[call] == a.stepLane {
-			if y, ok := in(int(call)); ok {
-				m.readback = append(m.readback, y) // the host waits in the copy's call
+		var lane struct{ copies, blocking, readbacks, scalars []ival }
+		for _, i32 := range a.laneOrder(int32(l)) {
+			i := int(i32)
+			if t.Kind[i] != trace.KindCopy || t.Dir[i] != trace.DirH2D && t.Dir[i] != trace.DirD2H && t.Dir[i] != trace.DirD2D {
+				continue // host-to-host copies are not a device's
+			}
+			x, ok := in(i)
+			if !ok {
+				continue
+			}
+			m.copyIdx = append(m.copyIdx, i32)
+			lane.copies = appendUnion(lane.copies, x)
+			if !a.isAsync(i) {
+				lane.blocking = appendUnion(lane.blocking, x)
+			}
+			if t.Dir[i] != trace.DirD2H || t.Bytes[i] > smallD2HBytes && a.isAsync(i) {
+				continue
+			}
+			lane.readbacks = appendUnion(lane.readbacks, x)
+			if t.Bytes[i] <= smallD2HBytes {
+				lane.scalars = appendUnion(lane.scalars, x)
+			}
+			if a.ours {
+				readbackEnds = append(readbackEnds, t.Start[i]+max(t.Dur[i], 0))
+			} else if call := a.launchBy(launches, i32); call >= 0 && t.Lane[call] == a.stepLane {
+				if y, ok := in(int(call)); ok {
+					calls = append(calls, y) // the host waits in the copy's call
+				}
 			}
 		}
+		m.copies, m.copyCalls = union(m.copies, lane.copies), union(m.copyCalls, lane.blocking)
+		m.readbackCopies, m.scalarCopies = union(m.readbackCopies, lane.readbacks), union(m.scalarCopies, lane.scalars)
 	}
 	slices.Sort(readbackEnds)
-	m.readback = append(m.readback, m.readbackCopies...)
 
 	// The step thread's spans, in nesting order: the pipeline roles' unions, its copy calls, and
 	// the copy calls that hold a read-back (gnnprof's: the host waits for it to end).
+	var hostCalls []ival
+	ends := 0 // into readbackEnds: the spans come in start order
 	for _, i := range a.laneOrder(a.stepLane) {
-		if t.Kind[i] != trace.KindSpan {
+		r := t.Role[i]
+		if t.Kind[i] != trace.KindSpan || !stepSetRoles[r] {
 			continue
 		}
 		x, ok := in(int(i))
 		if !ok {
 			continue
 		}
-		switch r := t.Role[i]; r {
+		switch r {
 		case role.History, role.Augment, role.Eval, role.Sample, role.Gather, role.Dataload:
 			m.spans[r] = appendUnion(m.spans[r], x)
 		case role.H2D, role.D2H, role.D2D:
-			m.copyCalls = append(m.copyCalls, x)
+			hostCalls = appendUnion(hostCalls, x)
 			if r == role.D2H {
-				if k, _ := slices.BinarySearch(readbackEnds, t.Start[i]); k < len(readbackEnds) && readbackEnds[k] <= t.Start[i]+t.Dur[i] {
-					m.readback = append(m.readback, x)
+				for ends < len(readbackEnds) && readbackEnds[ends] < t.Start[i] {
+					ends++
+				}
+				if ends < len(readbackEnds) && readbackEnds[ends] <= t.Start[i]+t.Dur[i] {
+					calls = append(calls, x)
 				}
 			}
 		}
 	}
+	syncs := make([]ival, 0, len(a.syncIv))
 	for _, i := range a.syncIv {
 		if x, ok := in(int(i)); ok {
-			m.readback = append(m.readback, x)
+			syncs = appendUnion(syncs, x)
 		}
 	}
-	m.copies, m.copyCalls, m.readback = merge(m.copies), merge(m.copyCalls), merge(m.readback)
-	m.readbackCopies, m.scalarCopies = merge(m.readbackCopies), merge(m.scalarCopies)
+	m.copyCalls = union(m.copyCalls, hostCalls)
+	m.readback = union(union(m.readbackCopies, merge(calls)), syncs)
 
-	compute := a.computeIntervals()
 	q := &m.total
 	q.StepNs = m.wallSum
 	q.CopyNs = length(m.copies)
-	for _, x := range m.copies {
-		q.CopyOverlapNs += overlap(compute, x.s, x.e)
-	}
+	q.CopyOverlapNs = common(m.copies, compute)
 	q.ReadbackWaitNs = length(m.readback)
-	q.HistoryNs = length(m.spans[role.History])
-	for _, x := range m.spans[role.History] {
-		q.HistoryNs -= overlap(compute, x.s, x.e)
-	}
+	q.HistoryNs = length(m.spans[role.History]) - common(m.spans[role.History], compute)
 	for _, part := range p.Breakdown.Parts {
 		switch part.Role {
 		case role.H2D, role.D2H, role.D2D:
@@ -192,6 +217,23 @@ func (a *analysis) measure(p *Profile) *measure {
 	p.Quantities = m.mean()
 	p.Quantities.StepNs = p.Breakdown.TotalNs
 	return m
+}
+
+// copyEventsOf returns the details of the measured steps' copies, worked out on first use.
+func (a *analysis) copyEventsOf(m *measure) []copyEvent {
+	if m.copyEvents != nil || len(m.copyIdx) == 0 {
+		return m.copyEvents
+	}
+	t := a.t
+	compute := a.computeIntervals()
+	m.copyEvents = make([]copyEvent, len(m.copyIdx))
+	for k, i := range m.copyIdx {
+		d := max(t.Dur[i], 0)
+		w := a.wallIv[a.stepOf[i]]
+		m.copyEvents[k] = copyEvent{dir: t.Dir[i], pinned: t.Flags[i]&trace.FlagPinned != 0, bytes: t.Bytes[i], dur: d,
+			overNs: overlap(compute, t.Start[i], t.Start[i]+d), iv: ival{max(t.Start[i], w.s), min(t.Start[i]+d, w.e)}}
+	}
+	return m.copyEvents
 }
 
 // mean returns the quantities per measured step.
@@ -215,7 +257,7 @@ func (m *measure) metric(name, time string, total int64, threshold float64) Metr
 
 // without returns the parts of the merged intervals x that the merged intervals y do not cover.
 func without(x, y []ival) []ival {
-	var out []ival
+	out := make([]ival, 0, len(x))
 	j := 0
 	for _, iv := range x {
 		s := iv.s
