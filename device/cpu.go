@@ -3,9 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -28,28 +26,19 @@ type CPUConfig struct {
 // CPU is the CPU backend: device memory is host memory owned by its allocator, and copies are
 // real memory copies, run on the host goroutines of its streams.
 type CPU struct {
+	accounts
 	name  string
 	index int
 	rec   *trace.Recorder
 	link  *link
-	alloc *trace.Lane // the lane of memory events
 
 	defaultStream *cpuStream
 
 	created time.Time
 
-	mu     sync.Mutex // guards the fields below
-	info   MemInfo
-	limit  int64
-	pinLim int64
-	// Bytes reserved against the limits: the accounted use plus allocations under way, which
-	// enter info (and the trace) only once their memory exists, so that the recorded running
-	// totals are exact and in order.
-	reserved, pinReserved int64
-	streams               []*cpuStream
-	closed                bool
-
-	copies [trace.DirH2H + 1]struct{ count, bytes atomic.Int64 } // by direction
+	mu      sync.Mutex // guards the fields below
+	streams []*cpuStream
+	closed  bool
 }
 
 // NewCPU returns a CPU device. Close it to stop its streams' goroutines.
@@ -64,19 +53,14 @@ func NewCPU(cfg CPUConfig) (*CPU, error) {
 		name:    fmt.Sprintf("cpu:%d", cfg.Index),
 		index:   cfg.Index,
 		rec:     cfg.Recorder,
-		limit:   cfg.MemoryLimit,
-		pinLim:  cfg.PinnedLimit,
 		created: time.Now(),
 	}
-	d.info.Limit = cfg.MemoryLimit
+	d.accounts.init(d.name, d.index, d.rec, cfg.MemoryLimit, cfg.PinnedLimit)
 	if cfg.Link != nil {
 		if err := cfg.Link.validate(); err != nil {
 			return nil, fmt.Errorf("device %s: %w", d.name, err)
 		}
 		d.link = &link{model: *cfg.Link}
-	}
-	if d.rec != nil {
-		d.alloc = d.rec.Lane(d.name + " allocator")
 	}
 	d.defaultStream = d.newStream(0, "default")
 	d.streams = []*cpuStream{d.defaultStream}
@@ -111,65 +95,20 @@ func (d *CPU) AllocPinned(size int64, label string) (*Buffer, error) {
 }
 
 func (d *CPU) allocate(size int64, label string, pinned bool) (*Buffer, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("device %s: allocating %q: %w: negative size %d", d.name, label, ErrArgument, size)
-	}
 	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return nil, fmt.Errorf("device %s: allocating %q: %w", d.name, label, ErrClosed)
-	}
-	reserved, limit := &d.reserved, d.limit
-	if pinned {
-		reserved, limit = &d.pinReserved, d.pinLim
-	}
-	if limit > 0 && size > limit-*reserved {
-		err := &OutOfMemoryError{Device: d.name, Pinned: pinned, Label: label, Request: size, InUse: *reserved, Limit: limit}
-		d.mu.Unlock()
+	closed := d.closed
+	d.mu.Unlock()
+	b, err := d.newBuffer(d, closed, size, label, pinned)
+	if err != nil {
 		return nil, err
 	}
-	// Reserve before allocating, so concurrent requests cannot overshoot the limit together.
-	*reserved += size
-	d.mu.Unlock()
-
-	b := &Buffer{owner: d, dev: d.name, kind: OnDevice, size: size, label: label}
-	if pinned {
-		b.kind = Pinned
-	}
-	var err error
 	b.host, err = alignedBytes(size)
 	if err != nil {
-		d.mu.Lock()
-		*reserved -= size
-		d.mu.Unlock()
+		d.unreserve(size, pinned)
 		return nil, fmt.Errorf("device %s: allocating %s (%q): %w", d.name, formatBytes(size), label, err)
 	}
-
-	d.mu.Lock()
-	if pinned {
-		d.info.PinnedUsed += size
-		d.info.PinnedPeak = max(d.info.PinnedPeak, d.info.PinnedUsed)
-	} else {
-		d.info.Used += size
-		d.info.Allocs++
-		d.info.Peak = max(d.info.Peak, d.info.Used)
-	}
-	d.recordMemory(pinned, size)
-	d.mu.Unlock()
+	d.allocated(size, pinned)
 	return b, nil
-}
-
-// recordMemory records a memory event with the running total; d.mu is held, so the totals
-// appear in the trace in the order the accounting changed.
-func (d *CPU) recordMemory(pinned bool, delta int64) {
-	if d.alloc == nil {
-		return
-	}
-	if pinned {
-		d.alloc.Memory(trace.NoDevice, delta, d.info.PinnedUsed)
-	} else {
-		d.alloc.Memory(d.index, delta, d.info.Used)
-	}
 }
 
 // alignedBytes allocates size zeroed bytes starting at a multiple of Alignment, and touches every
@@ -200,63 +139,12 @@ const pageSize = 4096
 const maxAlloc = 1<<(31+(^uint(0)>>63)*16) - Alignment
 
 func (d *CPU) Free(b *Buffer) error {
-	if b == nil {
-		return fmt.Errorf("device %s: freeing a nil buffer: %w", d.name, ErrArgument)
-	}
-	if b.owner != d {
-		return b.errorf("freeing", fmt.Errorf("%w (not %s)", ErrForeign, d.name))
-	}
-	if !b.markFreed() {
-		return b.errorf("freeing", ErrFreed)
-	}
-	// Wait for copies running on the buffer right now (those queued after see it freed).
-	for spins := 0; b.state.Load() != freedBit; spins++ {
-		if spins < 100 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(10 * time.Microsecond)
-		}
+	if err := d.retire(d, b); err != nil {
+		return err
 	}
 	b.host = nil
-	pinned := b.kind == Pinned
-	d.mu.Lock()
-	if pinned {
-		d.info.PinnedUsed -= b.size
-		d.pinReserved -= b.size
-	} else {
-		d.info.Used -= b.size
-		d.reserved -= b.size
-	}
-	d.recordMemory(pinned, -b.size)
-	d.mu.Unlock()
+	d.freed(b.size, b.kind == Pinned)
 	return nil
-}
-
-func (d *CPU) MemInfo() MemInfo {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.info
-}
-
-func (d *CPU) Copies() CopyStats {
-	get := func(dir trace.Dir) CopyCount {
-		c := &d.copies[dir]
-		return CopyCount{Count: c.count.Load(), Bytes: c.bytes.Load()}
-	}
-	return CopyStats{H2D: get(trace.DirH2D), D2H: get(trace.DirD2H), D2D: get(trace.DirD2D)}
-}
-
-func (d *CPU) countCopy(dir trace.Dir, bytes int64) {
-	c := &d.copies[dir]
-	c.count.Add(1)
-	c.bytes.Add(bytes)
-}
-
-func (d *CPU) ResetPeak() {
-	d.mu.Lock()
-	d.info.Peak = d.info.Used
-	d.info.PinnedPeak = d.info.PinnedUsed
-	d.mu.Unlock()
 }
 
 func (d *CPU) DefaultStream() Stream { return d.defaultStream }
@@ -310,11 +198,14 @@ func (d *CPU) Close() error {
 }
 
 // checkCopy validates a copy from src to dst on this device.
-func (d *CPU) checkCopy(dst, src *Mem) error {
-	if err := d.checkMem(dst); err != nil {
+func (d *CPU) checkCopy(dst, src *Mem) error { return checkCopy(d, d.name, dst, src) }
+
+// checkCopy validates a copy from src to dst on the device owner named name.
+func checkCopy(owner any, name string, dst, src *Mem) error {
+	if err := checkMem(owner, name, dst); err != nil {
 		return err
 	}
-	if err := d.checkMem(src); err != nil {
+	if err := checkMem(owner, name, src); err != nil {
 		return err
 	}
 	if dst.n != src.n {
@@ -323,15 +214,15 @@ func (d *CPU) checkCopy(dst, src *Mem) error {
 	return nil
 }
 
-func (d *CPU) checkMem(m *Mem) error {
+func checkMem(owner any, name string, m *Mem) error {
 	b := m.buf
 	switch {
 	case b == nil:
 		return nil
 	case m.bad:
 		return fmt.Errorf("%w: range [%d, %d) outside buffer %q of %d bytes", ErrArgument, m.off, m.off+m.n, b.label, b.size)
-	case b.owner != d:
-		return fmt.Errorf("buffer %q %w (%s, not %s)", b.label, ErrForeign, b.dev, d.name)
+	case b.owner != owner:
+		return fmt.Errorf("buffer %q %w (%s, not %s)", b.label, ErrForeign, b.dev, name)
 	case b.Freed():
 		return fmt.Errorf("buffer %q: %w", b.label, ErrFreed)
 	}

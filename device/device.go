@@ -208,6 +208,8 @@ type Buffer struct {
 	label string
 	state atomic.Int64 // freedBit | number of operations using host
 	host  []byte       // the memory when host-addressable; nil once freed
+	//lint:ignore U1000 the CUDA backend's (build tag cuda)
+	dptr uintptr // the device memory's address on a GPU backend (device memory is not host-addressable there)
 }
 
 // Size returns the buffer's size in bytes.

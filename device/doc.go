@@ -8,14 +8,15 @@
 // real bytes on every copy, so a trainer's transfer pattern is real and measurable without a GPU.
 // With a LinkModel (PCIe 3/4/5 presets, or any bandwidth) its copies also take the time they would
 // take over a GPU's link, on a modelled timeline that only a synchronising host waits for.
-// Another backend (CUDA, behind a build tag) implements the same interfaces; its device memory is
-// not host-addressable, so portable code reaches device memory only through copies.
+// The CUDA backend (NewCUDA, in the GPU build: build tag cuda) implements the same interfaces on
+// an NVIDIA GPU; its device memory is not host-addressable, so portable code reaches device memory
+// only through copies, and GPU kernels (package device/cuda) through Kernel.Launch.
 //
 // A typical asynchronous transfer, as GNNAutoScale's history pulls do it: gather rows into a
 // pinned buffer on a worker goroutine, copy it to the device on a side stream, record an event
 // there, and make the compute stream (or the host) wait for the event before using the rows.
 //
-// A CUDA backend belongs in this package behind a build tag, implementing Device, Stream and Event.
-// Its device buffers leave the host memory unset, so views of them fail with ErrNotHost, and keep
-// their device pointer in a field added for it.
+// The CUDA backend's device buffers leave the host memory unset, so views of them fail with
+// ErrNotHost, and keep their device address in a field of their own. Its streams' Launch runs a
+// host function once the stream's earlier work has completed, on the caller's goroutine.
 package device

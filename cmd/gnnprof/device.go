@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,16 +14,27 @@ import (
 
 // deviceOptions are the flags choosing the device a trainer runs on.
 type deviceOptions struct {
-	link, memory string
+	kind, link, memory string
 }
 
 func (o *deviceOptions) register(f *pflag.FlagSet) {
+	f.StringVar(&o.kind, "device", "cpu", "what the trainer runs on: cpu (the CPU as the device, its copies following --link) or cuda (an NVIDIA GPU: the GPU build only)")
 	f.StringVar(&o.link, "link", "pcie4", "host–device link model the copies follow: "+strings.Join(device.LinkNames, ", ")+", or a bandwidth such as 16GB/s")
 	f.StringVar(&o.memory, "device-memory", "0", "the device's memory limit, e.g. 16GiB (0: no limit)")
 }
 
-// config parses the flags; errors are usage errors.
+// config parses the flags; errors are usage errors, except that of --device cuda where the GPU
+// cannot be used.
 func (o *deviceOptions) config() (train.DeviceConfig, error) {
+	switch o.kind {
+	case "cpu":
+	case "cuda":
+		if err := checkCUDA(); err != nil {
+			return train.DeviceConfig{}, err
+		}
+	default:
+		return train.DeviceConfig{}, usageErrorf("--device %q: want cpu or cuda", o.kind)
+	}
 	link, err := device.ParseLink(o.link)
 	if err != nil {
 		return train.DeviceConfig{}, usageError{fmt.Errorf("--link: %w", err)}
@@ -51,4 +63,26 @@ func onDevice(cfg train.DeviceConfig, rec *trace.Recorder, run func(*train.Devic
 		err = fmt.Errorf("closing device %s: %w", dev.Dev.Name(), cerr)
 	}
 	return res, err
+}
+
+// checkCUDA says why --device cuda cannot run: this build has no CUDA backend (a usage error: the
+// GPU build is another binary), or it has, and the GPU opens, but the trainers' layers compute on
+// the CPU kernels only so far (issue 27: nn does not dispatch to the GPU kernels yet).
+func checkCUDA() error {
+	dev, err := device.OpenCUDA(device.CUDAConfig{})
+	if errors.Is(err, device.ErrNoCUDA) {
+		return usageError{fmt.Errorf("--device cuda: %w", err)}
+	}
+	if err != nil {
+		return fmt.Errorf("--device cuda: %w", err)
+	}
+	name := dev.Name()
+	if g, ok := dev.(interface{ GPU() string }); ok {
+		name += " (" + g.GPU() + ")"
+	}
+	if err := dev.Close(); err != nil {
+		return fmt.Errorf("--device cuda: closing %s: %w", name, err)
+	}
+	return fmt.Errorf("--device cuda: %s opened, but the trainers' layers do not run on the GPU yet (their kernels are "+
+		"the CPU's); train with --device cpu, and see scripts/gpu-check for what the GPU backend runs", name)
 }
