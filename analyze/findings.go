@@ -868,11 +868,16 @@ func ruleSmallCopies(a *analysis, m *measure, p *Profile) *Finding {
 // / _local_scalar_dense, sync spans) and device-to-host read-backs (blocking copies, or copies of
 // at most smallD2HBytes).
 //
-// Saves: batching the values on the device and reading them back once per step recovers the
-// host's read-back wait but one read-back's (wait × (1 − 1/sync points)), and no more than the
-// step's time beyond the device's own work (kernels and the copies that stay): the pipeline the
-// syncs drained runs full, but the device still does its work.
-const syncPointsPerStep = 50
+// Saves: batching the values on the device and reading them back once removes the per-value
+// read-back loops (readbackLoops) but one iteration of each — the waits and the host's work per
+// value between them, which a vectorised form does at once — and no more than the step's time
+// beyond the device's own work (kernels, memsets and the copies that stay): the pipeline the syncs
+// drained runs full, but the device still does its work.
+const (
+	syncPointsPerStep = 50
+	readbackLoopGap   = 10
+	readbackLoopMin   = 8
+)
 
 func ruleSyncStorm(a *analysis, m *measure, p *Profile) *Finding {
 	idx := measuredSteps(p)
@@ -885,23 +890,94 @@ func ruleSyncStorm(a *analysis, m *measure, p *Profile) *Finding {
 	}
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(p.Steps.Steps[y].SyncCount, p.Steps.Steps[x].SyncCount) })
 	wait := m.total.ReadbackWaitNs
-	saved := wait - int64(float64(wait)/per)
+	loops, saved := a.readbackLoops(m)
 	saved = min(saved, m.wallSum-max(deviceBusy(p)-length(m.scalarCopies), 0))
-	a.claims["sync-storm"] = m.readback
+	loopNs := length(loops)
+	a.claims["sync-storm"] = union(loops, m.readback)
 	fix := readbackFix
-	if scalar := length(m.scalarCopies); 2*scalar < length(m.readbackCopies) || scalar == 0 {
+	if scalar := length(m.scalarCopies); 2*scalar < length(m.readbackCopies) || scalar == 0 && len(m.readbackCopies) > 0 {
 		fix = "Remove the synchronisation from the loop: drop explicit synchronize() calls and blocking copies, record events and wait on them only where the data is used, and keep per-step values on the device, reading them back once per step."
 	}
 	return &Finding{Title: "Synchronisation storm",
-		Summary: fmt.Sprintf("%.0f sync points per step (scalar read-backs such as .item(), or explicit synchronisation): the host waits in them for %.1f%% of the step (read-back wait), and the device's pipeline drains each time.", per, m.share(wait)),
+		Summary: fmt.Sprintf("%.0f sync points per step (scalar read-backs such as .item(), or explicit synchronisation), in per-value loops that take %.1f%% of the step (read-back loops); the host waits in them for %.1f%% of the step (read-back wait), and the device's pipeline drains each time.", per, m.share(loopNs), m.share(wait)),
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "sync points per step", Value: per, Unit: "count", Threshold: syncPointsPerStep},
+			{Name: "read-back loop share", Value: m.share(loopNs), Unit: "%", Time: "readback_loop", Of: "step"},
 			m.metric("read-back wait share", "readback_wait", wait, 0),
 			m.metric("sync wait share", "sync_wait", m.total.SyncWaitNs, 0),
 			m.metric("copy wait share", "copy_wait", m.total.CopyWaitNs, 0)},
 			Steps: stepList(p.Steps.Steps, idx), Ops: slices.DeleteFunc(topOps(p, role.Sync, role.D2H), isWaitEvent)},
-		Impact: m.removes(saved, "batching on the device and reading back once per step recovers the read-back wait but one read-back's, down to the device's own work"),
+		Impact: m.removes(saved, "batching on the device and reading back once removes the per-value read-back loops but one iteration each, down to the device's own work"),
 		Fix:    fix}
+}
+
+// readbackLoops finds the host's per-value read-back loops in the measured steps: the step
+// thread's read-backs (its sync points, and the calls that hold read-backs) grouped by the span
+// that holds them; each holder's split at step boundaries and where the gap between two
+// consecutive read-backs exceeds readbackLoopGap iterations (an iteration: the median gap plus the
+// median read-back); a run of readbackLoopMin read-backs or more is a loop, from its first
+// read-back's start to its last one's end. It returns the loops and what batching saves: each
+// loop but one iteration, and the waits of the read-backs in no loop.
+func (a *analysis) readbackLoops(m *measure) ([]ival, int64) {
+	t := a.t
+	// Each read-back's holder: the innermost span around it that is not itself a wait or a sync
+	// point (-1: none, the step).
+	byHolder := map[int32][]ival{}
+	var holders []int32
+	var stack []int32
+	spans := a.laneOrder(a.stepLane)
+	j := 0
+	for _, x := range m.hostReadbacks {
+		for ; j < len(spans) && t.Start[spans[j]] <= x.s; j++ {
+			if i := spans[j]; t.Kind[i] == trace.KindSpan && t.Role[i] != role.Step && !waitRoles[t.Role[i]] && !a.isHostSync(i) {
+				for len(stack) > 0 && t.Start[stack[len(stack)-1]]+t.Dur[stack[len(stack)-1]] <= t.Start[i] {
+					stack = stack[:len(stack)-1]
+				}
+				stack = append(stack, i)
+			}
+		}
+		for len(stack) > 0 && t.Start[stack[len(stack)-1]]+t.Dur[stack[len(stack)-1]] <= x.s {
+			stack = stack[:len(stack)-1]
+		}
+		h := int32(-1)
+		if len(stack) > 0 {
+			h = stack[len(stack)-1]
+		}
+		if _, ok := byHolder[h]; !ok {
+			holders = append(holders, h)
+		}
+		byHolder[h] = append(byHolder[h], x)
+	}
+	var loops []ival
+	var saved int64
+	for _, h := range holders {
+		rb := byHolder[h]
+		gaps, durs := make([]int64, 0, len(rb)), make([]int64, 0, len(rb))
+		for k, x := range rb {
+			durs = append(durs, x.e-x.s)
+			if k > 0 {
+				gaps = append(gaps, max(x.s-rb[k-1].e, 0))
+			}
+		}
+		iteration := median(gaps) + median(durs)
+		first := 0
+		for k := 1; k <= len(rb); k++ {
+			if k < len(rb) && rb[k].s-rb[k-1].e <= readbackLoopGap*iteration && m.window(rb[k].s) == m.window(rb[k-1].s) {
+				continue
+			}
+			if n := k - first; n >= readbackLoopMin {
+				loop := ival{rb[first].s, rb[k-1].e}
+				loops = append(loops, loop)
+				saved += (loop.e - loop.s) * int64(n-1) / int64(n)
+			} else {
+				for _, x := range rb[first:k] { // a few read-backs, not a loop: their waits
+					saved += x.e - x.s
+				}
+			}
+			first = k
+		}
+	}
+	return merge(loops), saved
 }
 
 // deviceBusy returns the busiest device's busy time (kernels, memsets or copies) over the

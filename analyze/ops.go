@@ -354,8 +354,8 @@ func (a *analysis) kernels() []KernelStat {
 	t := a.t
 	byName := map[int32]*KernelStat{}
 	for i := range t.Len() {
-		if t.Kind[i] != trace.KindSpan || !a.isDeviceWork(i) || t.Role[i] == role.Memset {
-			continue
+		if t.Kind[i] != trace.KindSpan || t.Dur[i] < 0 || !a.isDeviceWork(i) || t.Role[i] == role.Memset {
+			continue // (a span that never ended, Dur -1, ran for no known time)
 		}
 		k := byName[t.Name[i]]
 		if k == nil {

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/gnnprof/gnnprof/role"
@@ -26,11 +27,24 @@ type measure struct {
 	readback       []ival      // the host in sync points and read-backs (readback_wait)
 	readbackCopies []ival      // the read-back copies themselves: blocking or scalar device-to-host
 	scalarCopies   []ival      // the scalar ones among them (≤ smallD2HBytes)
+	hostReadbacks  []ival      // the step thread's read-backs: its sync points and the calls holding read-backs, each once
 	copyIdx        []int32     // the copies, in lane and start order
 	copyEvents     []copyEvent // the copies' details (copyEventsOf), once asked for
 	// spans are the step thread's spans of the pipeline roles, by role (history, augment, eval,
 	// sample, gather, dataload): each role's union.
 	spans [role.Count][]ival
+}
+
+// window returns the index of the measured step whose wall interval holds instant at, or -1.
+func (m *measure) window(at int64) int {
+	k, found := slices.BinarySearchFunc(m.windows, at, func(w ival, at int64) int { return cmp.Compare(w.s, at) })
+	if !found {
+		k--
+	}
+	if k >= 0 && at < m.windows[k].e {
+		return k
+	}
+	return -1
 }
 
 // share returns a total over the measured steps as a percentage of their wall time.
@@ -187,14 +201,15 @@ func (a *analysis) measure(p *Profile) *measure {
 			}
 		}
 	}
-	syncs := make([]ival, 0, len(a.syncIv))
+	syncs := make([]ival, 0, len(a.syncIv)) // one each: the outermost sync points do not nest
 	for _, i := range a.syncIv {
 		if x, ok := in(int(i)); ok {
-			syncs = appendUnion(syncs, x)
+			syncs = append(syncs, x)
 		}
 	}
 	m.copyCalls = union(m.copyCalls, hostCalls)
-	m.readback = union(union(m.readbackCopies, merge(calls)), syncs)
+	m.hostReadbacks = outermost(append(slices.Clone(calls), syncs...))
+	m.readback = union(union(m.readbackCopies, merge(calls)), merge(syncs))
 
 	q := &m.total
 	q.StepNs = m.wallSum
@@ -272,6 +287,23 @@ func without(x, y []ival) []ival {
 		}
 		if s < iv.e {
 			out = append(out, ival{s, iv.e})
+		}
+	}
+	return out
+}
+
+// outermost sorts iv by start (the longer first) and keeps the intervals that no earlier one holds.
+func outermost(iv []ival) []ival {
+	slices.SortFunc(iv, func(x, y ival) int {
+		if x.s != y.s {
+			return cmp.Compare(x.s, y.s)
+		}
+		return cmp.Compare(y.e, x.e)
+	})
+	out := iv[:0]
+	for _, x := range iv {
+		if n := len(out); n == 0 || x.e > out[n-1].e {
+			out = append(out, x)
 		}
 	}
 	return out
