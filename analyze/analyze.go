@@ -135,6 +135,8 @@ type analysis struct {
 	repeatedCount []int
 
 	topHost, topDev *opAgg // the operators with the most self time in measured steps (findDominant)
+	// familyHost and familyDev are each operator family's self time in measured steps (opFamilies).
+	familyHost, familyDev []int64
 
 	launched []opLaunch   // device events joined to their operators (launchedOps)
 	streams  []streamWork // device work per stream (deviceWork)

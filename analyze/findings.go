@@ -281,8 +281,14 @@ func ruleStepsMissing(a *analysis, m *measure, p *Profile) *Finding {
 // parts) take inputBoundWarn percent of the step or more.
 //
 // Saves: a prefetching pipeline hides the input time behind compute, up to the compute:
-// min(input, compute) per step (hidden behind compute).
-const inputBoundWarn = 15.0
+// min(input, compute) per step (hidden behind compute). When the input is a per-element loop —
+// inputLoopOps operator calls per step or more inside the input spans, the median under
+// inputLoopOpNs — vectorising it removes the loop: the input time, whatever the compute.
+const (
+	inputBoundWarn = 15.0
+	inputLoopOps   = 1000
+	inputLoopOpNs  = 10_000
+)
 
 func ruleInputBound(a *analysis, m *measure, p *Profile) *Finding {
 	v, steps := share(p, role.Sample, role.Gather, role.Dataload)
@@ -305,7 +311,15 @@ func ruleInputBound(a *analysis, m *measure, p *Profile) *Finding {
 		fix += " DGL: keep the graph and training ids on the GPU and sample there (device='cuda', num_workers=0), or use UVA sampling (use_uva=True) for graphs that do not fit; DataLoader(use_prefetch_thread=True, use_alternate_streams=True, pin_prefetcher=True)."
 	}
 	input := m.total.InputNs
-	a.claims["input-bound"] = without(merge(slices.Concat(m.spans[role.Sample], m.spans[role.Gather], m.spans[role.Dataload])), a.computeIntervals())
+	spans := merge(slices.Concat(m.spans[role.Sample], m.spans[role.Gather], m.spans[role.Dataload]))
+	a.claims["input-bound"] = without(spans, a.computeIntervals())
+	impact := m.hides(min(input, m.total.ComputeNs), "prefetching hides the input time behind compute: min(input, compute) per step")
+	calls, opNs := a.opsWithin(spans)
+	perStep := float64(calls) / float64(max(m.n, 1))
+	if perStep >= inputLoopOps && opNs < inputLoopOpNs {
+		impact = m.removes(input, "vectorising the per-element input loop removes it: the input time")
+		fix = fmt.Sprintf("The input is a per-element loop: %.0f operator calls per step, of %s each at the median — the interpreter's per-call cost, not the work. Vectorise it: sample and gather for all seed nodes at once with tensor operations (torch.multinomial / randint over the CSR row pointers, index_select, one torch.cat), or use a compiled sampler (pyg-lib's neighbor_sample, DGL's sample_neighbors); then prefetch what remains in a background worker.", perStep, durString(opNs))
+	}
 	return &Finding{Title: title,
 		Summary: fmt.Sprintf("%s %.1f%% of the step with no compute hiding it (the breakdown's input parts: sample %.1f%%, gather %.1f%%, data loading %.1f%%).", what, v, sample, gather, load),
 		Evidence: Evidence{Metrics: []Metric{
@@ -313,10 +327,31 @@ func ruleInputBound(a *analysis, m *measure, p *Profile) *Finding {
 			partMetric(m, p, "sample share", role.Sample, 0),
 			partMetric(m, p, "gather share", role.Gather, 0),
 			partMetric(m, p, "dataload share", role.Dataload, 0),
-			m.metric("compute share", "compute", m.total.ComputeNs, 0)},
+			m.metric("compute share", "compute", m.total.ComputeNs, 0),
+			{Name: "operator calls per step in the input", Value: perStep, Unit: "count", Threshold: inputLoopOps}},
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.Sample, role.Gather, role.Dataload)},
-		Impact: m.hides(min(input, m.total.ComputeNs), "prefetching hides the input time behind compute: min(input, compute) per step"),
+		Impact: impact,
 		Fix:    fix}
+}
+
+// opsWithin counts the step thread's operator calls (spans that are not phases) that start
+// within the merged intervals iv, with their median duration.
+func (a *analysis) opsWithin(iv []ival) (int, int64) {
+	t := a.t
+	var durs []int64
+	k := 0
+	for _, i := range a.laneOrder(a.stepLane) {
+		if t.Kind[i] != trace.KindSpan || phaseRoles[t.Role[i]] || t.Role[i] == role.Step {
+			continue
+		}
+		for k < len(iv) && iv[k].e <= t.Start[i] {
+			k++
+		}
+		if k < len(iv) && iv[k].s <= t.Start[i] {
+			durs = append(durs, max(t.Dur[i], 0))
+		}
+	}
+	return len(durs), median(durs)
 }
 
 // gnnLibrary names the GNN library whose operators or loaders the trace shows: "pyg", "dgl" or "".
@@ -346,7 +381,7 @@ type opFamily struct {
 // opFamilies are the operator families dominant-op knows, in matching order.
 var opFamilies = []opFamily{
 	{[]string{"dropout", "bernoulli"}, "Dropout on dense input features draws a random mask over the whole N×F feature matrix every step. Apply dropout after the first projection instead (on the N×H hidden features, H ≪ F), or keep sparse input features sparse (PyG: torch.sparse / SparseTensor features; bag-of-words inputs) so dropout touches only the nonzeros; or drop input dropout and regularise with weight decay or edge dropout (DropEdge).",
-		0.9, "dropout on the N×H hidden features instead of the N×F input does F/H times less work (taken as ≥ 10×): 90% of its self time"},
+		0.9, "dropout on the N×H hidden features instead of the N×F input does F/H times less work (taken as ≥ 10×): 90% of the dropout operators' self time"},
 	{[]string{"aten::item", "_local_scalar_dense"}, "Every .item() copies a scalar to the host and waits for all queued kernels, so its time is the device work before it. Keep losses and metrics on the device (accumulate in a tensor), read them once per epoch or every N steps, and avoid Python branches on tensor values inside the step.",
 		0, "its time is read-back waits: priced by sync-storm"},
 	{[]string{"aten::to", "_to_copy", "copy_", "memcpy", "copy htod", "copy dtoh", "copy dtod"}, "Host↔device copies inside the step. Move static tensors (features, labels, the graph) to the device once before training; pin what must move each step (pin_memory=True) and copy it with non_blocking=True; avoid .cpu()/.numpy()/.tolist() in the loop.",
@@ -354,17 +389,33 @@ var opFamilies = []opFamily{
 	{[]string{"spmm", "sparse"}, "A sparse product dominates: it is already the fused form of aggregation. Shrink what it multiplies (apply the linear map before propagating when it narrows the features, sample fewer edges), or run it in lower precision.",
 		0, "already a fused sparse product: no saving estimated"},
 	{[]string{"index_select", "scatter", "index_add", "gather", "segment", "propagate", "aggregate", "message"}, "Edge-wise aggregation (index_select → message → scatter) materialises one message per edge, E×F values. Use a fused sparse aggregation: PyG — pass a SparseTensor or torch.sparse adj_t so MessagePassing uses message_and_aggregate (one SpMM), or pyg-lib's segment ops; DGL — update_all with built-in functions (fn.copy_u, fn.sum), which fuse into g-SpMM. Apply the linear layer before aggregating when it shrinks the features.",
-		2.0 / 3, "a fused SpMM moves about a third of the edge-wise form's bytes: two thirds of its self time"},
+		0.8, "one fused sparse product replaces the gather and scatter of E×F messages at about a fifth of their time: 80% of the edge-wise operators' self time"},
 	{[]string{"mm", "matmul", "linear", "gemm", "conv", "bmm"}, "Dense compute dominates: the step is compute bound on this operator. Run it in lower precision (torch.autocast with bf16/fp16, or TF32 matmuls), shrink the hidden size or the sampled batch, and in GNN layers apply the linear map before propagation when it reduces the feature width.",
-		0.5, "bf16/TF32 tensor cores run dense products about twice as fast: half its device self time"},
+		denseSaves, "bf16/TF32 tensor cores run dense products about twice as fast: half the dense operators' device self time"},
+}
+
+// denseSaves is the dense family's saving, which applies on a device only.
+const denseSaves = 0.5
+
+// opFamilyOf returns the index in opFamilies of an operator's family, or -1: by the role of its
+// time (copies and syncs), else by its name.
+func opFamilyOf(name string, r role.Role) int {
+	if r == role.H2D || r == role.D2H || r == role.D2D || r == role.Sync {
+		return 2
+	}
+	lower := strings.ToLower(name)
+	return slices.IndexFunc(opFamilies, func(f opFamily) bool {
+		return slices.ContainsFunc(f.keys, func(k string) bool { return strings.Contains(lower, k) })
+	})
 }
 
 // dominant-op: one operator's self time (host, or device where kernels are joined to it) in the
 // measured steps is dominantOpShare percent of their time or more.
 //
-// Saves: by the operator's family (opFamilies): a share of its self time; nothing for dense
-// compute on the host, for copies and read-backs (their own findings price them) and for an
-// operator of no known family.
+// Saves: by the operator's family (opFamilies): a share of the self time of the family's
+// operators (the fix replaces them all: the gather and the scatter of edge-wise aggregation);
+// nothing for dense compute on the host, for copies and read-backs (their own findings price
+// them) and for an operator of no known family.
 const dominantOpShare = 30.0
 
 func ruleDominantOp(a *analysis, m *measure, p *Profile) *Finding {
@@ -393,15 +444,14 @@ func ruleDominantOp(a *analysis, m *measure, p *Profile) *Finding {
 	name := a.t.Strings[g.name]
 	fam := opFamily{fix: "Reduce this operator's calls or work: check its input shapes in the operator table and its kernels, and whether a fused implementation exists.",
 		model: "no what-if model for this operator"}
-	lower := strings.ToLower(name)
-	if r := g.majorRole(); r == role.H2D || r == role.D2H || r == role.D2D || r == role.Sync {
-		fam = opFamilies[2]
-	} else if k := slices.IndexFunc(opFamilies, func(f opFamily) bool {
-		return slices.ContainsFunc(f.keys, func(k string) bool { return strings.Contains(lower, k) })
-	}); k >= 0 {
-		fam = opFamilies[k]
+	familyNs := self
+	if k := opFamilyOf(name, g.majorRole()); k >= 0 {
+		fam, familyNs = opFamilies[k], a.familyHost[k]
+		if where == "device" {
+			familyNs = a.familyDev[k]
+		}
 	}
-	if fam.saves == 0.5 && where == "host" {
+	if fam.saves == denseSaves && where == "host" {
 		fam.saves, fam.model = 0, "dense compute on the host: no what-if model"
 	}
 	a.claims["dominant-op"] = a.spansNamed(m, g.name)
@@ -412,7 +462,7 @@ func ruleDominantOp(a *analysis, m *measure, p *Profile) *Finding {
 			{Name: "self time in measured steps", Value: float64(self), Unit: "ns"},
 			{Name: "calls", Value: float64(g.calls), Unit: "count"}},
 			Ops: []string{name}},
-		Impact: m.removes(int64(float64(self)*fam.saves), fam.model),
+		Impact: m.removes(int64(float64(familyNs)*fam.saves), fam.model),
 		Where:  Where{Phase: g.majorRole().String(), Op: name, Lane: a.stepLaneName()},
 		Fix:    fam.fix}
 }
@@ -915,8 +965,9 @@ func ruleSyncStorm(a *analysis, m *measure, p *Profile) *Finding {
 // thread's read-backs (its sync points, and the calls that hold read-backs) grouped by the span
 // that holds them; each holder's split at step boundaries and where the gap between two
 // consecutive read-backs exceeds readbackLoopGap iterations (an iteration: the median gap plus the
-// median read-back); a run of readbackLoopMin read-backs or more is a loop, from its first
-// read-back's start to its last one's end. It returns the loops and what batching saves: each
+// median read-back) and another phase of the step (a phase span) starts in it; a run of
+// readbackLoopMin read-backs or more is a loop, from its first read-back's start to its last
+// one's end. It returns the loops and what batching saves: each
 // loop but one iteration, and the waits of the read-backs in no loop.
 func (a *analysis) readbackLoops(m *measure) ([]ival, int64) {
 	t := a.t
@@ -925,7 +976,13 @@ func (a *analysis) readbackLoops(m *measure) ([]ival, int64) {
 	byHolder := map[int32][]ival{}
 	var holders []int32
 	var stack []int32
+	var phases []int64 // the starts of the step thread's phase spans, in order
 	spans := a.laneOrder(a.stepLane)
+	for _, i := range spans {
+		if t.Kind[i] == trace.KindSpan && phaseRoles[t.Role[i]] {
+			phases = append(phases, t.Start[i])
+		}
+	}
 	j := 0
 	for _, x := range m.hostReadbacks {
 		for ; j < len(spans) && t.Start[spans[j]] <= x.s; j++ {
@@ -962,8 +1019,15 @@ func (a *analysis) readbackLoops(m *measure) ([]ival, int64) {
 		iteration := median(gaps) + median(durs)
 		first := 0
 		for k := 1; k <= len(rb); k++ {
-			if k < len(rb) && rb[k].s-rb[k-1].e <= readbackLoopGap*iteration && m.window(rb[k].s) == m.window(rb[k-1].s) {
-				continue
+			if k < len(rb) && m.window(rb[k].s) == m.window(rb[k-1].s) {
+				// A long gap splits the loop only where another phase of the step runs: a gap
+				// with no phase span in it (the host descheduled, or slow per-value work) is
+				// the loop's.
+				gap := ival{rb[k-1].e, rb[k].s}
+				n, _ := slices.BinarySearch(phases, gap.s+1)
+				if gap.e-gap.s <= readbackLoopGap*iteration || n == len(phases) || phases[n] >= gap.e {
+					continue
+				}
 			}
 			if n := k - first; n >= readbackLoopMin {
 				loop := ival{rb[first].s, rb[k-1].e}

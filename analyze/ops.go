@@ -33,14 +33,19 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 }
 
 // findDominant keeps the operators with the most host self time and the most device self time
-// in the measured steps, for the dominant-op finding. Roles that other findings name (input,
+// in the measured steps, and each operator family's (opFamilies), for the dominant-op finding. Roles that other findings name (input,
 // augmentation, history, evaluation, syncs) are left to them.
 func (a *analysis) findDominant(byName map[int32]*opAgg) {
+	a.familyHost, a.familyDev = make([]int64, len(opFamilies)), make([]int64, len(opFamilies))
 	for _, g := range byName {
 		switch g.majorRole() {
 		case role.Sample, role.Gather, role.Dataload, role.Augment, role.History,
 			role.Eval, role.Sync:
 			continue
+		}
+		if k := opFamilyOf(a.t.Strings[g.name], g.majorRole()); k >= 0 {
+			a.familyHost[k] += g.measuredHost
+			a.familyDev[k] += g.measuredDev
 		}
 		if a.topHost == nil || g.measuredHost > a.topHost.measuredHost ||
 			g.measuredHost == a.topHost.measuredHost && a.t.Strings[g.name] < a.t.Strings[a.topHost.name] {

@@ -123,7 +123,7 @@ func (a *analysis) measure(p *Profile) *measure {
 		}
 		w := a.wallIv[k]
 		x := ival{max(t.Start[i], w.s), min(t.Start[i]+max(t.Dur[i], 0), w.e)}
-		return x, x.e > x.s
+		return x, x.e >= x.s // an instant (a legacy trace's sub-microsecond .item()) counts as a read-back
 	}
 
 	// Copies, lane by lane in start order (the nesting order), so that each set is a union built
