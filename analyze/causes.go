@@ -78,7 +78,7 @@ var starves = []string{"sync-storm", "input-bound", "history-exposed", "transfer
 
 // rootCauses prices, places and groups the findings: severity from impact, where each lies, root
 // causes with their evidence, the trainer options that fix them, and the order they are listed in.
-func (a *analysis) rootCauses(p *Profile, m *measure, fs []Finding) []Finding {
+func (a *analysis) rootCauses(p *Profile, fs []Finding) []Finding {
 	group(fs, a.claims)
 	var roots []int
 	var claims [][]ival

@@ -182,7 +182,7 @@ func (a *analysis) findings(p *Profile) []Finding {
 		}
 		return r.check(a, m, p)
 	})
-	return a.rootCauses(p, m, out)
+	return a.rootCauses(p, out)
 }
 
 // rankFindings runs the rules over the rank summaries of a multi-rank [Load].
@@ -463,7 +463,6 @@ func ruleDominantOp(a *analysis, m *measure, p *Profile) *Finding {
 			{Name: "calls", Value: float64(g.calls), Unit: "count"}},
 			Ops: []string{name}},
 		Impact: m.removes(int64(float64(familyNs)*fam.saves), fam.model),
-		Where:  Where{Phase: g.majorRole().String(), Op: name, Lane: a.stepLaneName()},
 		Fix:    fam.fix}
 }
 
@@ -715,14 +714,19 @@ func ruleTransferBound(a *analysis, m *measure, p *Profile) *Finding {
 	a.claims["transfer-bound"] = without(m.copyCalls, a.computeIntervals())
 	fix := "Move less and hide the rest: keep static tensors (graph structure, features that fit) resident on the device, send only the batch's new rows, copy from pinned buffers with non_blocking=True on a side stream, and start batch k+1's copy before batch k's compute."
 	readbacks := common(m.copyCalls, m.readback)
-	switch pageable, all := a.largeCopyBytes(m); {
+	switch pageable, pinnedSync, all := a.largeCopyBytes(m); {
 	case 2*readbacks >= length(m.copyCalls):
 		fix = "These copies are scalar read-backs, which no overlap or pinning hides: the host waits for each value. " + readbackFix
 	case 2*pageable >= all && all > 0:
 		fix = "Most bytes move from pageable host memory, which blocks the host: allocate the host side pinned (tensor.pin_memory(), DataLoader(pin_memory=True)) and copy with non_blocking=True so the copy overlaps compute; keep static tensors resident on the device."
+	case 2*pinnedSync >= all && all > 0:
+		fix = "The copies come from pinned memory but are issued synchronously: the host waits for each one. Issue them asynchronously (non_blocking=True on a side stream, or a transfer worker) ahead of use, and synchronise only where the data is used."
+		if 2*common(m.copyCalls, m.spans[role.History]) >= length(m.copyCalls) {
+			fix += " Most of them are GNNAutoScale's history pulls and pushes: pull layer l+1's histories while layer l computes and push after, through an asynchronous history pool."
+		}
 	}
 	return &Finding{Title: "Transfer bound",
-		Summary: fmt.Sprintf("The host waits on copies for %.1f%% of the step (copy wait: the breakdown's h2d, d2h and d2d parts, nothing hiding them) (%s).", v, copyLine(p)),
+		Summary: fmt.Sprintf("The host waits on copies for %.1f%% of the step (copy wait: the breakdown's h2d, d2h and d2d parts, nothing hiding them); %s.", v, copyLine(p)),
 		Evidence: Evidence{Metrics: []Metric{
 			m.metric("copy wait share", "copy_wait", wait, transferBoundWarn),
 			partMetric(m, p, "h2d share", role.H2D, 0),
@@ -736,26 +740,30 @@ func ruleTransferBound(a *analysis, m *measure, p *Profile) *Finding {
 }
 
 // largeCopyBytes returns the bytes of the host↔device copies of smallCopyBytes or more in the
-// measured steps: those from pageable memory, and all.
-func (a *analysis) largeCopyBytes(m *measure) (pageable, all int64) {
+// measured steps: those from pageable memory, those from pinned memory issued synchronously, and
+// all.
+func (a *analysis) largeCopyBytes(m *measure) (pageable, pinnedSync, all int64) {
 	for _, c := range a.copyEventsOf(m) {
 		if c.bytes >= smallCopyBytes && (c.dir == trace.DirH2D || c.dir == trace.DirD2H) {
 			all += c.bytes
-			if !c.pinned {
+			switch {
+			case !c.pinned:
 				pageable += c.bytes
+			case !c.async:
+				pinnedSync += c.bytes
 			}
 		}
 	}
-	return pageable, all
+	return pageable, pinnedSync, all
 }
 
 // copyEvent is a copy in a measured step.
 type copyEvent struct {
-	dir         trace.Dir
-	pinned      bool
-	bytes       int64
-	dur, overNs int64 // its duration, and the part of it compute overlaps
-	iv          ival  // clipped to its step
+	dir           trace.Dir
+	pinned, async bool
+	bytes         int64
+	dur, overNs   int64 // its duration, and the part of it compute overlaps
+	iv            ival  // clipped to its step
 }
 
 func copyLine(p *Profile) string {
@@ -944,12 +952,16 @@ func ruleSyncStorm(a *analysis, m *measure, p *Profile) *Finding {
 	saved = min(saved, m.wallSum-max(deviceBusy(p)-length(m.scalarCopies), 0))
 	loopNs := length(loops)
 	a.claims["sync-storm"] = union(loops, m.readback)
+	drains := ""
+	if deviceBusy(p) > 0 {
+		drains = ", and the device's pipeline drains each time"
+	}
 	fix := readbackFix
 	if scalar := length(m.scalarCopies); 2*scalar < length(m.readbackCopies) || scalar == 0 && len(m.readbackCopies) > 0 {
 		fix = "Remove the synchronisation from the loop: drop explicit synchronize() calls and blocking copies, record events and wait on them only where the data is used, and keep per-step values on the device, reading them back once per step."
 	}
 	return &Finding{Title: "Synchronisation storm",
-		Summary: fmt.Sprintf("%.0f sync points per step (scalar read-backs such as .item(), or explicit synchronisation), in per-value loops that take %.1f%% of the step (read-back loops); the host waits in them for %.1f%% of the step (read-back wait), and the device's pipeline drains each time.", per, m.share(loopNs), m.share(wait)),
+		Summary: fmt.Sprintf("%.0f sync points per step (scalar read-backs such as .item(), or explicit synchronisation), in per-value loops that take %.1f%% of the step (read-back loops); the host waits in them for %.1f%% of the step (read-back wait)%s.", per, m.share(loopNs), m.share(wait), drains),
 		Evidence: Evidence{Metrics: []Metric{
 			{Name: "sync points per step", Value: per, Unit: "count", Threshold: syncPointsPerStep},
 			{Name: "read-back loop share", Value: m.share(loopNs), Unit: "%", Time: "readback_loop", Of: "step"},

@@ -245,7 +245,7 @@ func (a *analysis) copyEventsOf(m *measure) []copyEvent {
 	for k, i := range m.copyIdx {
 		d := max(t.Dur[i], 0)
 		w := a.wallIv[a.stepOf[i]]
-		m.copyEvents[k] = copyEvent{dir: t.Dir[i], pinned: t.Flags[i]&trace.FlagPinned != 0, bytes: t.Bytes[i], dur: d,
+		m.copyEvents[k] = copyEvent{dir: t.Dir[i], pinned: t.Flags[i]&trace.FlagPinned != 0, async: a.isAsync(int(i)), bytes: t.Bytes[i], dur: d,
 			overNs: overlap(compute, t.Start[i], t.Start[i]+d), iv: ival{max(t.Start[i], w.s), min(t.Start[i]+d, w.e)}}
 	}
 	return m.copyEvents

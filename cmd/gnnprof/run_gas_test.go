@@ -143,8 +143,8 @@ func TestGASTransferFindings(t *testing.T) {
 			continue
 		}
 		root := p.Findings[0]
-		if !slices.Equal(root.FixFlags, []string{"--sync-transfers=false"}) {
-			t.Errorf("sync: the first root cause %s is fixed by %v, want --sync-transfers=false", root.ID, root.FixFlags)
+		if !slices.Equal(root.FixFlags, []string{"--sync-transfers=false"}) || !strings.Contains(root.Fix, "issued synchronously") {
+			t.Errorf("sync: the first root cause %s is fixed by %v (%s), want --sync-transfers=false: asynchronous copies", root.ID, root.FixFlags, root.Fix)
 		}
 		for _, f := range p.Findings {
 			if (f.ID == "history-exposed" || f.ID == "copies-not-overlapped") && f.ID != root.ID && f.CausedBy != root.ID {
