@@ -1385,8 +1385,12 @@ func ruleWarmup(a *analysis, m *measure, p *Profile) *Finding {
 			worst = max(worst, float64(s.WallNs)/float64(max(p.Steps.DeviceMedianNs, 1)))
 		}
 	}
+	summary := fmt.Sprintf("The first %d steps take up to %.1f× the median step (allocator, caches, lazy initialisation); they are excluded from the averages.", len(idx), worst)
+	if len(idx) == 1 {
+		summary = fmt.Sprintf("The first step takes %.1f× the median step (allocator, caches, lazy initialisation); it is excluded from the averages.", worst)
+	}
 	return &Finding{Title: "Warm-up steps",
-		Summary: fmt.Sprintf("The first %d step(s) take up to %.1f× the median step (allocator, caches, lazy initialisation); they are excluded from the averages.", len(idx), worst),
+		Summary: summary,
 		Evidence: Evidence{Metrics: []Metric{{Name: "warm-up steps", Value: float64(len(idx)), Unit: "count"},
 			{Name: "slowest/median", Value: worst, Unit: "x", Threshold: warmupFactor}},
 			Steps: stepList(p.Steps.Steps, idx)},

@@ -89,8 +89,26 @@ func loadTrace(path string, opt Options) (*Profile, *trace.Table, error) {
 
 var rankInName = regexp.MustCompile(`(?i)rank[_-]?(\d+)`)
 
+// ErrSeparateRuns is the error (errors.Is) of loading a directory whose traces are separate runs
+// (each its own run directory, say), not the ranks of one distributed job.
+var ErrSeparateRuns = errors.New("separate runs, not the ranks of one job")
+
+// separateRuns is ErrSeparateRuns for the traces files, said with why (trace f is no rank) and
+// what to do instead.
+func separateRuns(files []string, f, why string) error {
+	dir := filepath.Dir(files[0])
+	if filepath.Base(files[0]) == rundir.TraceFile {
+		dir = filepath.Dir(dir)
+	}
+	return fmt.Errorf("%s holds %d traces that are %w: %s %s. Report one run at a time (gnnprof report %s), compare two (gnnprof diff A B), or browse them all (gnnprof serve %s)",
+		dir, len(files), ErrSeparateRuns, f, why, filepath.Dir(files[0]), dir)
+}
+
 // loadRanks analyses one trace per rank, one at a time (memory stays that of the largest trace).
-// A rank trace without an event is left out with a warning, even when opt.Live.
+// A rank trace without an event is left out with a warning, even when opt.Live. The traces must
+// be the ranks of one job: each names its rank, in its metadata (distributedInfo.rank, or rank)
+// or its file name (rank3, rank_3), and those that record the job's world size agree on it;
+// otherwise they are separate runs (ErrSeparateRuns), which are not compared as ranks.
 func loadRanks(files []string, opt Options) (*Profile, error) {
 	opt.Live = false
 	type ranked struct {
@@ -99,7 +117,8 @@ func loadRanks(files []string, opt Options) (*Profile, error) {
 	}
 	var all []ranked
 	var errs []error
-	for k, f := range files {
+	worldSize, worldFrom := 0, ""
+	for _, f := range files {
 		p, _, err := loadTrace(f, opt)
 		if err != nil {
 			errs = append(errs, err)
@@ -107,11 +126,17 @@ func loadRanks(files []string, opt Options) (*Profile, error) {
 		}
 		rank := p.Trace.Rank
 		if rank < 0 {
-			if m := rankInName.FindStringSubmatch(f); m != nil {
-				rank, _ = strconv.Atoi(m[1])
-			} else {
-				rank = k
+			m := rankInName.FindStringSubmatch(f)
+			if m == nil {
+				return nil, separateRuns(files, f, "records no distributed rank and its name names none")
 			}
+			rank, _ = strconv.Atoi(m[1])
+		}
+		if ws := worldSizeOf(p.Trace.Meta); ws > 0 {
+			if worldSize > 0 && ws != worldSize {
+				return nil, separateRuns(files, f, fmt.Sprintf("records a world size of %d where %s records %d", ws, worldFrom, worldSize))
+			}
+			worldSize, worldFrom = ws, f
 		}
 		all = append(all, ranked{p, rank})
 	}
@@ -148,4 +173,11 @@ func loadRanks(files []string, opt Options) (*Profile, error) {
 	ref.Findings = append(rankFindings(ref.Ranks, median(means)), ref.Findings...)
 	organize(ref.Findings)
 	return ref, nil
+}
+
+// worldSizeOf is the world size a trace's metadata records (distributedInfo.world_size), 0 if none.
+func worldSizeOf(meta map[string]any) int {
+	di, _ := meta["distributedInfo"].(map[string]any)
+	v, _ := number(di["world_size"])
+	return int(v)
 }

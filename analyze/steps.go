@@ -400,9 +400,8 @@ func (a *analysis) steps() Steps {
 			}
 		}
 	}
-	if a.warmupN > 0 {
-		a.warnf("%d warm-up step(s) excluded from averages (slower than %.1f× the median of the later steps)", a.warmupN, warmupFactor)
-	}
+	// The warm-up steps excluded are the warmup finding's to say (ruleWarmup), not a warning about
+	// reading the trace.
 	return st
 }
 

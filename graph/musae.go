@@ -18,13 +18,15 @@ type musaeFiles struct {
 	edges, features, target string // features and target may be empty
 }
 
-// findMUSAE locates <x>edges.csv, <x>.json (features) and <x>target.csv in a folder.
+// findMUSAE locates <x>edges.csv, the features <x>.json (or <x>_features.json; the folder's only
+// .json file otherwise) and <x>target.csv in a folder.
 func findMUSAE(dir string) (musaeFiles, error) {
 	var f musaeFiles
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return f, err
 	}
+	var jsons []string
 	for _, e := range entries {
 		name := e.Name()
 		switch {
@@ -34,13 +36,26 @@ func findMUSAE(dir string) (musaeFiles, error) {
 		case strings.HasSuffix(name, "target.csv"):
 			f.target = filepath.Join(dir, name)
 		case strings.HasSuffix(name, ".json"):
-			f.features = filepath.Join(dir, name)
+			jsons = append(jsons, name)
 		}
 	}
 	if f.edges == "" {
 		return f, fmt.Errorf("%s: no *edges.csv file", dir)
 	}
+	prefix := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f.edges), "edges.csv"), "_")
+	for _, name := range jsons {
+		if name == prefix+".json" || name == prefix+"_features.json" || len(jsons) == 1 {
+			f.features = filepath.Join(dir, name)
+		}
+	}
 	return f, nil
+}
+
+func orNone(path string) string {
+	if path == "" {
+		return "none"
+	}
+	return filepath.Base(path)
 }
 
 // loadMUSAE reads an edge-list CSV (header line, then "u,v"), optional JSON sparse features
@@ -49,12 +64,21 @@ func findMUSAE(dir string) (musaeFiles, error) {
 // path is the folder or any file in it.
 func loadMUSAE(path string, opt LoadOptions) (*Dataset, error) {
 	dir := path
-	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+	st, err := os.Stat(path)
+	isFile := err == nil && !st.IsDir()
+	if isFile {
 		dir = filepath.Dir(path)
 	}
 	files, err := findMUSAE(dir)
+	if err != nil && isFile {
+		return nil, fmt.Errorf("%s: not a dataset: a .csv or .json file is read as part of a MUSAE dataset (*_edges.csv, *.json, *_target.csv in one folder), and %s has no *edges.csv", path, dir)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if isFile && !slices.Contains([]string{files.edges, files.features, files.target}, filepath.Join(dir, filepath.Base(path))) {
+		return nil, fmt.Errorf("%s: not a part of the MUSAE dataset in %s (edges %s, features %s, target %s): name the folder, or one of those files",
+			path, dir, filepath.Base(files.edges), orNone(files.features), orNone(files.target))
 	}
 	read := func(p string) ([]byte, error) {
 		if p == "" {

@@ -279,7 +279,7 @@ func TestHTMLDiffInBrowser(t *testing.T) {
 	}
 	path := filepath.Join(dir, "diff.html")
 	var buf bytes.Buffer
-	if err := WriteHTMLDiff(&buf, d, pa, pb, HTMLOptions{}); err != nil {
+	if err := WriteHTMLDiff(&buf, d, nil, pa, pb, HTMLOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {

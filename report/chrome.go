@@ -37,6 +37,9 @@ type ChromeOptions struct {
 	// MaxPartBytes bounds each file's uncompressed size (default [DefaultMaxPartBytes]). A trace
 	// that needs more is split by time, at step starts where it can, into several files.
 	MaxPartBytes int64
+	// Create opens each file the export writes, which the export closes once written (default
+	// os.Create). A caller that writes outputs all or nothing passes its own.
+	Create func(path string) (io.WriteCloser, error)
 }
 
 // ChromeExport says what an export wrote.
@@ -50,21 +53,20 @@ type ChromeExport struct {
 }
 
 // PartPath returns the path of part n (1-based) of an export to path that has parts files: path
-// itself for a single part, else the name with ".partN" before its extensions
-// (out.json.gz → out.part2.json.gz).
+// itself for a single part, else path with ".partN" before its trailing .json or .json.gz (or .gz),
+// so that every part starts with the name given: big.perfetto.json.gz → big.perfetto.part2.json.gz,
+// trace → trace.part2.
 func PartPath(path string, n, parts int) string {
 	if parts <= 1 {
 		return path
 	}
-	dir, base := "", path
-	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
-		dir, base = path[:i+1], path[i+1:]
+	stem, ext := path, ""
+	for _, e := range []string{".gz", ".json"} {
+		if s, ok := strings.CutSuffix(stem, e); ok && !strings.HasSuffix(s, "/") && !strings.HasSuffix(s, `\`) && s != "" {
+			stem, ext = s, e+ext
+		}
 	}
-	stem, ext := base, ""
-	if i := strings.Index(base, "."); i > 0 {
-		stem, ext = base[:i], base[i:]
-	}
-	return dir + stem + ".part" + strconv.Itoa(n) + ext
+	return stem + ".part" + strconv.Itoa(n) + ext
 }
 
 // track is one row in the viewer: a lane, or one of a lane's overflow tracks.
@@ -268,7 +270,11 @@ func (e *chromeExporter) metadataBytes() int64 {
 }
 
 func (e *chromeExporter) writeFile(path string, events []int32, part, parts int) (err error) {
-	f, err := os.Create(path)
+	create := e.opt.Create
+	if create == nil {
+		create = func(path string) (io.WriteCloser, error) { return os.Create(path) }
+	}
+	f, err := create(path)
 	if err != nil {
 		return fmt.Errorf("exporting chrome trace: %w", err)
 	}

@@ -248,6 +248,9 @@ func TestPartPath(t *testing.T) {
 		{"out.json.gz", 1, 1, "out.json.gz"},
 		{"out.json.gz", 2, 3, "out.part2.json.gz"},
 		{"/a.b/trace", 1, 2, "/a.b/trace.part1"},
+		{"big.perfetto.json.gz", 2, 3, "big.perfetto.part2.json.gz"},
+		{"runs/x/trace.perfetto.json.gz", 1, 2, "runs/x/trace.perfetto.part1.json.gz"},
+		{"out.json", 3, 3, "out.part3.json"},
 	} {
 		if got := PartPath(c.path, c.n, c.parts); got != c.want {
 			t.Errorf("PartPath(%q, %d, %d) = %q, want %q", c.path, c.n, c.parts, got, c.want)

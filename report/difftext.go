@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/gnnprof/gnnprof/analyze"
@@ -91,19 +93,44 @@ func (t *textWriter) runs(r *rundir.RunDiff) {
 		return
 	}
 	t.section("Runs")
+	for _, row := range runRows(r) {
+		if row.Change != "" {
+			row.Change = " " + row.Change
+		}
+		t.f("  %-22s %s → %s%s\n", row.Name, row.A, row.B, row.Change)
+	}
+}
+
+// diffRunRow is a line of the runs' section of a diff, in text and HTML alike: a setting or an
+// outcome, its value in A and in B, and the change when it is more than the two values say.
+type diffRunRow struct{ Name, A, B, Change string }
+
+// runRows are the runs' section of a diff: the settings that differ (and those that say what was
+// compared), then what the runs reached.
+func runRows(r *rundir.RunDiff) []diffRunRow {
+	var rows []diffRunRow
 	for _, c := range r.Config {
-		t.f("  %-22s %s → %s\n", c.Name, settingText(c.A), settingText(c.B))
+		rows = append(rows, diffRunRow{c.Name, settingText(c.A), settingText(c.B), ""})
 	}
 	a, b := r.Final[0], r.Final[1]
-	t.f("  %-22s %.4f → %.4f (%+.2f points)\n", "test accuracy", a.TestAcc, b.TestAcc, 100*(b.TestAcc-a.TestAcc))
-	t.f("  %-22s %.4f → %.4f (%+.2f points)\n", "best val accuracy", a.BestValAcc, b.BestValAcc, 100*(b.BestValAcc-a.BestValAcc))
-	t.f("  %-22s %d → %d\n", "epochs run", a.Epochs, b.Epochs)
-	t.f("  %-22s %s → %s\n", "training time", fmtDur(int64(a.Seconds*1e9)), fmtDur(int64(b.Seconds*1e9)))
-	t.f("  %-22s %s\n", "peak device memory", textDeltaBytes(a.PeakDeviceBytes, b.PeakDeviceBytes))
-	t.f("  %-22s %s\n", "peak host memory", textDeltaBytes(a.PeakHostBytes, b.PeakHostBytes))
-	if r.Interrupted[0] || r.Interrupted[1] {
-		t.f("  %-22s %s → %s\n", "interrupted", yesNo(r.Interrupted[0]), yesNo(r.Interrupted[1]))
+	acc := func(name string, x, y float64) diffRunRow {
+		return diffRunRow{name, fmt.Sprintf("%.4f", x), fmt.Sprintf("%.4f", y), fmt.Sprintf("(%+.2f points)", 100*(y-x))}
 	}
+	bytes := func(name string, x, y int64) diffRunRow {
+		row := diffRunRow{name, fmtBytes(x), fmtBytes(y), ""}
+		if x != 0 {
+			row.Change = fmt.Sprintf("(%+.1f%%)", 100*float64(y-x)/float64(x))
+		}
+		return row
+	}
+	rows = append(rows, acc("test accuracy", a.TestAcc, b.TestAcc), acc("best val accuracy", a.BestValAcc, b.BestValAcc),
+		diffRunRow{"epochs run", strconv.Itoa(a.Epochs), strconv.Itoa(b.Epochs), ""},
+		diffRunRow{"training time", fmtDur(int64(a.Seconds * 1e9)), fmtDur(int64(b.Seconds * 1e9)), ""},
+		bytes("peak device memory", a.PeakDeviceBytes, b.PeakDeviceBytes), bytes("peak host memory", a.PeakHostBytes, b.PeakHostBytes))
+	if r.Interrupted[0] || r.Interrupted[1] {
+		rows = append(rows, diffRunRow{"interrupted", yesNo(r.Interrupted[0]), yesNo(r.Interrupted[1]), ""})
+	}
+	return rows
 }
 
 // diffFindings writes the findings gained (+), lost (-) and kept (=), each root cause with what it
@@ -139,18 +166,17 @@ func textDeltaDur(d analyze.Delta) string {
 	return s
 }
 
-func textDeltaBytes(a, b int64) string {
-	s := fmt.Sprintf("%s → %s", fmtBytes(a), fmtBytes(b))
-	if a != 0 {
-		s += fmt.Sprintf(" (%+.1f%%)", 100*float64(b-a)/float64(a))
-	}
-	return s
-}
-
-// settingText writes a run.json setting: absent as "-", numbers as JSON writes them.
+// settingText is a setting's value as run.json holds it: absent as "-", a whole number as one
+// (1199758, not 1.199758e+06), other numbers in their shortest form.
 func settingText(v any) string {
-	if v == nil {
+	switch x := v.(type) {
+	case nil:
 		return "-"
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return strconv.FormatInt(int64(x), 10)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return clean(fmt.Sprint(v))
 }

@@ -59,10 +59,11 @@ func WriteHTML(w io.Writer, p *analyze.Profile, t *trace.Table, run *rundir.Run,
 }
 
 // WriteHTMLDiff writes the comparison of two runs as one self-contained HTML page: A (the
-// baseline) and B side by side. a and b, the compared profiles, add per-run breakdown pies and
-// headline numbers; either may be nil.
-func WriteHTMLDiff(w io.Writer, d *analyze.Diff, a, b *analyze.Profile, opt HTMLOptions) error {
-	page, err := buildDiffPage(d, a, b, opt)
+// baseline) and B side by side. runs, when both are runs with a run.json, adds their settings and
+// outcomes, as the text diff shows them; a and b, the compared profiles, add per-run breakdown
+// pies and headline numbers; any may be nil.
+func WriteHTMLDiff(w io.Writer, d *analyze.Diff, runs *rundir.RunDiff, a, b *analyze.Profile, opt HTMLOptions) error {
+	page, err := buildDiffPage(d, runs, a, b, opt)
 	if err != nil {
 		return err
 	}
@@ -140,6 +141,7 @@ type htmlPage struct {
 
 	// Diff page.
 	DiffA, DiffB string
+	DiffRuns     []diffRunRow
 	DiffParts    []diffPartRow
 	DiffOps      []diffOpRow
 	DiffCopies   []diffCopyRow

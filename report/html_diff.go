@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/rundir"
 )
 
 type diffPartRow struct {
@@ -19,9 +20,10 @@ type diffOpRow struct {
 
 type diffCopyRow struct{ Direction, CountA, CountB, BytesA, BytesB, TimeA, TimeB string }
 
-// buildDiffPage fills the comparison page: headline changes, the breakdown by role with each
-// run's pie, operators, copies and findings gained and lost.
-func buildDiffPage(d *analyze.Diff, a, b *analyze.Profile, opt HTMLOptions) (*htmlPage, error) {
+// buildDiffPage fills the comparison page: headline changes, the runs' settings and outcomes
+// (runs, when both sides are runs), the breakdown by role with each run's pie, operators, copies
+// and findings gained and lost.
+func buildDiffPage(d *analyze.Diff, runs *rundir.RunDiff, a, b *analyze.Profile, opt HTMLOptions) (*htmlPage, error) {
 	if d == nil {
 		return nil, fmt.Errorf("writing HTML diff: no diff")
 	}
@@ -30,17 +32,20 @@ func buildDiffPage(d *analyze.Diff, a, b *analyze.Profile, opt HTMLOptions) (*ht
 	page.Diff, page.DiffA, page.DiffB = true, d.A, d.B
 	page.Subtitle = "A (baseline): " + d.A + " · B: " + d.B
 	page.Headline = []kpi{
-		{Label: "mean step", Value: fmtDur(d.StepMean.A) + " → " + fmtDur(d.StepMean.B), Note: fmtSignedDur(d.StepMean.Change) + " (" + fmtSignedPct(d.StepMean.Percent) + ")", Tone: tone(d.StepMean.Change)},
-		{Label: "host step", Value: fmtDur(d.HostStepMean.A) + " → " + fmtDur(d.HostStepMean.B), Note: fmtSignedDur(d.HostStepMean.Change) + " (" + fmtSignedPct(d.HostStepMean.Percent) + ")", Tone: tone(d.HostStepMean.Change)},
+		{Label: "mean step", Value: fmtDur(d.StepMean.A) + " → " + fmtDur(d.StepMean.B), Note: fmtSignedDur(d.StepMean.Change) + " (" + deltaPct(d.StepMean) + ")", Tone: tone(d.StepMean.Change)},
+		{Label: "host step", Value: fmtDur(d.HostStepMean.A) + " → " + fmtDur(d.HostStepMean.B), Note: fmtSignedDur(d.HostStepMean.Change) + " (" + deltaPct(d.HostStepMean) + ")", Tone: tone(d.HostStepMean.Change)},
 		{Label: "steps", Value: Commas(d.Steps.A) + " → " + Commas(d.Steps.B)},
-		{Label: "peak memory", Value: fmtBytes(d.PeakMemory.A) + " → " + fmtBytes(d.PeakMemory.B), Note: fmtSignedPct(d.PeakMemory.Percent), Tone: tone(d.PeakMemory.Change)},
+		{Label: "peak memory", Value: fmtBytes(d.PeakMemory.A) + " → " + fmtBytes(d.PeakMemory.B), Note: deltaPct(d.PeakMemory), Tone: tone(d.PeakMemory.Change)},
+	}
+	if runs != nil {
+		page.DiffRuns = runRows(runs)
 	}
 	for _, r := range d.Breakdown {
 		if r.A == 0 && r.B == 0 {
 			continue
 		}
 		page.DiffParts = append(page.DiffParts, diffPartRow{Role: r.Role.String(), Color: roleColor(r.Role), A: fmtDur(r.A), B: fmtDur(r.B),
-			Change: fmtSignedDur(r.Change), Percent: fmtSignedPct(r.Percent), Tone: tone(r.Change)})
+			Change: fmtSignedDur(r.Change), Percent: deltaPct(r.Delta), Tone: tone(r.Change)})
 	}
 	if len(page.DiffParts) > 0 {
 		pb.chart("diffparts", "Mean step by role", []string{"ms"}, 300, diffBreakdownBar(d))
@@ -66,10 +71,25 @@ func buildDiffPage(d *analyze.Diff, a, b *analyze.Profile, opt HTMLOptions) (*ht
 	page.Lost = findingViews(d.Lost)
 	page.Kept = d.Kept
 	page.Nav = []navItem{{"diff-breakdown", "Breakdown"}, {"diff-findings", "Findings"}, {"diff-ops", "Operators"}, {"diff-copies", "Transfers"}}
+	if page.DiffRuns != nil {
+		page.Nav = append([]navItem{{"diff-runs", "Runs"}}, page.Nav...)
+	}
 	if pb.err != nil {
 		return nil, pb.err
 	}
 	return page, nil
+}
+
+// deltaPct is a change as a percentage of A, or what it is when A is zero: "new" for a part B
+// alone has, "–" when neither has it (a percentage of nothing is no number).
+func deltaPct(d analyze.Delta) string {
+	switch {
+	case d.A != 0:
+		return fmtSignedPct(d.Percent)
+	case d.B != 0:
+		return "new"
+	}
+	return "–"
 }
 
 // tone marks a change of time or memory: less is good, more is bad.

@@ -9,7 +9,7 @@ import (
 // operator that increased, and one pie per run beside the bar of parts.
 func TestDiffPage(t *testing.T) {
 	d, a, b := slowerRun(t, 10)
-	page, err := buildDiffPage(d, a, b, HTMLOptions{})
+	page, err := buildDiffPage(d, nil, a, b, HTMLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,14 +40,14 @@ func TestDiffPage(t *testing.T) {
 		ids[c.ID] = true
 	}
 
-	page, err = buildDiffPage(d, nil, b, HTMLOptions{Title: "mine"})
+	page, err = buildDiffPage(d, nil, nil, b, HTMLOptions{Title: "mine"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := page.Charts["pieA"]; ok || page.Title != "mine" {
 		t.Errorf("without profile A: title %q, pie A drawn", page.Title)
 	}
-	if _, err := buildDiffPage(nil, a, b, HTMLOptions{}); err == nil {
+	if _, err := buildDiffPage(nil, nil, a, b, HTMLOptions{}); err == nil {
 		t.Error("a diff page without a diff built")
 	}
 }

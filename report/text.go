@@ -51,7 +51,7 @@ func (t *textWriter) section(title string) { t.f("\n%s\n", title) }
 func (t *textWriter) header(p *analyze.Profile) {
 	tr := p.Trace
 	t.f("gnnprof report: %s\n", tr.Path)
-	t.f("trace: %s, %d events, %d lanes, %s", tr.Format, tr.Events, tr.Lanes, fmtDur(tr.DurationNs))
+	t.f("trace: %s, %s, %s, %s", tr.Format, Plural(tr.Events, "event", "events"), Plural(tr.Lanes, "lane", "lanes"), fmtDur(tr.DurationNs))
 	if tr.Rank >= 0 {
 		t.f(", rank %d", tr.Rank)
 	}
@@ -74,7 +74,7 @@ func (t *textWriter) steps(p *analyze.Profile, maxRows int) {
 		analyze.DetectRepeating:    fmt.Sprintf("inferred from the repeating span %q", s.Marker),
 		analyze.DetectWholeTrace:   "none found: the whole trace is one pseudo-step",
 	}[s.Detection]
-	t.f("  %d steps (%s), %d measured", s.Count, how, s.Measured)
+	t.f("  %s (%s), %d measured", Plural(s.Count, "step", "steps"), how, s.Measured)
 	if w := s.Count - s.Measured; w > 0 {
 		t.f(", %d warm-up excluded", w)
 	}

@@ -17,6 +17,7 @@ type Dir struct {
 	Path string
 	Rec  *trace.Recorder // records into Path/trace.json.gz
 
+	lock      *os.File // WriterFile, held until run.json is written or the run is aborted
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -45,11 +46,16 @@ func CreateStreaming(path string, meta map[string]any, start time.Time, live ...
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("creating run directory: %w", err)
 	}
-	w, err := trace.CreateWriter(filepath.Join(path, TraceFile), trace.Header{Meta: meta, Start: start})
+	lock, err := writerLock(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Dir{Path: path, Rec: trace.NewRecorder(append([]trace.Sink{w}, live...)...)}, nil
+	w, err := trace.CreateWriter(filepath.Join(path, TraceFile), trace.Header{Meta: meta, Start: start})
+	if err != nil {
+		writerUnlock(path, lock)
+		return nil, err
+	}
+	return &Dir{Path: path, Rec: trace.NewRecorder(append([]trace.Sink{w}, live...)...), lock: lock}, nil
 }
 
 // Close closes the trace and the live sinks beside it; later calls return the same error.
@@ -63,12 +69,23 @@ func (d *Dir) Close() error {
 	return d.closeErr
 }
 
-// Finish closes the trace and writes run.json. run.json is written even when closing the trace
-// failed, so the run's metrics are kept either way.
+// Finish closes the trace and writes run.json, then releases the run's lock (WriterFile). run.json
+// is written even when closing the trace failed, so the run's metrics are kept either way.
 func (d *Dir) Finish(run *Run) error {
 	errTrace := d.Close()
-	return errors.Join(Write(d.Path, run), errTrace)
+	err := errors.Join(Write(d.Path, run), errTrace)
+	d.unlock()
+	return err
 }
 
-// Abort closes the trace of a run that failed; the trace keeps what was recorded.
-func (d *Dir) Abort() { d.Close() }
+// Abort closes the trace of a run that failed, and releases the run's lock; the trace keeps what
+// was recorded.
+func (d *Dir) Abort() {
+	d.Close()
+	d.unlock()
+}
+
+func (d *Dir) unlock() {
+	writerUnlock(d.Path, d.lock)
+	d.lock = nil
+}

@@ -20,9 +20,10 @@ const (
 )
 
 // artefactPatterns match every file a run directory's run writes or derives from its trace: the
-// files above, an uncompressed trace, and the Perfetto export's parts.
+// files above, an uncompressed trace, the Perfetto export's parts (trace.perfetto.partN.json.gz),
+// and the lock a run whose process died leaves.
 var artefactPatterns = []string{TraceFile, "trace.json", RunFile, ReportFile, PprofFile, CPUProfileFile,
-	"trace.perfetto*.json*"}
+	"trace.perfetto*.json*", WriterFile}
 
 // Artefacts lists the run files in dir (see artefactPatterns), sorted; none when dir is absent.
 func Artefacts(dir string) []string {
@@ -36,8 +37,12 @@ func Artefacts(dir string) []string {
 }
 
 // Clear removes the run files from dir (only those: other files stay), so that a new run can be
-// written there without stale reports beside its trace.
+// written there without stale reports beside its trace. It refuses a run still being recorded.
 func Clear(dir string) error {
+	if Writer(dir) == WriterAlive {
+		who, _ := os.ReadFile(filepath.Join(dir, WriterFile))
+		return fmt.Errorf("clearing run directory: %s is being written by another process (%s)", dir, trimNL(who))
+	}
 	for _, f := range Artefacts(dir) {
 		if err := os.Remove(f); err != nil {
 			return fmt.Errorf("clearing run directory: %w", err)

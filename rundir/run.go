@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -69,6 +70,19 @@ type Final struct {
 	PeakPinnedBytes int64 `json:"peak_pinned_bytes,omitempty"`
 }
 
+// Record reads dir's run.json when it has one: nil and no error when it has none (a run still
+// training, a directory of traces), else what Read returns. Every command treats an unreadable
+// run.json alike: it warns with Record's error and WithoutRecord, and goes on with the trace.
+func Record(dir string) (*Run, error) {
+	if _, err := os.Lstat(filepath.Join(dir, RunFile)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return Read(dir)
+}
+
+// WithoutRecord ends the warning about an unreadable run.json: what is shown without it.
+const WithoutRecord = "going on without the run's record (its settings, accuracy and training curves)"
+
 // Read reads dir's run.json.
 func Read(dir string) (*Run, error) {
 	path := filepath.Join(dir, RunFile)
@@ -92,9 +106,9 @@ func Parse(data []byte) (*Run, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			return nil, fmt.Errorf("byte %d: %w", se.Offset, err)
+			return nil, fmt.Errorf("%s: %w", place(data, se.Offset), err)
 		case errors.As(err, &te):
-			return nil, fmt.Errorf("byte %d: %w", te.Offset, err)
+			return nil, fmt.Errorf("%s: %w", place(data, te.Offset), err)
 		}
 		return nil, err
 	}
@@ -133,4 +147,18 @@ func encode(run *Run) ([]byte, error) {
 		return nil, err
 	}
 	return append(data, '\n'), nil
+}
+
+// place names the byte at offset in data as an editor does: line and column (1-based, the column
+// in bytes), with the byte offset.
+func place(data []byte, offset int64) string {
+	offset = min(max(offset, 0), int64(len(data)))
+	line, col := 1, 1
+	for _, b := range data[:offset] {
+		col++
+		if b == '\n' {
+			line, col = line+1, 1
+		}
+	}
+	return fmt.Sprintf("line %d, column %d (byte %d)", line, col, offset)
 }

@@ -110,8 +110,8 @@ func TestParseUnversioned(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
-		{`{"epochs": [}`, "byte 13"},
-		{`{"epochs": [{"epoch": "one"}]}`, "byte 27"},
+		{`{"epochs": [}`, "line 1, column 14 (byte 13)"},
+		{"{\n  \"epochs\": [{\"epoch\": \"one\"}]}", "line 2, column 29 (byte 30)"},
 		{`{"schema_version": 2, "config": {}}`, "schema_version 2"},
 		{`{"schema_version": -1}`, "schema_version -1"},
 		{`[]`, "cannot unmarshal array"},
@@ -131,8 +131,14 @@ func TestReadNamesTheFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"final": {"epochs": 1.5}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Read(dir); err == nil || !strings.HasPrefix(err.Error(), path+": byte ") {
-		t.Errorf("broken run.json: error %v, want one naming %s and the byte", err, path)
+	if _, err := Read(dir); err == nil || !strings.HasPrefix(err.Error(), path+": line 1, column ") {
+		t.Errorf("broken run.json: error %v, want one naming %s and the place", err, path)
+	}
+	if run, err := Record(dir); run != nil || err == nil || !strings.HasPrefix(err.Error(), path+": line 1, column ") {
+		t.Errorf("Record of a broken run.json: %v, %v", run, err)
+	}
+	if run, err := Record(t.TempDir()); run != nil || err != nil {
+		t.Errorf("Record without run.json: %v, %v", run, err)
 	}
 }
 

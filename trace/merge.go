@@ -220,7 +220,7 @@ func (m *merger) run() error {
 	}
 	m.finish()
 	if err == nil && m.t.Len() == 0 {
-		err = fmt.Errorf("%w: %d elements in traceEvents, none of them an event the analyzer uses", errNoEvents, m.elements)
+		err = fmt.Errorf("%w: %s", errNoEvents, m.noEvents())
 	}
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", m.name, err)
@@ -744,6 +744,23 @@ func (m *merger) finish() {
 	if t.Source == "" {
 		t.Source = SourceChrome
 	}
+}
+
+// noEvents says why a trace read without error has no event: how many elements its events array
+// holds (unknown where it is damaged), and what its warnings say about them (a time that
+// overflows, an element that is no event object): the reasons a user can act on.
+func (m *merger) noEvents() string {
+	msg := "no element of the events array is an event the analyzer uses"
+	if len(m.damage) == 0 {
+		msg = fmt.Sprintf("%d element%s in the events array, none of them an event the analyzer uses", m.elements, plural(int(m.elements)))
+	}
+	if w := m.t.Warnings; len(w) > 0 {
+		msg += ": " + strings.Join(w[:min(len(w), 3)], "; ")
+		if len(w) > 3 {
+			msg += fmt.Sprintf("; and %d more", len(w)-3)
+		}
+	}
+	return msg
 }
 
 func plural(n int) string {

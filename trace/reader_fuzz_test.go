@@ -174,9 +174,12 @@ func TestReadBadInput(t *testing.T) {
 		{"not a trace", `hello`, jsonscan.ErrSyntax, "byte 0", "", 0},
 		{"empty file", ``, nil, "empty file", "", 0},
 		{"no events", `{"traceEvents":[]}`, errNoEvents, "0 elements", "", 0},
-		{"only metadata", `{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"x"}}]}`, errNoEvents, "1 elements", "", 0},
+		{"only metadata", `{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"x"}}]}`, errNoEvents, "1 element in the events array", "", 0},
 		{"only bad events", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":5}]}`, errNoEvents, "", `no "ts"`, 0},
-		{"not an object", `{"traceEvents":[1,2,3]}`, errNoEvents, "", "corrupt at byte 16", 0},
+		{"not an object", `{"traceEvents":[1,2,3]}`, errNoEvents, "no element of the events array is an event the analyzer uses: corrupt at byte 16", "corrupt at byte 16", 0},
+		{"bare array, not objects", `[1,2,3]`, errNoEvents, "no element of the events array is an event the analyzer uses: corrupt at byte 1", "", 0},
+		{"only overflowing times", `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1e300,"dur":5},{"ph":"X","name":"b","pid":1,"tid":1,"ts":99999999999999999999999,"dur":2}]}`,
+			errNoEvents, `2 elements in the events array, none of them an event the analyzer uses: event 1 at byte 16: skipped: "ts" is 1e+300 µs, which overflows int64 nanoseconds`, "", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -54,12 +54,12 @@ type liveFinding struct {
 // liveJSON is the run's live.json, computed once per state of its files.
 func (s *Server) liveJSON(dir string) (*blob, error) {
 	inputs := s.inputs(dir)
-	return s.live.get(dir, stampOf(inputs...), func() (*blob, error) {
+	return s.live.get(dir, stampOf(inputs...)+rundir.Writer(dir).String(), func() (*blob, error) {
 		a, err := s.analyse(dir)
 		if err != nil {
 			return nil, err
 		}
-		data, err := json.Marshal(liveOf(a, latestChange(inputs)))
+		data, err := json.Marshal(liveOf(a, dir, latestChange(inputs)))
 		if err != nil {
 			return nil, err
 		}
@@ -67,9 +67,10 @@ func (s *Server) liveJSON(dir string) (*blob, error) {
 	})
 }
 
-func liveOf(a *analysis, updated time.Time) *liveStatus {
+func liveOf(a *analysis, dir string, updated time.Time) *liveStatus {
 	p := a.profile
-	st := &liveStatus{Status: status(a), Updated: updated, Steps: p.Steps.Count, Planned: configInt(a.config(), "epochs"),
+	state, _ := status(a, dir)
+	st := &liveStatus{Status: state, Updated: updated, Steps: p.Steps.Count, Planned: configInt(a.config(), "epochs"),
 		MeanStep: report.FormatDuration(p.Breakdown.TotalNs), Metrics: []rundir.Epoch{}, Warnings: p.Warnings}
 	if a.table != nil {
 		st.Metrics = append(st.Metrics, rundir.TraceEpochs(a.table)...)

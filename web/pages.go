@@ -258,7 +258,11 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 		}
 		var buf bytes.Buffer
 		d := analyze.Compare(a.profile, bb.profile)
-		if err := report.WriteHTMLDiff(&buf, d, a.profile, bb.profile, report.HTMLOptions{Generated: time.Now()}); err != nil {
+		var runs *rundir.RunDiff
+		if a.run != nil && bb.run != nil {
+			runs = rundir.Compare(a.run, bb.run)
+		}
+		if err := report.WriteHTMLDiff(&buf, d, runs, a.profile, bb.profile, report.HTMLOptions{Generated: time.Now()}); err != nil {
 			return nil, err
 		}
 		return newBlob(buf.Bytes(), htmlType), nil

@@ -201,7 +201,7 @@ func (s *Server) pprofUI(dir, kind string) (http.Handler, error) {
 // training, or a directory of foreign traces).
 func (s *Server) runProfile(dir, kind string) (*profile.Profile, error) {
 	if kind == pprofCPU {
-		return s.readProfile(dir, rundir.CPUProfileFile)
+		return s.cpuProfile(dir)
 	}
 	traces, err := s.traceFiles(dir)
 	if err != nil {
@@ -218,6 +218,29 @@ func (s *Server) runProfile(dir, kind string) (*profile.Profile, error) {
 	}
 	return report.Pprof(t)
 }
+
+// cpuProfile reads the run's Go CPU profile. The profiler writes cpu.pprof only when the run ends:
+// until then the file is empty, which is said plainly (as not found: there is nothing to show yet).
+func (s *Server) cpuProfile(dir string) (*profile.Profile, error) {
+	path, err := s.root.file(dir, rundir.CPUProfileFile)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		name := displayName(s.root.rel(dir))
+		if rundir.Writer(dir) == rundir.WriterAlive {
+			return nil, notFound("the CPU profile of " + name + " is written when the run ends, and it is still training: come back then")
+		}
+		return nil, notFound("the CPU profile of " + name + " is empty: the run ended without writing it")
+	}
+	return s.readProfile(dir, rundir.CPUProfileFile)
+}
+
+// notFound is an error that answers 404 Not Found with its message alone.
+type notFound string
+
+func (e notFound) Error() string        { return string(e) }
+func (e notFound) Is(target error) bool { return target == fs.ErrNotExist }
 
 // readProfile parses the profile file name in the run directory dir.
 func (s *Server) readProfile(dir, name string) (*profile.Profile, error) {

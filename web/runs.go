@@ -21,10 +21,13 @@ import (
 
 // Run statuses.
 const (
-	StatusDone    = "done"    // run.json is written: the run finished
-	StatusRunning = "running" // gnnprof's trace still being written (an unfinished gzip stream), no run.json yet
-	StatusStopped = "stopped" // gnnprof's trace, closed without run.json: the run failed or was interrupted
-	StatusTrace   = "trace"   // a trace of another profiler (torch.profiler): no run record
+	StatusDone        = "done"        // run.json is written: the run finished
+	StatusInterrupted = "interrupted" // run.json is written, marked interrupted: stopped early by Ctrl-C or a signal
+	StatusRunning     = "running"     // gnnprof's trace still being written (an unfinished gzip stream, its writer alive), no run.json yet
+	// StatusStopped: gnnprof's trace without run.json, no longer written: the run failed, or its
+	// process died (killed, its terminal closed) leaving the trace cut off (RunSummary.Note says).
+	StatusStopped = "stopped"
+	StatusTrace   = "trace" // a trace of another profiler (torch.profiler): no run record
 )
 
 // RunSummary is a run directory under the served directory with its headline numbers: the run
@@ -52,6 +55,7 @@ type RunSummary struct {
 
 	CPUProfile bool   `json:"cpu_profile"`     // the run has cpu.pprof
 	Error      string `json:"error,omitempty"` // why the numbers are missing
+	Note       string `json:"note,omitempty"`  // what the status means for this run, when it is not plain
 }
 
 // findRuns lists the run directories under the root (real paths): directories that hold run.json
@@ -113,23 +117,26 @@ func (s *Server) traceFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
-// record reads dir's run.json; nil when the run has none (yet).
-func (s *Server) record(dir string) (*rundir.Run, error) {
+// record reads dir's run.json; nil when the run has none (yet). An unreadable run.json is not an
+// error but bad, as for every command: the run is shown from its trace, with bad as a warning.
+func (s *Server) record(dir string) (run *rundir.Run, bad, err error) {
 	if _, err := s.root.file(dir, rundir.RunFile); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return rundir.Read(dir)
+	run, bad = rundir.Read(dir)
+	return run, bad, nil
 }
 
 // analysis is a run's analysed trace: the profile, the events of a single trace (nil for
-// several ranks), and run.json when there is one.
+// several ranks), and run.json when there is one (badRecord: why it could not be read).
 type analysis struct {
-	profile *analyze.Profile
-	table   *trace.Table
-	run     *rundir.Run
+	profile   *analyze.Profile
+	table     *trace.Table
+	run       *rundir.Run
+	badRecord error
 }
 
 // config is the run's settings: run.json's, else the trace's run metadata (a run in training).
@@ -148,7 +155,7 @@ var checkProfile = (*analyze.Profile).CheckValid
 // it goes, even when no event is complete yet: a run that has just started (whose trace may be an
 // empty file until its first step ends) has a profile of no steps, marked truncated.
 func (s *Server) analyse(dir string) (*analysis, error) {
-	run, err := s.record(dir)
+	run, bad, err := s.record(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +163,7 @@ func (s *Server) analyse(dir string) (*analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &analysis{run: run}
+	a := &analysis{run: run, badRecord: bad}
 	if a.profile, a.table, err = analyze.LoadTable(dir, analyze.Options{Live: true}); err != nil {
 		return nil, err
 	}
@@ -165,6 +172,9 @@ func (s *Server) analyse(dir string) (*analysis, error) {
 	}
 	// Pages name the run as the list does, not by its real path on this machine.
 	a.profile.Trace.Path = cmp.Or(s.root.rel(dir), ".") + "/" + filepath.Base(files[0])
+	if bad != nil {
+		a.profile.Warnings = append([]string{s.message(bad) + "; " + rundir.WithoutRecord}, a.profile.Warnings...)
+	}
 	return a, nil
 }
 
@@ -206,7 +216,7 @@ func (s *Server) summaries() ([]RunSummary, error) {
 func (s *Server) summary(dir string) RunSummary {
 	inputs := s.inputs(dir)
 	cpu := filepath.Join(dir, rundir.CPUProfileFile)
-	sum, _ := s.summaryMemo.get(dir, stampOf(append(inputs, cpu)...), func() (RunSummary, error) {
+	sum, _ := s.summaryMemo.get(dir, stampOf(append(inputs, cpu)...)+rundir.Writer(dir).String(), func() (RunSummary, error) {
 		return s.computeSummary(dir, inputs), nil
 	})
 	return sum
@@ -214,19 +224,22 @@ func (s *Server) summary(dir string) RunSummary {
 
 func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
 	sum := RunSummary{Path: s.root.rel(dir), Updated: latestChange(inputs)}
-	_, err := s.root.file(dir, rundir.CPUProfileFile)
-	sum.CPUProfile = err == nil
+	cpu, err := s.root.file(dir, rundir.CPUProfileFile)
+	if err == nil {
+		fi, err := os.Stat(cpu)
+		sum.CPUProfile = err == nil && fi.Size() > 0 // written when the run ends
+	}
 	a, err := s.analyse(dir)
 	if err != nil {
 		sum.Error = s.message(err)
 		sum.Status = StatusStopped
-		if run, rerr := s.record(dir); rerr == nil && run != nil {
+		if run, _, _ := s.record(dir); run != nil {
 			sum.fromRecord(run)
 		}
 		return sum
 	}
 	p := a.profile
-	sum.Status = status(a)
+	sum.Status, sum.Note = status(a, dir)
 	config := a.config()
 	sum.Dataset, sum.Model, sum.Trainer = datasetName(config), configString(config, "model"), configString(config, "trainer")
 	sum.Planned = configInt(config, "epochs")
@@ -237,6 +250,9 @@ func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
 	if a.run != nil {
 		sum.fromRecord(a.run)
 	}
+	if a.badRecord != nil {
+		sum.Error = s.message(a.badRecord) + "; " + rundir.WithoutRecord
+	}
 	if f := topFinding(p.Findings); f != nil {
 		sum.TopFinding, sum.Severity, sum.TopCost = f.Title, string(f.Severity), report.ImpactText(f.Impact)
 	}
@@ -245,7 +261,7 @@ func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
 
 // fromRecord takes the finished run's numbers from its run.json.
 func (sum *RunSummary) fromRecord(run *rundir.Run) {
-	sum.Status = StatusDone
+	sum.Status, sum.Note = recordStatus(run)
 	sum.Epochs = run.Final.Epochs
 	acc := run.Final.TestAcc
 	sum.TestAcc = &acc
@@ -255,17 +271,30 @@ func (sum *RunSummary) fromRecord(run *rundir.Run) {
 	sum.Planned = cmp.Or(configInt(run.Config, "epochs"), sum.Planned)
 }
 
-// status tells a run's state from its record and trace.
-func status(a *analysis) string {
+// status tells the state of the run in dir from its record, its trace and whether the process
+// writing it is alive, with a note when the state needs one.
+func status(a *analysis, dir string) (status, note string) {
 	switch {
 	case a.run != nil:
-		return StatusDone
+		return recordStatus(a.run)
+	case a.badRecord != nil:
+		return StatusDone, "its run.json is unreadable: what is shown comes from its trace alone"
 	case a.profile.Trace.Format != "gnnprof":
-		return StatusTrace
+		return StatusTrace, ""
+	case a.profile.Trace.Truncated && rundir.Writer(dir) == rundir.WriterGone:
+		return StatusStopped, "its process ended without finishing the run (killed, or its terminal closed): the trace holds the steps recorded until then, and there is no run.json"
 	case a.profile.Trace.Truncated:
-		return StatusRunning
+		return StatusRunning, ""
 	}
-	return StatusStopped
+	return StatusStopped, "the run failed: its trace was closed without run.json"
+}
+
+// recordStatus is the state of a run with a record: done, or interrupted.
+func recordStatus(run *rundir.Run) (status, note string) {
+	if run.Interrupted {
+		return StatusInterrupted, "stopped early (Ctrl-C or a signal) after " + report.Plural(len(run.Epochs), "epoch", "epochs") + "; run.json covers those"
+	}
+	return StatusDone, ""
 }
 
 // latestChange is the latest modification time among files (those that exist).

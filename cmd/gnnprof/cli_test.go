@@ -20,7 +20,7 @@ func commands() []*cobra.Command {
 }
 
 // shorthands are the one-letter flags the CLI has; a new one is a decision for this table.
-var shorthands = map[string]string{"o": "output", "q": "quiet", "k": "parts", "h": "help"}
+var shorthands = map[string]string{"o": "output", "q": "quiet", "h": "help"}
 
 // bannedNames are synonyms of the vocabulary's flags, with the flag to use instead.
 var bannedNames = map[string]string{
@@ -30,6 +30,7 @@ var bannedNames = map[string]string{
 	"file": "-o/--output", "outfile": "-o/--output", "out-file": "-o/--output", "output-file": "-o/--output",
 	"silent": "--quiet", "no-progress": "--quiet", "random-seed": "--seed", "rng-seed": "--seed",
 	"gen-seed": "--data-seed", "generator-seed": "--data-seed", "dataset-format": "--data-format",
+	"method": "--partitioner", "algorithm": "--partitioner", "addr": "--http", "listen": "--http", "port": "--http",
 }
 
 var kebab = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
@@ -55,6 +56,13 @@ func TestFlagVocabulary(t *testing.T) {
 		}
 		fs.VisitAll(func(f *pflag.Flag) {
 			where := path + " --" + f.Name
+			if f.Deprecated != "" {
+				// An old name kept working: it must say what to use, and be hidden from help.
+				if !strings.HasPrefix(f.Deprecated, "use --") || !f.Hidden {
+					t.Errorf("%s: deprecated %q, hidden %v: say \"use --NEW\"", where, f.Deprecated, f.Hidden)
+				}
+				return
+			}
 			if !kebab.MatchString(f.Name) {
 				t.Errorf("%s: flag names are lower-case words joined by dashes", where)
 			}
@@ -72,7 +80,7 @@ func TestFlagVocabulary(t *testing.T) {
 			if strings.HasSuffix(f.Name, "-seed") && f.Name != "data-seed" {
 				t.Errorf("%s: --seed is the command's randomness, --data-seed the generator's", where)
 			}
-			if f.Shorthand != "" && shorthands[f.Shorthand] != f.Name {
+			if f.Shorthand != "" && f.ShorthandDeprecated == "" && shorthands[f.Shorthand] != f.Name {
 				t.Errorf("%s: shorthand -%s (the shorthands are %v)", where, f.Shorthand, shorthands)
 			}
 			if f.Usage == "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -33,7 +34,7 @@ func (f *datasetFlags) register(fs *pflag.FlagSet, def string) {
 }
 
 // resolve settles the dataset from --data or the positional arguments (at most one, and not
-// both ways).
+// both ways), and checks --data-format: a format gnnprof reads, for a dataset read from files.
 func (f *datasetFlags) resolve(cmd *cobra.Command, args []string) error {
 	switch {
 	case len(args) > 1:
@@ -44,6 +45,13 @@ func (f *datasetFlags) resolve(cmd *cobra.Command, args []string) error {
 		f.data = args[0]
 	case f.data == "":
 		return usageErrorf("no dataset: name one as the argument or with --data")
+	}
+	switch {
+	case f.format == "":
+	case !slices.Contains(graph.Formats, f.format):
+		return usageErrorf("--data-format %q: want %s", f.format, orList(graph.Formats))
+	case graph.IsSpec(f.data):
+		return usageErrorf("--data-format %s applies to a dataset read from files; %q is a generator spec", f.format, f.data)
 	}
 	return nil
 }

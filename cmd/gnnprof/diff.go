@@ -40,10 +40,7 @@ A and B are anything "gnnprof report" accepts.`,
 			}
 			p.End()
 			d := analyze.Compare(profiles[0], profiles[1])
-			runs, err := compareRuns(args[0], args[1])
-			if err != nil {
-				return err
-			}
+			runs := compareRuns(args[0], args[1])
 			switch format {
 			case "json":
 				return report.WriteJSON(cmd.OutOrStdout(), diffDoc{d, runs})
@@ -63,19 +60,16 @@ type diffDoc struct {
 	Runs *rundir.RunDiff `json:"runs,omitempty"`
 }
 
-// compareRuns compares the run.json of a's and b's run directories; nil when either has none.
-func compareRuns(a, b string) (*rundir.RunDiff, error) {
+// compareRuns compares the run.json of a's and b's run directories; nil when either has none,
+// or one that cannot be read (runRecord warns).
+func compareRuns(a, b string) *rundir.RunDiff {
 	da, db := rundir.DirOf(a), rundir.DirOf(b)
 	if da == "" || db == "" {
-		return nil, nil
+		return nil
 	}
-	ra, err := rundir.Read(da)
-	if err != nil {
-		return nil, err
+	ra, rb := runRecord(da), runRecord(db)
+	if ra == nil || rb == nil {
+		return nil
 	}
-	rb, err := rundir.Read(db)
-	if err != nil {
-		return nil, err
-	}
-	return rundir.Compare(ra, rb), nil
+	return rundir.Compare(ra, rb)
 }

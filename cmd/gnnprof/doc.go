@@ -10,12 +10,13 @@
 //	gnnprof data info, gnnprof partition  inspect and partition datasets
 //
 // Every trainer's run goes through recordFlags.record (run.go), the one place that settles the
-// run directory (--out, --force), shows progress, handles SIGINT/SIGTERM (interrupt.go: stop after
-// the current step, still write run.json marked interrupted and the reports; a second signal exits
-// at once) and writes the reports. Lower packages report progress through internal/progress and
+// run directory (--out, --force), shows progress, handles SIGINT, SIGTERM and SIGHUP (interrupt.go:
+// stop after the current step, still write run.json marked interrupted and the reports; a second
+// signal exits at once) and writes the reports. Lower packages report progress through internal/progress and
 // progress.go renders it. One flag vocabulary runs through the commands (--data, --data-format,
-// --data-seed, --seed, --out, -o/--output, --format, --quiet), which TestFlagVocabulary enforces
-// on the whole command tree; the exit code (1 on failure, 2 on bad usage, 130 when interrupted)
-// follows from the error's type (usageError, errInterrupted), which checkUsage (usage.go) gives
-// every usage mistake. Files are written all or nothing (writeFile).
+// --data-seed, --seed, --out, -o/--output, --format, --quiet, --partitioner, --http), which
+// TestFlagVocabulary enforces on the whole command tree; the exit code (1 on failure, 2 on bad
+// usage, 130 when interrupted) follows from the error's type (usageError, errInterrupted), which
+// checkUsage (usage.go) gives every usage mistake. Every -o output is written through
+// internal/outfile (writeFile): all or nothing for a file, straight into a device, FIFO or stdout.
 package main

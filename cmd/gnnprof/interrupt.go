@@ -19,20 +19,31 @@ func init() { setStopping("stopping; nothing half-written is left") }
 
 func setStopping(what string) { stopping.Store(&what) }
 
-// errInterrupted is the cause of a command's context being cancelled by SIGINT or SIGTERM. A
-// command that stops for it exits with status exitInterrupted.
+// errInterrupted is the cause of a command's context being cancelled by SIGINT, SIGTERM or
+// SIGHUP. A command that stops for it exits with status exitInterrupted.
 var errInterrupted = errors.New("interrupted")
 
 // exitInterrupted is the exit status after an interrupt, as shells report a SIGINT (128 + 2).
 const exitInterrupted = 130
 
-// interruptContext returns a context that the first SIGINT or SIGTERM cancels with cause
+// stopSignals are the signals that stop a command: Ctrl-C, SIGTERM, and SIGHUP (its terminal
+// closed, its SSH session dropped: how long runs usually die). SIGHUP stays ignored when the
+// process was started with it ignored: a run started under nohup keeps running as its user asked.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
+}
+
+// interruptContext returns a context that the first stop signal (stopSignals) cancels with cause
 // errInterrupted, saying on stderr what happens next; a second one exits at once with status
 // exitInterrupted, removing the files still being written. stop releases the signals.
 func interruptContext(stderr io.Writer) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, stopSignals()...)
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -58,8 +69,11 @@ func interruptContext(stderr io.Writer) (ctx context.Context, stop func()) {
 }
 
 func signalName(s os.Signal) string {
-	if s == syscall.SIGTERM {
+	switch s {
+	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP (the terminal closed)"
 	}
 	return "Ctrl-C (SIGINT)"
 }

@@ -5,10 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +23,7 @@ import (
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/web"
 )
 
 // TestMain lets the tests run the CLI as a child process: the test binary re-executed with
@@ -208,10 +213,14 @@ func TestInterruptTwice(t *testing.T) {
 	}
 	partial, _ := filepath.Glob(filepath.Join(dir, "*.partial"))
 	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	hidden = slices.DeleteFunc(hidden, func(p string) bool { return filepath.Base(p) == rundir.WriterFile })
 	if len(partial)+len(hidden) > 0 {
 		t.Errorf("half-written files left: %v %v", partial, hidden)
 	}
 	_, errRun := os.Stat(filepath.Join(dir, rundir.RunFile))
+	if w := rundir.Writer(dir); os.IsNotExist(errRun) != (w == rundir.WriterGone) {
+		t.Errorf("run.json written: %v, but the run's writer reads as %v", errRun == nil, w)
+	}
 	if _, err := os.Stat(filepath.Join(dir, rundir.CPUProfileFile)); os.IsNotExist(errRun) && err == nil {
 		t.Error("an unfinished CPU profile was left behind")
 	}
@@ -219,5 +228,81 @@ func TestInterruptTwice(t *testing.T) {
 	tbl, err := trace.ReadFile(tracePath, trace.ReadOptions{})
 	if err != nil && (!errors.Is(err, trace.ErrTruncated) || tbl.Len() == 0) {
 		t.Errorf("trace after an exit at once: %v", err)
+	}
+}
+
+// TestHangupAndKill: SIGHUP (a closed terminal, a dropped SSH session) stops a run as Ctrl-C does
+// (run.json marked interrupted, exit 130), and serve lists it as interrupted; a run killed outright
+// (SIGKILL) leaves a cut-off trace that serve lists as stopped, its process gone, not as running.
+func TestHangupAndKill(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	args := func(name string) []string {
+		return []string{"run", "full", "sbm:nodes=4000,classes=4,degree=8,features=32", "--epochs", "100000", "--no-report", "--out", filepath.Join(root, name)}
+	}
+	// A child inherits an ignored SIGHUP (tests run under nohup, or by a harness that ignores it)
+	// and rightly keeps it ignored; one this process catches starts with the default instead, as
+	// under a terminal.
+	hups := make(chan os.Signal, 1)
+	signal.Notify(hups, syscall.SIGHUP)
+	defer signal.Stop(hups)
+	hup, kill := startCLI(t, args("hup")...), startCLI(t, args("kill")...)
+	hup.waitLine(t, trainingLine)
+	kill.waitLine(t, trainingLine)
+	must(t, hup.cmd.Process.Signal(syscall.SIGHUP))
+	if code := hup.wait(t); code != 130 || !strings.Contains(hup.stderr.String(), "SIGHUP (the terminal closed): stopping after the current step") {
+		t.Errorf("SIGHUP: exit %d; stderr:\n%s", code, hup.stderr.String())
+	}
+	if run, err := rundir.Read(filepath.Join(root, "hup")); err != nil || !run.Interrupted {
+		t.Errorf("SIGHUP: run.json: %v", err)
+	}
+	tracePath := filepath.Join(root, "kill", rundir.TraceFile)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if tbl, _ := trace.ReadFile(tracePath, trace.ReadOptions{}); tbl != nil && tbl.Len() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no event reached the trace in a minute of training")
+		}
+	}
+	must(t, kill.cmd.Process.Kill())
+	kill.wait(t)
+
+	srv, err := web.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httptest.NewServer(srv)
+	defer h.Close()
+	resp, err := http.Get(h.URL + "/runs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var runs []web.RunSummary
+	if err := json.NewDecoder(resp.Body).Decode(&runs); err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]string{}
+	for _, r := range runs {
+		status[r.Path] = r.Status + ": " + r.Note
+	}
+	if !strings.HasPrefix(status["hup"], web.StatusInterrupted) || !strings.HasPrefix(status["kill"], web.StatusStopped+": its process ended") {
+		t.Errorf("serve lists %v", status)
+	}
+}
+
+// TestStopSignals: SIGHUP stops a command like Ctrl-C and SIGTERM, except in a process started
+// with it ignored (nohup), where it stays ignored.
+func TestStopSignals(t *testing.T) {
+	got := stopSignals()
+	if !slices.Contains(got, os.Interrupt) || !slices.Contains(got, os.Signal(syscall.SIGTERM)) ||
+		slices.Contains(got, os.Signal(syscall.SIGHUP)) == signal.Ignored(syscall.SIGHUP) {
+		t.Fatalf("stop signals %v (SIGHUP ignored from the start: %v)", got, signal.Ignored(syscall.SIGHUP))
+	}
+	signal.Ignore(syscall.SIGHUP)
+	defer signal.Reset(syscall.SIGHUP)
+	if got := stopSignals(); slices.Contains(got, os.Signal(syscall.SIGHUP)) || len(got) != 2 {
+		t.Fatalf("under nohup: stop signals %v", got)
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -33,8 +36,14 @@ func newRootCmd() *cobra.Command {
 	// Commands are added above this line: what follows applies to all of them.
 	checkUsage(root)
 	walk(root, func(c *cobra.Command) {
+		// What the flag parser says beyond errors (a deprecated flag's notice) goes to stderr,
+		// not, as cobra would print it, to stdout among the command's output.
+		c.Flags().SetOutput(stderrOf{c})
 		if run := c.RunE; run != nil {
 			c.RunE = func(c *cobra.Command, args []string) error {
+				if err := checkFinite(c); err != nil {
+					return err
+				}
 				return withProgress(c, func() error { return run(c, args) })
 			}
 		}
@@ -60,6 +69,26 @@ func main() {
 	stop()
 	os.Exit(code)
 }
+
+// checkFinite is a usage error when a number flag given is NaN or infinite, which the flag parser
+// accepts ("NaN", "Inf") and no setting means.
+func checkFinite(c *cobra.Command) error {
+	var err error
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if f.Value.Type() != "float64" && f.Value.Type() != "float32" {
+			return
+		}
+		if v, perr := strconv.ParseFloat(f.Value.String(), 64); perr == nil && (math.IsNaN(v) || math.IsInf(v, 0)) && err == nil {
+			err = usageErrorf("--%s must be a finite number, got %s", f.Name, f.Value.String())
+		}
+	})
+	return err
+}
+
+// stderrOf writes to a command's stderr, as set when it runs.
+type stderrOf struct{ c *cobra.Command }
+
+func (s stderrOf) Write(p []byte) (int, error) { return s.c.ErrOrStderr().Write(p) }
 
 // execute runs the CLI with args and maps its error to the exit code: 1 on failure, 2 on bad
 // usage (a usageError), exitInterrupted when stopped by a signal.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 	"github.com/gnnprof/gnnprof/trace/otlp"
@@ -35,10 +36,13 @@ innermost span around it on its thread or stream, else the step around it, and e
 gnnprof.* attributes listed in 'go doc github.com/gnnprof/gnnprof/trace/otlp'.
 
 --endpoint is a base URL: http://host:4318 sends OTLP/HTTP to /v1/traces and /v1/metrics below
-it, grpc://host:4317 sends OTLP/gRPC (https and grpcs for TLS). Without it the standard
-OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_PROTOCOL say where (default
-http://localhost:4318); OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION and _CERTIFICATE always
-apply, and OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME override the resource.
+it, grpc://host:4317 sends OTLP/gRPC (https and grpcs for TLS). Without it the standard variables
+say where, as the OTLP specification has it: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (as it is), else
+OTEL_EXPORTER_OTLP_ENDPOINT (a base URL), over OTEL_EXPORTER_OTLP_PROTOCOL, else
+http://localhost:4318 (http://localhost:4317 for grpc), in plain HTTP. The endpoint used is
+printed first. Each request may take OTEL_EXPORTER_OTLP_TIMEOUT milliseconds (default 10000),
+retries included; OTEL_EXPORTER_OTLP_HEADERS, _COMPRESSION and _CERTIFICATE always apply, and
+OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME override the resource.
 
 Timestamps are the trace's times plus its wall-clock origin: the base time the trace records
 (gnnprof and recent Kineto traces), its own timestamps when they are Unix times, or else the
@@ -47,10 +51,12 @@ time the file was last written taken as the trace's end (said on stderr); --base
   OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer $TOKEN" gnnprof export otlp w0.pt.trace.json.gz --endpoint grpcs://otel.example.com:443`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cfg.Validate(); err != nil {
+			dest, err := cfg.Destination()
+			if err != nil {
 				return usageError{err}
 			}
-			t, tracePath, err := readTraceArg(cmd.Context(), progressOf(cmd), args[0])
+			p := progressOf(cmd)
+			t, tracePath, err := readTraceArg(cmd.Context(), p, args[0])
 			if err != nil {
 				return err
 			}
@@ -66,11 +72,14 @@ time the file was last written taken as the trace's end (said on stderr); --base
 				cfg.Resource.Rank = traceRank(t)
 			}
 			cfg.Resource.Version, cfg.Resource.Source = version, string(t.Source)
+			fmt.Fprintf(cmd.ErrOrStderr(), "sending to %s\n", dest)
+			cfg.Progress = p
 			st, err := otlp.Export(cmd.Context(), t, origin, cfg)
+			p.End()
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "sent %d spans of %s to %s\n", st.Spans, tracePath, st.Endpoint)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "sent %s of %s to %s\n", report.Plural(int(st.Spans), "span", "spans"), tracePath, st.Endpoint)
 			return err
 		},
 	}

@@ -84,6 +84,29 @@ func TestExportOTLPCommand(t *testing.T) {
 	}
 }
 
+// TestExportOTLPEndpointSaid: without --endpoint, export otlp follows the OTEL_EXPORTER_OTLP_*
+// variables and says which endpoint it used; a collector that never answers fails it after
+// OTEL_EXPORTER_OTLP_TIMEOUT with the URL named; a bad timeout is a usage error.
+func TestExportOTLPEndpointSaid(t *testing.T) {
+	dir := recordTestRun(t)
+	rcv := otlptest.NewReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	code, out, errOut := runOutputs(t, "export", "otlp", dir)
+	if code != 0 || !strings.Contains(errOut, "sending to "+rcv.URL+"/v1/traces (from OTEL_EXPORTER_OTLP_ENDPOINT)") || !strings.Contains(out, "sent 12 spans") {
+		t.Errorf("exit %d; stdout %q; stderr %q", code, out, errOut)
+	}
+	hanging := otlptest.HangingEndpoint(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", hanging)
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "300")
+	if code, _, errOut := runOutputs(t, "export", "otlp", dir); code != 1 || !strings.Contains(errOut, hanging+"/v1/traces") || !strings.Contains(errOut, "no answer within 300ms") {
+		t.Errorf("a collector that never answers: exit %d: %s", code, errOut)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "soon")
+	if code, _, errOut := runOutputs(t, "export", "otlp", dir); code != 2 || !strings.Contains(errOut, "OTEL_EXPORTER_OTLP_TIMEOUT") {
+		t.Errorf("a bad timeout: exit %d: %s", code, errOut)
+	}
+}
+
 // TestRunStreamsOTLP: every trainer's run (full, saint) takes --otlp-endpoint; the spans stream
 // to the collector, and run.json and stderr say how many were sent and dropped. A collector that
 // refuses connections costs the run nothing but the dropped spans, which are reported.

@@ -22,7 +22,7 @@ func newPartitionCmd() *cobra.Command {
 	var (
 		flags     datasetFlags
 		parts     int
-		method    string
+		method    string // --partitioner
 		imbalance float64
 		compare   bool
 		seed      uint64
@@ -35,8 +35,8 @@ func newPartitionCmd() *cobra.Command {
 as GNNAutoScale's METIS step does, and report the edge cut, the imbalance, the time and the
 process's peak memory.
 
-Methods: builtin (gnnprof's multilevel k-way partitioner) or gpmetis (METIS's gpmetis
-program, which must be on PATH). --compare runs both and prints their ratios. Each time is the
+Partitioners (--partitioner, as for gnnprof run): builtin (gnnprof's multilevel k-way
+partitioner) or gpmetis (METIS's gpmetis program, which must be on PATH). --compare runs both and prints their ratios. Each time is the
 wall time of the whole step a user waits for (for gpmetis: writing its graph file, starting it,
 reading its part file back), with the partitioning time gpmetis reports itself beside it.
 
@@ -47,7 +47,7 @@ reading its part file back), with the partitioning time gpmetis reports itself b
 				return usageErrorf("--parts K is required and must be at least 1 (got %d)", parts)
 			}
 			if method != "builtin" && method != "gpmetis" {
-				return usageErrorf("--method must be builtin or gpmetis, got %q", method)
+				return usageErrorf("--partitioner must be builtin or gpmetis, got %q", method)
 			}
 			if imbalance < 0 || imbalance > 1 {
 				return usageErrorf("--imbalance must be in [0, 1], got %g", imbalance)
@@ -81,7 +81,7 @@ reading its part file back), with the partitioning time gpmetis reports itself b
 				results = append(results, r)
 			}
 			p.End()
-			if err := writePartitionRuns(cmd.OutOrStdout(), g, results); err != nil {
+			if err := writePartitionRuns(messagesTo(cmd, out), g, results); err != nil {
 				return err
 			}
 			if out != "" {
@@ -92,11 +92,14 @@ reading its part file back), with the partitioning time gpmetis reports itself b
 	}
 	flags.register(cmd.Flags(), "")
 	cmd.Flags().IntVarP(&parts, "parts", "k", 0, "number of parts (required)")
-	cmd.Flags().StringVar(&method, "method", "builtin", "partitioner: builtin or gpmetis")
+	cmd.Flags().MarkShorthandDeprecated("parts", "use --parts, as for gnnprof run")
+	cmd.Flags().StringVar(&method, "partitioner", "builtin", "partitioner: builtin or gpmetis")
+	cmd.Flags().StringVar(&method, "method", "builtin", "the old name of --partitioner")
+	cmd.Flags().MarkDeprecated("method", "use --partitioner, as for gnnprof run")
 	cmd.Flags().Float64Var(&imbalance, "imbalance", 0.03, "allowed excess of the largest part over N/K")
-	cmd.Flags().BoolVar(&compare, "compare", false, "run both methods and compare them")
+	cmd.Flags().BoolVar(&compare, "compare", false, "run both partitioners and compare them")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed of the partitioner's random choices (0 leaves gpmetis its own default seed)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write the part of each node to, one per line (of the first method)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write the part of each node to, one per line (of the first partitioner); - for stdout")
 	return cmd
 }
 

@@ -41,7 +41,7 @@ func TestPartitionCompareWithGpmetis(t *testing.T) {
 	if _, err := exec.LookPath("gpmetis"); err != nil {
 		t.Skip("gpmetis not installed")
 	}
-	out, err := runCmd(t, "partition", "sbm:nodes=2000,classes=4,degree=8,features=1", "-k", "4", "--compare")
+	out, err := runCmd(t, "partition", "sbm:nodes=2000,classes=4,degree=8,features=1", "--parts", "4", "--compare")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,23 +57,38 @@ func TestPartitionCompareWithGpmetis(t *testing.T) {
 func TestPartitionUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"partition", "sbm"},
-		{"partition", "sbm", "-k", "0"},
+		{"partition", "sbm", "--parts", "0"},
+		{"partition", "sbm", "--parts", "4", "--partitioner", "kahip"},
 		{"partition", "sbm", "-k", "4", "--method", "kahip"},
-		{"partition", "-k", "4"},
+		{"partition", "--parts", "4"},
 	} {
 		if code := run(args); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
-	if code := run([]string{"partition", "sbm:nodes=10", "-k", "20"}); code != 1 {
+	if code := run([]string{"partition", "sbm:nodes=10", "--parts", "20"}); code != 1 {
 		t.Errorf("k > nodes: exit %d, want 1", code)
 	}
 }
 
 func TestPartitionGpmetisMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := runCmd(t, "partition", "sbm:nodes=100,features=1", "-k", "2", "--method", "gpmetis")
+	_, err := runCmd(t, "partition", "sbm:nodes=100,features=1", "--parts", "2", "--partitioner", "gpmetis")
 	if err == nil || !strings.Contains(err.Error(), "gpmetis not found on PATH") {
 		t.Errorf("error %v, want a clear gpmetis-not-found message", err)
+	}
+}
+
+// TestPartitionOldFlagNames: the old spellings -k and --method still work, and say on stderr (not
+// among the command's output on stdout) what to use: one vocabulary with gnnprof run.
+func TestPartitionOldFlagNames(t *testing.T) {
+	code, stdout, stderr := execCLI("partition", "sbm:nodes=200,features=1", "-k", "2", "--method", "builtin", "-o", filepath.Join(t.TempDir(), "parts"))
+	if code != 0 || !strings.Contains(stdout, "builtin  2 parts") || strings.Contains(stdout, "deprecated") {
+		t.Fatalf("exit %d, stdout:\n%s", code, stdout)
+	}
+	for _, want := range []string{"-k has been deprecated, use --parts", "--method has been deprecated, use --partitioner"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
+	"github.com/gnnprof/gnnprof/internal/outfile"
 	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
@@ -36,7 +37,7 @@ bytes (copied) and count; labels: role, step and lane.
   go tool pprof -tagfocus=role=sample -top profile.pb.gz
   go tool pprof -http=:8080 profile.pb.gz           flame graph in a browser
 
-The output defaults to profile.pb.gz beside the trace.
+The output defaults to profile.pb.gz beside the trace; -o - writes it to stdout.
 
 With -http=HOST:PORT nothing is written: the span profile is built in memory and served in pprof's
 own web UI (flame graph, top, graph, peek, source), which opens in the browser as with
@@ -66,7 +67,9 @@ profile (cpu.pprof, profile.pb.gz) to open as it is. Ctrl-C stops the server.`,
 				return err
 			}
 			p.End()
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (open with: go tool pprof -http=:8080 %s)\n", out, out)
+			if !outfile.IsStdout(out) {
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (open with: go tool pprof -http=:8080 %s)\n", out, out)
+			}
 			return nil
 		},
 	}
@@ -79,7 +82,7 @@ profile (cpu.pprof, profile.pb.gz) to open as it is. Ctrl-C stops the server.`,
 // servePprof serves pprof's web UI on path's profile: a pprof file as it is, else the span
 // profile of the trace path names, built in memory.
 func servePprof(cmd *cobra.Command, path, addr string, noBrowser bool) error {
-	addr, err := localAddr(addr)
+	addr, err := listenAddr("-http", addr)
 	if err != nil {
 		return err
 	}
@@ -127,10 +130,10 @@ func writePprofFile(ctx context.Context, path string, t *trace.Table) error {
 	return writeFile(ctx, path, "pprof profile", func(w io.Writer) error { return report.WritePprof(w, t) })
 }
 
-// goPprofFlags lets `gnnprof pprof` take go tool pprof's single-dash spellings -http and
-// -no_browser, which the flag parser would otherwise read as the shorthands -h -t -t -p.
+// goPprofFlags lets `gnnprof pprof` and `gnnprof serve` take go tool pprof's single-dash spellings
+// -http and -no_browser, which the flag parser would otherwise read as the shorthands -h -t -t -p.
 func goPprofFlags(args []string) []string {
-	if len(args) == 0 || args[0] != "pprof" {
+	if len(args) == 0 || (args[0] != "pprof" && args[0] != "serve") {
 		return args
 	}
 	args = slices.Clone(args)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/internal/outfile"
 	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
@@ -25,11 +26,14 @@ func newReportCmd() *cobra.Command {
 memory, device activity and findings (bottlenecks with evidence and a fix).
 
 PATH is a trace file (gnnprof's trace.json.gz, a torch.profiler Kineto trace *.pt.trace.json[.gz],
-or a legacy torch trace), a run directory holding trace.json.gz, or a directory of per-rank traces.
+or a legacy torch trace), a run directory holding trace.json.gz, or a directory of the per-rank
+traces of one distributed job (each naming its rank in its metadata or file name). A folder of
+separate runs is refused (exit 2): report one run at a time, diff two, or serve the folder.
 It prints a compact summary (--format summary, the default), the whole analysis as text
 (--format text) or the versioned JSON schema documented in analyze/SCHEMA.md (--format json),
 and writes a single-file HTML report next to the input (report.html in a run directory, else
-<trace>.report.html) unless --no-html; -o names another path.`,
+<trace>.report.html) unless --no-html; -o names another path, and -o - writes the HTML to stdout
+(the analysis then goes to stderr).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "summary", "text", "json"); err != nil {
@@ -43,7 +47,7 @@ and writes a single-file HTML report next to the input (report.html in a run dir
 				return err
 			}
 			p.End()
-			if err := writeProfile(cmd.OutOrStdout(), a.p, format); err != nil {
+			if err := writeProfile(messagesTo(cmd, htmlPath), a.p, format); err != nil {
 				return err
 			}
 			if noHTML {
@@ -57,7 +61,9 @@ and writes a single-file HTML report next to the input (report.html in a run dir
 				return fmt.Errorf("%w (the analysis above is complete: --no-html skips the HTML report, -o writes it elsewhere)", err)
 			}
 			p.End()
-			fmt.Fprintln(cmd.ErrOrStderr(), "wrote", htmlPath)
+			if !outfile.IsStdout(htmlPath) {
+				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", htmlPath)
+			}
 			return nil
 		},
 	}

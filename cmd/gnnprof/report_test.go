@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gnnprof/gnnprof/rundir"
 )
 
 const legacyFixture = "../../analyze/testdata/legacy_torch.trace.json.gz"
@@ -159,5 +161,44 @@ func TestDiffRuns(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &d); err != nil || d.Schema != "gnnprof.profile.diff" || len(d.Runs.Config) == 0 ||
 		d.Runs.Final[1].Epochs != 3 {
 		t.Errorf("diff JSON: %v %+v", err, d)
+	}
+}
+
+// TestReportFolderOfRuns: report over a folder of separate runs (what serve takes) refuses, with
+// exit 2 and a message pointing at serve and diff, and writes nothing; it does not compare them as
+// the ranks of one job.
+func TestReportFolderOfRuns(t *testing.T) {
+	runs := t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		must(t, os.Rename(recordTestRun(t), filepath.Join(runs, name)))
+	}
+	code, stdout, stderr := execCLI("report", runs)
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "separate runs, not the ranks of one job") || !strings.Contains(stderr, "gnnprof serve "+runs) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(runs, "report.html")); !os.IsNotExist(err) {
+		t.Errorf("a report was written: %v", err)
+	}
+}
+
+// TestMalformedRunJSON: a malformed run.json is met the same way by every command that reads it
+// (serve too, in web's tests): a warning naming the file and the place, and the analysis of the
+// trace without the run's record; report still writes its HTML, diff still compares the traces.
+func TestMalformedRunJSON(t *testing.T) {
+	bad, good := recordTestRun(t), recordTestRun(t)
+	must(t, os.WriteFile(filepath.Join(bad, rundir.RunFile), []byte("{\n  \"config\": {\"model\": \"gcn\",}\n}\n"), 0o644))
+	must(t, rundir.Write(good, &rundir.Run{Config: map[string]any{"model": "gcn"}}))
+	want := filepath.Join(bad, rundir.RunFile) + ": line 2, column 30 (byte 31): invalid character '}'"
+	for _, args := range [][]string{{"report", bad}, {"diff", bad, good}, {"diff", good, bad}} {
+		c := startCLI(t, args...)
+		if code := c.wait(t); code != 0 || !strings.Contains(c.stderr.String(), want) || !strings.Contains(c.stderr.String(), rundir.WithoutRecord) {
+			t.Errorf("%v: exit %d; stderr:\n%s", args, code, c.stderr.String())
+		}
+		if args[0] == "diff" && (!strings.Contains(c.stdout.String(), "mean step") || strings.Contains(c.stdout.String(), "model")) {
+			t.Errorf("%v: the traces' comparison, without the runs': %s", args, c.stdout.String())
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(bad, rundir.ReportFile)); err != nil || fi.Size() == 0 {
+		t.Errorf("report wrote no report.html: %v", err)
 	}
 }

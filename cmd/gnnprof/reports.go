@@ -8,12 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/gnnprof/gnnprof/analyze"
+	"github.com/gnnprof/gnnprof/internal/outfile"
 	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/report"
 	"github.com/gnnprof/gnnprof/rundir"
@@ -35,8 +36,11 @@ func loadForReport(ctx context.Context, p progress.Func, path string, opt analyz
 		prof, t, err := analyze.LoadTable(path, opt)
 		return analysed{prof, t}, err
 	})
-	if errors.Is(err, errInterrupted) {
+	switch {
+	case errors.Is(err, errInterrupted):
 		err = fmt.Errorf("analysing %s: %w", path, err)
+	case errors.Is(err, analyze.ErrSeparateRuns):
+		err = usageError{err} // a folder of runs is no argument for a command about one
 	}
 	return a, err
 }
@@ -64,51 +68,85 @@ func readTraceArg(ctx context.Context, p progress.Func, arg string) (*trace.Tabl
 }
 
 // writeHTMLReport writes the HTML report of p; runDir, when not empty, supplies run.json's
-// settings and training curves.
+// settings and training curves (runRecord).
 func writeHTMLReport(ctx context.Context, path string, p *analyze.Profile, t *trace.Table, runDir string) error {
-	var run *rundir.Run
-	if runDir != "" {
-		var err error
-		if run, err = rundir.Read(runDir); err != nil {
-			return err
-		}
-	}
+	run := runRecord(runDir)
 	return writeFile(ctx, path, "HTML report", func(w io.Writer) error {
 		return report.WriteHTML(w, p, t, run, report.HTMLOptions{Generated: time.Now()})
 	})
 }
 
-// writeFile writes path with write, all or nothing: into a temporary file beside it that is
-// renamed to path once complete, and removed instead when write fails or ctx is cancelled (an
-// exit at once removes it too), so no half-written file is ever left under path's name. Errors
-// name what the file is.
+// runRecord is the run.json of the run directory dir (nil for ""), or nil with a warning when it
+// is unreadable: every command that uses a run's record goes on with its trace alone then.
+func runRecord(dir string) *rundir.Run {
+	if dir == "" {
+		return nil
+	}
+	run, err := rundir.Record(dir)
+	if err != nil {
+		slog.Warn(err.Error() + "; " + rundir.WithoutRecord)
+	}
+	return run
+}
+
+// writeFile writes the output path with write through outfile, all or nothing for a file: into a
+// temporary file beside it that is renamed over it once complete (a symbolic link's target is
+// replaced; a device, a FIFO or "-" is written straight into), and removed instead when write
+// fails or ctx is cancelled (an exit at once removes it too). Errors name what the file is.
 func writeFile(ctx context.Context, path, what string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.partial")
+	o, err := createOutput(path, what)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", what, err)
+		return err
 	}
-	tmp := f.Name()
-	trackPartial(tmp, true)
-	defer trackPartial(tmp, false)
-	bw := bufio.NewWriterSize(ctxWriter{ctx, f}, 1<<16)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Chmod(0o644) // as os.Create would leave it under the usual umask
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	defer o.abort()
+	bw := bufio.NewWriterSize(ctxWriter{ctx, o.File}, 1<<16)
+	if err := write(bw); err != nil {
 		return fmt.Errorf("writing %s %s: %w", what, path, err)
 	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s %s: %w", what, path, err)
+	}
+	return o.commit()
+}
+
+// output is an output file being written, its temporary file tracked so that an exit at once
+// removes it.
+type output struct {
+	*outfile.File
+	what string
+}
+
+func createOutput(path, what string) (output, error) {
+	o, err := outfile.Create(path)
+	if err != nil {
+		return output{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if tmp := o.Partial(); tmp != "" {
+		trackPartial(tmp, true)
+	}
+	return output{o, what}, nil
+}
+
+func (o output) commit() error {
+	defer trackPartial(o.Partial(), false)
+	if err := o.Commit(); err != nil {
+		return fmt.Errorf("%s: %w", o.what, err)
+	}
 	return nil
+}
+
+func (o output) abort() {
+	o.Abort()
+	trackPartial(o.Partial(), false)
+}
+
+// messagesTo is where a command prints what it would print on stdout: stderr when its output file
+// out goes there ("-", /dev/stdout), so that stdout holds the file alone.
+func messagesTo(cmd *cobra.Command, out string) io.Writer {
+	if outfile.IsStdout(out) {
+		return cmd.ErrOrStderr()
+	}
+	return cmd.OutOrStdout()
 }
 
 // isTerminal reports whether w is a terminal (colour goes only there).

@@ -1,14 +1,16 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
-	"os/signal"
-	"syscall"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,12 +29,17 @@ breakdown of its latest steps, read from its growing trace); the comparison of a
 pprof's own web UI (flame graph, top, peek, source) on each run's span profile and CPU profile.
 
 The server only reads, and nothing outside DIR can be reached through it. It listens on
-127.0.0.1 (this machine only) unless --addr says otherwise, and stops on Ctrl-C (SIGINT) or
-SIGTERM, letting requests in flight finish.`,
+--http host:port, 127.0.0.1 (this machine only) unless the host says otherwise (a missing host
+means 127.0.0.1, as for pprof -http; 0.0.0.0 is every network interface), and stops on Ctrl-C,
+SIGTERM or SIGHUP, letting requests in flight finish.`,
 		Example: `  gnnprof serve runs
-  gnnprof serve runs --addr 127.0.0.1:9000`,
+  gnnprof serve runs --http :9000`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			addr, err := listenAddr("--http", addr)
+			if err != nil {
+				return err
+			}
 			s, err := web.New(args[0])
 			if err != nil {
 				return err
@@ -42,23 +49,63 @@ SIGTERM, letting requests in flight finish.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "host:port to listen on; a host other than 127.0.0.1 exposes the runs to the network")
+	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:8080", "`host:port` to listen on (a missing host means 127.0.0.1); another host exposes the runs to the network")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "the old name of --http")
+	cmd.Flags().MarkDeprecated("addr", "use --http (the listen address, as for gnnprof pprof -http)")
 	return cmd
 }
 
-// serveUntilSignal serves h on addr until SIGINT or SIGTERM (or the command's context ends);
-// ready is called with the URL once the server listens.
+// serveUntilSignal serves h on addr until a stop signal (the command's context ends), then
+// returns errInterrupted, so that the exit status says the server was stopped (130); ready is
+// called with a URL to browse to once the server listens. A server listening on every network
+// interface warns that it is reachable from the network.
 func serveUntilSignal(cmd *cobra.Command, addr string, h http.Handler, ready func(url string)) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return web.ListenAndServe(ctx, addr, h, ready)
+	setStopping("stopping the server once the requests in flight are answered")
+	err := web.ListenAndServe(cmd.Context(), addr, h, func(listening string) {
+		browse, others := browsable(listening)
+		ready(browse)
+		if others != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: listening on every network interface: whoever can reach this machine can read what is served (also at %s)\n", strings.Join(others, ", "))
+		}
+	})
+	if err == nil && errors.Is(context.Cause(cmd.Context()), errInterrupted) {
+		return fmt.Errorf("server stopped: %w", errInterrupted)
+	}
+	return err // nil when the command was ended by its caller, not by a signal
 }
 
-// localAddr reads a -http address as go tool pprof does: a missing host means this machine only.
-func localAddr(addr string) (string, error) {
+// browsable is a URL to browse to for a server listening at the URL listening: itself, or for an
+// address of every interface (0.0.0.0, ::), which no browser opens, localhost's, with the URLs
+// the network reaches it by (others, not nil).
+func browsable(listening string) (browse string, others []string) {
+	u, err := url.Parse(listening)
+	if err != nil {
+		return listening, nil
+	}
+	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsUnspecified() {
+		return listening, nil
+	}
+	at := func(host string) string { return "http://" + net.JoinHostPort(host, u.Port()) + "/" }
+	others = []string{}
+	if host, err := os.Hostname(); err == nil && host != "" {
+		others = append(others, at(host))
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.IsGlobalUnicast() {
+				others = append(others, at(n.IP.String()))
+			}
+		}
+	}
+	return at("localhost"), others
+}
+
+// listenAddr reads a listen address (serve --http, pprof -http) as go tool pprof does: a missing
+// host means this machine only.
+func listenAddr(flag, addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", usageError{fmt.Errorf("-http %q: want host:port or :port: %w", addr, err)}
+		return "", usageError{fmt.Errorf("%s %q: want host:port or :port: %w", flag, addr, err)}
 	}
 	if host == "" {
 		host = "127.0.0.1"

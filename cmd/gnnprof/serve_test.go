@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,7 +79,7 @@ func fetch(t *testing.T, url string) (int, string) {
 // opens; cancelling the command stops the server.
 func TestServeCommand(t *testing.T) {
 	dir := recordTestRun(t)
-	url := startServing(t, "serve", dir, "--addr", "127.0.0.1:0")
+	url := startServing(t, "serve", dir, "--http", "127.0.0.1:0")
 	if code, body := fetch(t, url); code != 200 || !strings.Contains(body, `data-path=""`) {
 		t.Errorf("run list: %d %.300q", code, body)
 	}
@@ -116,9 +117,39 @@ func TestGoPprofFlags(t *testing.T) {
 		{[]string{"pprof", "-http", ":8080", "d", "-no_browser"}, []string{"pprof", "--http", ":8080", "d", "--no-browser"}},
 		{[]string{"pprof", "d", "--", "-http=x"}, []string{"pprof", "d", "--", "-http=x"}},
 		{[]string{"report", "-http=:1"}, []string{"report", "-http=:1"}},
+		{[]string{"serve", "runs", "-http=:1"}, []string{"serve", "runs", "--http=:1"}},
 	} {
 		if got := goPprofFlags(c.in); !slices.Equal(got, c.want) {
 			t.Errorf("goPprofFlags(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestServersExit130: serve and pprof -http stop on Ctrl-C and SIGTERM with exit status 130, as
+// every interrupted command does; serve's old --addr still works and says it is deprecated; a
+// server on every interface warns that the network reaches it and names a URL that opens.
+func TestServersExit130(t *testing.T) {
+	dir := recordTestRun(t)
+	for _, c := range []struct {
+		args []string
+		sig  syscall.Signal
+		want []string
+	}{
+		{[]string{"serve", dir, "--http", "127.0.0.1:0"}, syscall.SIGINT, []string{"serving " + dir + " on http://127.0.0.1:"}},
+		{[]string{"pprof", dir, "-http=:0", "-no_browser"}, syscall.SIGTERM, []string{"on http://127.0.0.1:"}},
+		{[]string{"serve", dir, "--addr", "127.0.0.1:0"}, syscall.SIGINT, []string{"--addr has been deprecated, use --http"}},
+		{[]string{"serve", dir, "--http", "0.0.0.0:0"}, syscall.SIGINT, []string{"on http://localhost:", "warning: listening on every network interface"}},
+	} {
+		cli := startCLI(t, c.args...)
+		cli.waitLine(t, `on http://`)
+		must(t, cli.cmd.Process.Signal(c.sig))
+		if code := cli.wait(t); code != 130 {
+			t.Errorf("%v: exit %d after %v, want 130; stderr:\n%s", c.args, code, c.sig, cli.stderr.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(cli.stderr.String(), w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", c.args, w, cli.stderr.String())
+			}
 		}
 	}
 }

@@ -2,11 +2,13 @@ package otlp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/gnnprof/gnnprof/internal/progress"
 	"github.com/gnnprof/gnnprof/trace"
 )
 
@@ -30,7 +32,9 @@ var fileRetry = retry{initial: 5 * time.Second, max: 30 * time.Second, total: ti
 
 // Export sends t's events to the collector cfg names: every span, copy and instant as a span
 // with its exact start and end (origin plus the trace's times), and the metrics the package
-// documentation lists, a point per step. It stops at the first request the collector refuses.
+// documentation lists, a point per step. It stops at the first request the collector refuses or
+// does not answer within the timeout (DefaultTimeout, or OTEL_EXPORTER_OTLP_TIMEOUT), retries
+// included. It reports the spans sent so far to cfg.Progress.
 func Export(ctx context.Context, t *trace.Table, origin time.Time, cfg Config) (Stats, error) {
 	exp, err := newExporters(ctx, &cfg, fileRetry)
 	if err != nil {
@@ -46,12 +50,20 @@ func Export(ctx context.Context, t *trace.Table, origin time.Time, cfg Config) (
 			spans = append(spans, int32(i))
 		}
 	}
+	sent := func(done int) {
+		cfg.Progress.Report(progress.Update{Task: "sending to " + st.Endpoint, Done: int64(done), Total: int64(len(spans)), Unit: "spans"})
+	}
+	sent(0)
 	batch := make([]sdktrace.ReadOnlySpan, 0, exportBatch)
 	send := func() {
 		if err == nil && len(batch) > 0 {
-			if err = exp.spans.ExportSpans(ctx, batch); err == nil {
+			rctx, cancel := context.WithTimeout(ctx, exp.target.traces.timeout)
+			if err = exp.spans.ExportSpans(rctx, batch); err == nil {
 				st.Spans += int64(len(batch))
+				sent(int(st.Spans))
 			}
+			err = timedOut(ctx, rctx, err, exp.target.traces)
+			cancel()
 		}
 		batch = batch[:0]
 	}
@@ -76,15 +88,31 @@ func Export(ctx context.Context, t *trace.Table, origin time.Time, cfg Config) (
 		}
 		if k == len(all)-1 || steps == stepsPerMetricRequest {
 			if rm := m.collect(t, all[from:k+1]); rm != nil {
-				if err := exp.metrics.Export(ctx, rm); err != nil {
+				rctx, cancel := context.WithTimeout(ctx, exp.target.metrics.timeout)
+				err := timedOut(ctx, rctx, exp.metrics.Export(rctx, rm), exp.target.metrics)
+				cancel()
+				if err != nil {
 					st.Err = err
-					return st, fmt.Errorf("sending metrics to %s: %w", st.Endpoint, err)
+					return st, fmt.Errorf("sending metrics to %s: %w", exp.target.metrics.url(exp.target.protocol), err)
 				}
 			}
 			from, steps = k+1, 0
 		}
 	}
 	return st, nil
+}
+
+// timedOut is err, said plainly when the request's own deadline (rctx's, not ctx's) ended it:
+// the collector did not answer in time.
+func timedOut(ctx, rctx context.Context, err error, e endpoint) error {
+	if err == nil || ctx.Err() != nil || !errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	setting := "the default; OTEL_EXPORTER_OTLP_TIMEOUT sets it in milliseconds"
+	if e.timeoutFrom != "" {
+		setting = e.timeoutFrom
+	}
+	return fmt.Errorf("no answer within %v (%s): %w", e.timeout, setting, err)
 }
 
 // Origin returns the wall-clock time of t's time zero and says how it was found: the trace's

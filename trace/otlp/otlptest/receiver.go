@@ -60,6 +60,15 @@ func (r *Receiver) addMetrics(msg *colmetricspb.ExportMetricsServiceRequest) {
 
 // NewReceiver starts an OTLP/HTTP receiver, stopped when the test ends.
 func NewReceiver(t testing.TB) *Receiver {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewReceiverOn(t, l)
+}
+
+// NewReceiverOn starts an OTLP/HTTP receiver on l (plaintext HTTP), stopped when the test ends.
+func NewReceiverOn(t testing.TB, l net.Listener) *Receiver {
 	r := &Receiver{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
@@ -76,7 +85,10 @@ func NewReceiver(t testing.TB) *Receiver {
 			answer(w, &colmetricspb.ExportMetricsServiceResponse{})
 		}
 	})
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
 	t.Cleanup(srv.Close)
 	r.URL = srv.URL
 	return r
