@@ -135,12 +135,18 @@ type analysis struct {
 	repeatedCount []int
 
 	topHost, topDev *opAgg // the operators with the most self time in measured steps (findDominant)
+	// familyHost and familyDev are each operator family's self time in measured steps (opFamilies).
+	familyHost, familyDev []int64
 
 	launched []opLaunch   // device events joined to their operators (launchedOps)
 	streams  []streamWork // device work per stream (deviceWork)
 	gpuScope string
 
 	syncNames []uint8 // per string id: what isHostSync needs of the name (syncNamesOf)
+	syncIv    []int32 // the step thread's outermost sync points in steps (syncPoints)
+	copyLanes []bool  // per lane: it holds copies (copies)
+
+	claims map[string][]ival // per finding id: the step time it describes (see causes.go)
 }
 
 func (a *analysis) warnf(format string, args ...any) {
@@ -315,6 +321,7 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 	a.gpuAnnot = a.stringID("gpu_user_annotation")
 	a.syncNames = syncNamesOf(t.Strings)
 	a.lane = make([]laneKind, len(t.Lanes))
+	a.copyLanes = make([]bool, len(t.Lanes))
 	for i, l := range t.Lanes {
 		if l.Device != trace.NoDevice {
 			a.lane[i] = laneDevice

@@ -49,6 +49,45 @@ func recordSteps(rec *trace.Recorder, steps int) {
 	}
 }
 
+// recordStormSteps records steps of a naive MH-Aug loop whose findings all fire and group: an
+// augmentation that reads 500 scalars back one at a time (a host copy call around each 8-byte
+// copy), then forward and backward.
+func recordStormSteps(rec *trace.Recorder, steps int) {
+	main, stream := rec.Lane("main"), rec.StreamLane(0, 0, "stream 0 default")
+	at := int64(0)
+	for n := range steps {
+		start := at
+		for k := range 500 {
+			c := at + int64(k)*10*us
+			stream.Copy(trace.DirD2H, 0, 0, 8, c+2*us, c+7*us)
+			main.Complete("Copy DtoH", role.D2H, c+1*us, c+8*us)
+		}
+		at += 5 * ms
+		main.Complete("mhaug.target", role.Augment, start, at)
+		main.Complete("forward", role.Forward, at, at+1*ms)
+		main.Complete("backward", role.Backward, at+1*ms, at+2*ms)
+		at += 2 * ms
+		main.Complete(stepName(n), role.Step, start, at)
+		at += 50 * us
+	}
+}
+
+// BenchmarkAnalyzeStorm analyses 200 steps of a read-back storm (about 200,000 events), where
+// every copy rule fires and the findings group under one root cause.
+func BenchmarkAnalyzeStorm(b *testing.B) {
+	sink, t := trace.NewMemorySink()
+	rec := trace.NewRecorder(sink)
+	recordStormSteps(rec, 200)
+	if err := rec.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Analyze(t, "bench", Options{})
+	}
+	b.ReportMetric(float64(t.Len())*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
 func BenchmarkAnalyze(b *testing.B) {
 	t := benchTable(b, 2000)
 	b.ReportAllocs()

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+
+	"github.com/gnnprof/gnnprof/role"
 )
 
 // maxProblems bounds the problems CheckValid lists; the rest are counted.
@@ -293,14 +295,86 @@ func (c *checker) criticalPath(p *Profile) {
 
 func (c *checker) findings(p *Profile) {
 	ids := ruleIDs()
-	for _, f := range p.Findings {
+	q := p.Quantities
+	c.that(q.StepNs == p.Breakdown.TotalNs, "quantities: step %d ns, the breakdown's mean step %d ns", q.StepNs, p.Breakdown.TotalNs)
+	for _, name := range quantityNames {
+		v, _ := q.Get(name)
+		c.that(v >= 0 && v <= q.StepNs, "quantities: %s is %d ns of a %d ns step", name, v, q.StepNs)
+	}
+	c.that(q.CopyOverlapNs <= q.CopyNs && q.ReadbackCount >= 0, "quantities: copy overlap %d ns of copy time %d ns, %v read-backs", q.CopyOverlapNs, q.CopyNs, q.ReadbackCount)
+	index := map[string]int{}
+	for k, f := range p.Findings {
+		index[f.ID] = k
+	}
+	c.that(len(index) == len(p.Findings), "findings: an id appears twice")
+	evidence := false
+	for k, f := range p.Findings {
 		c.that(slices.Contains(ids, f.ID), "finding %q: no such rule", f.ID)
 		c.that(f.Severity == SeverityInfo || f.Severity == SeverityWarning || f.Severity == SeverityCritical, "finding %s: severity %q", f.ID, f.Severity)
 		c.that(f.Title != "" && f.Summary != "" && f.Fix != "", "finding %s: no title, summary or fix", f.ID)
 		for _, n := range f.Evidence.Steps {
 			c.that(c.step[n], "finding %s: step %d is not in the profile", f.ID, n)
 		}
+		for _, m := range f.Evidence.Metrics {
+			c.that(m.Unit != "%" || m.Of != "", "finding %s: the share %q does not say what it is a share of", f.ID, m.Name)
+			if want, ok := quotedShare(p, m); ok {
+				// The shares are computed from totals, the quantities are means: they agree up
+				// to the means' rounding (under a nanosecond each).
+				c.that(math.Abs(m.Value-want) <= 200/math.Max(float64(q.StepNs), 1)+1e-9,
+					"finding %s: %q is %v%%, but the %s share of the step is %v%%", f.ID, m.Name, m.Value, m.Time, want)
+			}
+		}
+		// Impact: estimates never exceed the step; severity follows them.
+		imp := f.Impact
+		c.that(imp.Model != "" && imp.NsPerStep >= 0 && imp.Bytes >= 0, "finding %s: impact %d ns, %d bytes, model %q", f.ID, imp.NsPerStep, imp.Bytes, imp.Model)
+		c.unit("finding "+f.ID+" step share", imp.StepShare)
+		if f.ID != "straggler-rank" { // priced against the median rank's step
+			c.that(imp.NsPerStep <= q.StepNs && math.Abs(float64(imp.NsPerStep)-imp.StepShare*float64(q.StepNs)) <= 2+1e-9*float64(q.StepNs),
+				"finding %s: saves %d ns per step, %v of the %d ns step", f.ID, imp.NsPerStep, imp.StepShare, q.StepNs)
+		}
+		switch f.ID {
+		case "memory-near-limit":
+			c.that(f.Severity == SeverityCritical, "finding %s: severity %s, want critical", f.ID, f.Severity)
+		case "memory-spikes":
+			c.that(f.Severity == SeverityWarning, "finding %s: severity %s, want warning", f.ID, f.Severity)
+		default:
+			c.that(f.Severity == severityOf(imp.StepShare), "finding %s: severity %s for a saving of %.1f%% of the step", f.ID, f.Severity, 100*imp.StepShare)
+		}
+		// Root causes first, by severity and saving; then their evidence, each naming its root,
+		// which lists it.
+		if f.CausedBy != "" {
+			evidence = true
+			r, ok := index[f.CausedBy]
+			c.that(ok && p.Findings[r].CausedBy == "" && slices.Contains(p.Findings[r].Explains, f.ID), "finding %s: caused by %q, which is not a root cause listing it", f.ID, f.CausedBy)
+			c.that(len(f.Explains) == 0, "finding %s: evidence that explains %v", f.ID, f.Explains)
+		} else {
+			c.that(!evidence, "finding %s: a root cause listed after evidence", f.ID)
+			if k > 0 && p.Findings[k-1].CausedBy == "" {
+				prev := p.Findings[k-1]
+				c.that(severityRank[prev.Severity] < severityRank[f.Severity] || prev.Severity == f.Severity && prev.Impact.NsPerStep >= imp.NsPerStep,
+					"finding %s (%s, %d ns) listed after %s (%s, %d ns)", f.ID, f.Severity, imp.NsPerStep, prev.ID, prev.Severity, prev.Impact.NsPerStep)
+			}
+		}
+		for _, e := range f.Explains {
+			k, ok := index[e]
+			c.that(ok && p.Findings[k].CausedBy == f.ID, "finding %s: explains %q, which does not name it", f.ID, e)
+		}
 	}
+}
+
+// quotedShare returns the share of the step a metric quotes when it names a quantity or a
+// breakdown role as its time (SCHEMA.md, "Quantities"): what it must equal.
+func quotedShare(p *Profile, m Metric) (float64, bool) {
+	if m.Unit != "%" || m.Of != "step" {
+		return 0, false
+	}
+	if v, ok := p.Quantities.Get(m.Time); ok && slices.Contains(quantityNames, m.Time) {
+		return pct(v, p.Quantities.StepNs), true
+	}
+	if r, ok := role.Parse(m.Time); ok {
+		return partPercent(p, r), true
+	}
+	return 0, false
 }
 
 // nonFinite returns where in v a float is NaN or infinite (the first such), if one is. It skips

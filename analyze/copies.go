@@ -24,6 +24,7 @@ func (a *analysis) copies(st *Steps) Copies {
 		if t.Kind[i] != trace.KindCopy || t.Dir[i] == trace.DirNone || int(t.Dir[i]) >= len(dirs) {
 			continue
 		}
+		a.copyLanes[t.Lane[i]] = true
 		d := t.Dir[i]
 		g := dirs[d]
 		if g == nil {

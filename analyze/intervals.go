@@ -108,8 +108,15 @@ func (a *analysis) computeIntervals() []ival {
 	return a.compute
 }
 
-// union returns the union of x and y, each merged and sorted (see merge), merged and sorted.
+// union returns the union of x and y, each merged and sorted (see merge), merged and sorted: one
+// of them when the other is empty.
 func union(x, y []ival) []ival {
+	switch {
+	case len(x) == 0:
+		return y
+	case len(y) == 0:
+		return x
+	}
 	out := make([]ival, 0, len(x)+len(y))
 	for len(x) > 0 || len(y) > 0 {
 		var next ival
@@ -119,6 +126,23 @@ func union(x, y []ival) []ival {
 			next, y = y[0], y[1:]
 		}
 		out = appendUnion(out, next)
+	}
+	return out
+}
+
+// unionRuns returns the union of intervals that come in runs sorted by start (lane after lane, each
+// in start order), merged and sorted: each run is unioned in place as it comes and the runs'
+// unions merged, with no sort (iv is overwritten).
+func unionRuns(iv []ival) []ival {
+	var out []ival
+	lo := 0
+	for lo < len(iv) {
+		run := iv[lo:lo]
+		hi := lo
+		for ; hi < len(iv) && (hi == lo || iv[hi].s >= iv[hi-1].s); hi++ {
+			run = appendUnion(run, iv[hi]) // writes at or before what it reads
+		}
+		out, lo = union(out, run), hi
 	}
 	return out
 }

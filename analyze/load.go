@@ -171,6 +171,7 @@ func loadRanks(files []string, opt Options) (*Profile, error) {
 		ref.Warnings = append(ref.Warnings, "rank trace skipped: "+err.Error())
 	}
 	ref.Findings = append(rankFindings(ref.Ranks, median(means)), ref.Findings...)
+	organize(ref.Findings)
 	return ref, nil
 }
 

@@ -33,14 +33,19 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 }
 
 // findDominant keeps the operators with the most host self time and the most device self time
-// in the measured steps, for the dominant-op finding. Roles that other findings name (input,
+// in the measured steps, and each operator family's (opFamilies), for the dominant-op finding. Roles that other findings name (input,
 // augmentation, history, evaluation, syncs) are left to them.
 func (a *analysis) findDominant(byName map[int32]*opAgg) {
+	a.familyHost, a.familyDev = make([]int64, len(opFamilies)), make([]int64, len(opFamilies))
 	for _, g := range byName {
-		switch g.role {
+		switch g.majorRole() {
 		case role.Sample, role.Gather, role.Dataload, role.Augment, role.History,
 			role.Eval, role.Sync:
 			continue
+		}
+		if k := opFamilyOf(a.t.Strings[g.name], g.majorRole()); k >= 0 {
+			a.familyHost[k] += g.measuredHost
+			a.familyDev[k] += g.measuredDev
 		}
 		if a.topHost == nil || g.measuredHost > a.topHost.measuredHost ||
 			g.measuredHost == a.topHost.measuredHost && a.t.Strings[g.name] < a.t.Strings[a.topHost.name] {
@@ -219,7 +224,7 @@ func (c *launchCursor) deviceSelf(t *trace.Table, op int32) int64 {
 // opAgg accumulates one operator group.
 type opAgg struct {
 	name, shape int32
-	role        role.Role
+	roleNs      [role.Count]int64 // host total time by the role of the calls
 	calls       int
 	hostTotal   int64
 	hostSelf    int64
@@ -232,6 +237,9 @@ type opAgg struct {
 }
 
 func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64) {
+	if r := t.Role[i]; r < role.Count {
+		g.roleNs[r] += host
+	}
 	g.calls++
 	g.hostTotal += host
 	g.hostSelf += self
@@ -239,6 +247,19 @@ func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64
 	g.devTotal += devTotal
 	g.flops += t.FLOPs[i]
 	g.bytes += t.Bytes[i]
+}
+
+// majorRole is the role of the operator's calls that take most of its host time (the lowest
+// role among equals): an operator called in several phases is shown in the one it spends most
+// time in, not the one of its first call.
+func (g *opAgg) majorRole() role.Role {
+	best := role.Role(0)
+	for r, ns := range g.roleNs {
+		if ns > g.roleNs[best] {
+			best = role.Role(r)
+		}
+	}
+	return best
 }
 
 // opGroups walks each host lane's span tree and sums every operator's times by name and by
@@ -279,7 +300,7 @@ func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*op
 		self := max(dur-childNs, 0)
 		g := named[t.Name[i]]
 		if g == nil {
-			g = &opAgg{name: t.Name[i], role: t.Role[i]}
+			g = &opAgg{name: t.Name[i]}
 			named[t.Name[i]], byName[t.Name[i]] = g, g
 		}
 		g.add(t, i, dur, self, dself, dtotal)
@@ -291,7 +312,7 @@ func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*op
 		if gs == nil || gs.shape != t.Shape[i] {
 			key := [2]int32{t.Name[i], t.Shape[i]}
 			if gs = byShape[key]; gs == nil {
-				gs = &opAgg{name: t.Name[i], shape: t.Shape[i], role: t.Role[i]}
+				gs = &opAgg{name: t.Name[i], shape: t.Shape[i]}
 				byShape[key] = gs
 			}
 			lastShape[t.Name[i]] = gs
@@ -325,7 +346,7 @@ func opStats[K comparable](a *analysis, groups map[K]*opAgg, byDevice bool) []Op
 	})
 	out := []OpStat{}
 	for _, g := range sorted[:min(len(sorted), a.opt.topOps())] {
-		out = append(out, OpStat{Name: t.Strings[g.name], Shape: t.Strings[g.shape], Role: g.role,
+		out = append(out, OpStat{Name: t.Strings[g.name], Shape: t.Strings[g.shape], Role: g.majorRole(),
 			Calls: g.calls, HostTotalNs: g.hostTotal, HostSelfNs: g.hostSelf, DeviceSelfNs: g.devSelf,
 			DeviceTotal: g.devTotal, FLOPs: g.flops, Bytes: g.bytes})
 	}
@@ -338,8 +359,8 @@ func (a *analysis) kernels() []KernelStat {
 	t := a.t
 	byName := map[int32]*KernelStat{}
 	for i := range t.Len() {
-		if t.Kind[i] != trace.KindSpan || !a.isDeviceWork(i) || t.Role[i] == role.Memset {
-			continue
+		if t.Kind[i] != trace.KindSpan || t.Dur[i] < 0 || !a.isDeviceWork(i) || t.Role[i] == role.Memset {
+			continue // (a span that never ended, Dur -1, ran for no known time)
 		}
 		k := byName[t.Name[i]]
 		if k == nil {

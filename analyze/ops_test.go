@@ -41,6 +41,24 @@ func TestOpTimes(t *testing.T) {
 	}
 }
 
+// An operator called in several phases shows in the one where most of its time is spent, not in
+// its first call's: gcn.spmm's first call is the evaluation before training, its others forward.
+func TestOpRoleIsWhereItsTimeIs(t *testing.T) {
+	s := newScenario(t)
+	s.span("eval", role.Eval, 2*ms, func(start int64) { s.child("gcn.spmm", role.Eval, start, 1*ms) })
+	for n := range 3 {
+		s.step(n, func() {
+			s.span("forward", role.Forward, 4*ms, func(start int64) { s.child("gcn.spmm", role.Forward, start, 2*ms) })
+		})
+	}
+	p := s.profile()
+	for _, o := range slices.Concat(p.Ops.ByName, p.Ops.ByShape) {
+		if o.Name == "gcn.spmm" && (o.Role != role.Forward || o.Calls != 4) {
+			t.Errorf("gcn.spmm: role %s over %d calls, want forward (6 of its 7 ms)", o.Role, o.Calls)
+		}
+	}
+}
+
 // A torch trace's device work joins to the operator that launched it: through the kernel's
 // External id, its runtime call's External id, or else the innermost operator around that call.
 // An operator's device total adds its children's.

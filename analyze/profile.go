@@ -6,7 +6,7 @@ import "github.com/gnnprof/gnnprof/role"
 // field is renamed, removed or changes meaning; adding a field keeps it (see SCHEMA.md).
 const (
 	SchemaName    = "gnnprof.profile"
-	SchemaVersion = 2
+	SchemaVersion = 3
 )
 
 // Profile is everything the analyzer computes from one trace (or one directory of per-rank traces).
@@ -29,7 +29,11 @@ type Profile struct {
 	// critical path through host operators, launches, kernels and syncs.
 	GPU          GPU           `json:"gpu"`
 	CriticalPath *CriticalPath `json:"critical_path"`
-	Findings     []Finding     `json:"findings"`
+	// Quantities are the times findings and reports quote, each defined once (SCHEMA.md).
+	Quantities Quantities `json:"quantities"`
+	// Findings are root causes first, by severity and impact, then the findings that are their
+	// evidence (see [Finding.CausedBy]).
+	Findings []Finding `json:"findings"`
 	// Ranks is set for a multi-rank directory: one summary per rank, by rank. The rest of the
 	// profile then describes Ranks[0]'s trace (the reference rank).
 	Ranks    []RankSummary `json:"ranks,omitempty"`
@@ -495,14 +499,67 @@ const (
 	SeverityCritical Severity = "critical"
 )
 
-// Finding is a named bottleneck with its evidence and a concrete fix.
+// Quantities are the times the findings, the breakdown and the reports quote, each defined once
+// (SCHEMA.md, "Quantities"): means over the measured steps, in nanoseconds. A share a finding states
+// names one of them as its [Metric.Time] and its [Metric.Of].
+type Quantities struct {
+	StepNs    int64 `json:"step_ns"`    // step: the mean measured step's wall time (Breakdown.TotalNs)
+	ComputeNs int64 `json:"compute_ns"` // compute: kernels, and forward, backward and optimizer spans, run
+	// CopyNs is copy time: a copy runs on a device (the union of copies, whatever runs beside
+	// them); CopyOverlapNs the part of it during which compute runs.
+	CopyNs        int64 `json:"copy_ns"`
+	CopyOverlapNs int64 `json:"copy_overlap_ns"`
+	// CopyWaitNs is copy wait, the breakdown's h2d, d2h and d2d parts: the host blocked in a copy,
+	// or a copy running that nothing of higher priority covers. SyncWaitNs is sync wait, the
+	// breakdown's sync part: the host blocked in a synchronisation with no kernel or copy running.
+	CopyWaitNs int64 `json:"copy_wait_ns"`
+	SyncWaitNs int64 `json:"sync_wait_ns"`
+	// ReadbackWaitNs is the host blocked in sync points and scalar read-backs (the union of their
+	// spans and copies, whatever runs beside them); ReadbackCount their number per step.
+	ReadbackWaitNs int64   `json:"readback_wait_ns"`
+	ReadbackCount  float64 `json:"readback_count"`
+	InputNs        int64   `json:"input_ns"`           // input: the breakdown's sample, gather and dataload parts
+	HistoryNs      int64   `json:"history_exposed_ns"` // exposed history: the step's thread in history spans, no compute running
+	EvalNs         int64   `json:"eval_ns"`            // eval: the breakdown's eval part
+	AugmentNs      int64   `json:"augmented_ns"`       // augmented: the time inside augmentation spans, their waits included
+}
+
+// Finding is a named bottleneck with its evidence, what fixing it is estimated to save, and a
+// concrete fix. Findings that describe the same time group under one root cause: the root lists
+// them in Explains, each names the root in CausedBy.
 type Finding struct {
 	ID       string   `json:"id"`
-	Severity Severity `json:"severity"`
+	Severity Severity `json:"severity"` // from Impact: critical ≥ 25 % of the step, warning ≥ 5 %, info below
 	Title    string   `json:"title"`
 	Summary  string   `json:"summary"` // one sentence with the key numbers
 	Evidence Evidence `json:"evidence"`
 	Fix      string   `json:"fix"`
+	Impact   Impact   `json:"impact"`
+	Where    Where    `json:"where"`
+	Explains []string `json:"explains,omitempty"`  // a root cause: the ids of its evidence findings
+	CausedBy string   `json:"caused_by,omitempty"` // evidence: the id of its root cause
+	// FixFlags are the options of gnnprof's trainers that apply the fix, for a trace of theirs.
+	FixFlags []string `json:"fix_flags,omitempty"`
+}
+
+// Impact is what fixing a finding is estimated to save, by its rule's what-if model (SCHEMA.md).
+type Impact struct {
+	NsPerStep int64   `json:"ns_per_step"` // step time recovered per measured step
+	StepShare float64 `json:"step_share"`  // NsPerStep over the mean measured step, 0–1
+	// Bytes is the device memory saved at the peak, for the memory findings (which save no time).
+	Bytes int64  `json:"bytes,omitempty"`
+	Model string `json:"model"` // the what-if model, in one line
+	// Hides says the saving hides time behind compute (overlapping, prefetching) rather than
+	// removing it: savings that hide behind the same compute are capped by it ([PredictStepNs]).
+	Hides bool `json:"hides,omitempty"`
+}
+
+// Where says where a finding's time lies: the step phase (the role of the pipeline span around
+// it), the operator, and the lane.
+type Where struct {
+	Phase string `json:"phase,omitempty"`
+	Op    string `json:"op,omitempty"`
+	Lane  string `json:"lane,omitempty"`
 }
 
 // Evidence is what a finding rests on: the numbers against their thresholds, and where.
@@ -512,12 +569,16 @@ type Evidence struct {
 	Ops     []string `json:"ops,omitempty"`   // operator names involved
 }
 
-// Metric is one measured number and the threshold it was compared with.
+// Metric is one measured number and the threshold it was compared with. A share (unit %) says
+// which time it counts (Time) and what it is a share of (Of): a [Quantities] name ("copy_wait"),
+// a breakdown role ("sample"), or another named time SCHEMA.md defines.
 type Metric struct {
 	Name      string  `json:"name"`
 	Value     float64 `json:"value"`
 	Unit      string  `json:"unit"` // %, ns, bytes, count, x
 	Threshold float64 `json:"threshold"`
+	Time      string  `json:"time,omitempty"`
+	Of        string  `json:"of,omitempty"`
 }
 
 // RankSummary is one rank's headline numbers in a multi-rank directory.

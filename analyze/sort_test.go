@@ -243,3 +243,15 @@ func TestMergeIntervals(t *testing.T) {
 		t.Errorf("union lane by lane gives %d intervals, the union %d", len(byLane), len(want))
 	}
 }
+
+// unionRuns unions intervals that come in sorted runs, the runs overlapping each other.
+func TestUnionRuns(t *testing.T) {
+	iv := []ival{{0, 2}, {1, 3}, {5, 6}, {2, 4}, {8, 9}, {0, 1}, {6, 7}}
+	want := []ival{{0, 4}, {5, 7}, {8, 9}}
+	if got := unionRuns(iv); !slices.Equal(got, want) {
+		t.Errorf("unionRuns = %v, want %v", got, want)
+	}
+	if got := unionRuns(nil); len(got) != 0 {
+		t.Errorf("unionRuns(nil) = %v", got)
+	}
+}

@@ -498,11 +498,13 @@ func selectRank(xs []int64, k int) {
 	slices.Sort(xs[lo:hi])
 }
 
+// pct returns part as a percentage of whole. It divides first: 100·part loses precision beyond
+// 2^53/100 ns (a day or so), which could put a whole's share of itself above 100%.
 func pct(part, whole int64) float64 {
 	if whole == 0 {
 		return 0
 	}
-	return 100 * float64(part) / float64(whole)
+	return 100 * (float64(part) / float64(whole))
 }
 
 func stepList(steps []Step, idx []int) []int {

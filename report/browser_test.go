@@ -110,6 +110,34 @@ func checkClean(t *testing.T, b *browsertest.Tab) {
 	}
 }
 
+// checkTopCause: the page's first screen shows the top root cause — what it is, what it costs per
+// step, where, and its fix — and a link to one of its evidence findings opens that finding.
+func checkTopCause(t *testing.T, b *browsertest.Tab, p *analyze.Profile) {
+	t.Helper()
+	top := rootViews(findingViews(p.Findings))[0]
+	type box struct {
+		Top, Bottom, Height float64
+		Text                string
+	}
+	got := eval[box](t, b, `(function () { var e = document.getElementById("top-cause"), r = e.getBoundingClientRect();
+  return {top: r.top + window.scrollY, bottom: r.bottom + window.scrollY, height: window.innerHeight, text: e.innerText}; })()`)
+	if got.Bottom > got.Height || got.Top < 0 {
+		t.Errorf("the top root cause lies at %.0f–%.0f px, not within the first screen (%.0f px)", got.Top, got.Bottom, got.Height)
+	}
+	for _, want := range []string{top.Title, top.Impact, "where: " + top.Where, "Fix:"} {
+		if !strings.Contains(got.Text, want) {
+			t.Errorf("the top root cause's box lacks %q: %q", want, got.Text)
+		}
+	}
+	if len(top.Evidence) > 0 {
+		id := top.Evidence[0].ID
+		eval[any](t, b, `document.querySelector("#top-cause a[href='#finding-`+id+`']").click(), 0`)
+		if !eval[bool](t, b, `document.getElementById("finding-`+id+`").closest("details").open`) {
+			t.Errorf("the link to evidence %s does not open it", id)
+		}
+	}
+}
+
 // screenshot saves the page, and each of its sections alone, as PNGs in $GNNPROF_REPORT_DIR (to
 // look at), if set.
 func screenshot(t *testing.T, b *browsertest.Tab, name string) {
@@ -170,6 +198,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		t.Errorf("filter 'gemm' shows %d rows, want 1", n)
 	}
 	eval[any](t, b, `(function () { var i = document.querySelector("input[data-filter=optable]"); i.value = ""; i.dispatchEvent(new Event("input")); return 0; })()`)
+	checkTopCause(t, b, p)
 	screenshot(t, b, "report.png")
 	checkClean(t, b)
 }

@@ -133,14 +133,22 @@ func runRows(r *rundir.RunDiff) []diffRunRow {
 	return rows
 }
 
-// diffFindings writes the findings gained (+), lost (-) and kept (=).
+// diffFindings writes the findings gained (+), lost (-) and kept (=), each root cause with what it
+// costs, each evidence with its root.
 func (t *textWriter) diffFindings(d *analyze.Diff) {
 	t.section("Findings")
+	line := func(sign string, f analyze.Finding) {
+		what := ImpactText(f.Impact)
+		if f.CausedBy != "" {
+			what = "evidence of " + f.CausedBy
+		}
+		t.f("  %s [%s] %s, %s: %s\n", sign, f.Severity, f.ID, what, f.Summary)
+	}
 	for _, f := range d.Gained {
-		t.f("  + [%s] %s: %s\n", f.Severity, f.ID, f.Summary)
+		line("+", f)
 	}
 	for _, f := range d.Lost {
-		t.f("  - [%s] %s: %s\n", f.Severity, f.ID, f.Summary)
+		line("-", f)
 	}
 	if len(d.Kept) > 0 {
 		t.f("  = %s\n", strings.Join(d.Kept, ", "))

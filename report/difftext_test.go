@@ -23,7 +23,7 @@ func TestWriteDiffText(t *testing.T) {
 		"  increased 22.8 ms → 58.8 ms (+157.9%)  calls 12 → 12  sample_subgraph\n",
 		"  HtoD  count 24 → 24, bytes 60.0 MiB → 60.0 MiB",
 		"Peak memory 66.0 MiB → 66.0 MiB",
-		"  = input-bound, low-utilization\n",
+		"  = input-bound, copies-not-overlapped, low-utilization\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("diff text lacks %q:\n%s", want, out)
@@ -58,7 +58,7 @@ func TestWriteDiffSummary(t *testing.T) {
 		"  interrupted            no → yes\n",
 		"  mean step  9.50 ms → 12.5 ms (+31.6%)  (12 steps in A, 12 steps in B)\n",
 		"  sample     1.90 ms → 4.90 ms (+157.9%)\n",
-		"  = input-bound, low-utilization\n",
+		"  = input-bound, copies-not-overlapped, low-utilization\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("diff summary lacks %q:\n%s", want, out)

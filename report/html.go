@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,7 +110,8 @@ type htmlPage struct {
 	Diff      bool
 
 	Headline      []kpi
-	Findings      []findingView
+	TopCause      *findingView  // the first root cause, which opens the page
+	Findings      []findingView // root causes, each with its evidence
 	NoFindingNote string
 
 	Charts       map[string]chartBlock
@@ -191,6 +191,13 @@ type findingView struct {
 	Metrics                           []metricView
 	Steps                             string
 	Ops                               []string
+	// Impact says what the fix saves ("38.4 ms per step, 83.6% of the step", or memory), Model
+	// how that was estimated; Where where the time lies; Rerun the trainer options that apply the
+	// fix ("--impl fast").
+	Impact, Model, Where, Rerun string
+	// CausedBy names a finding's root cause; Evidence are a root cause's evidence findings.
+	CausedBy string
+	Evidence []findingView
 }
 
 type metricView struct {
@@ -198,12 +205,13 @@ type metricView struct {
 	Over                   bool
 }
 
-// findingViews formats findings, most severe first, keeping the analyzer's order within a
-// severity.
+// findingViews formats findings in the analyzer's order: root causes first (by severity and
+// impact), then evidence.
 func findingViews(fs []analyze.Finding) []findingView {
 	var out []findingView
 	for _, f := range fs {
-		v := findingView{ID: f.ID, Severity: string(f.Severity), Title: f.Title, Summary: f.Summary, Fix: f.Fix, Ops: f.Evidence.Ops}
+		v := findingView{ID: f.ID, Severity: string(f.Severity), Title: f.Title, Summary: f.Summary, Fix: f.Fix, Ops: f.Evidence.Ops,
+			Impact: ImpactText(f.Impact), Model: f.Impact.Model, Where: whereText(f.Where), Rerun: strings.Join(f.FixFlags, " "), CausedBy: f.CausedBy}
 		for _, m := range f.Evidence.Metrics {
 			mv := metricView{Name: m.Name, Value: fmtMetric(m.Value, m.Unit), Over: m.Value > m.Threshold}
 			if m.Threshold != 0 {
@@ -220,9 +228,50 @@ func findingViews(fs []analyze.Finding) []findingView {
 		}
 		out = append(out, v)
 	}
-	rank := map[string]int{string(analyze.SeverityCritical): 0, string(analyze.SeverityWarning): 1, string(analyze.SeverityInfo): 2}
-	slices.SortStableFunc(out, func(a, b findingView) int { return cmp.Compare(rank[a.Severity], rank[b.Severity]) })
 	return out
+}
+
+// rootViews returns the root causes among views, each with its evidence.
+func rootViews(views []findingView) []findingView {
+	var out []findingView
+	for _, v := range views {
+		if v.CausedBy == "" {
+			for _, e := range views {
+				if e.CausedBy == v.ID {
+					v.Evidence = append(v.Evidence, e)
+				}
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ImpactText says what a finding costs, which its fix saves: per step and as a share of the mean
+// step ("costs 38.4 ms per step (83.6% of the mean step)"), or the memory it saves.
+func ImpactText(imp analyze.Impact) string {
+	switch {
+	case imp.Bytes > 0:
+		return "saves " + fmtBytes(imp.Bytes) + " of device memory at the peak"
+	case imp.NsPerStep > 0:
+		return fmt.Sprintf("costs %s per step (%s of the mean step)", fmtDur(imp.NsPerStep), fmtPct(100*imp.StepShare))
+	}
+	return "no time saved by itself"
+}
+
+// whereText says where a finding's time lies: "augment phase · target · lane main".
+func whereText(w analyze.Where) string {
+	var parts []string
+	if w.Phase != "" {
+		parts = append(parts, w.Phase+" phase")
+	}
+	if w.Op != "" {
+		parts = append(parts, w.Op)
+	}
+	if w.Lane != "" {
+		parts = append(parts, "lane "+w.Lane)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // shortPath names a trace by its file and the directory holding it (runs are directories of

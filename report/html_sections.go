@@ -61,11 +61,14 @@ func (b *pageBuilder) headline(p *analyze.Profile, run *rundir.Run) {
 	b.page.Headline = h
 }
 
+// findings lists the root causes, each with its evidence, and puts the top one first on the page.
 func (b *pageBuilder) findings(fs []analyze.Finding) {
-	b.page.Findings = findingViews(fs)
+	b.page.Findings = rootViews(findingViews(fs))
 	if len(b.page.Findings) == 0 {
 		b.page.NoFindingNote = "No bottleneck crossed its threshold."
+		return
 	}
+	b.page.TopCause = &b.page.Findings[0]
 }
 
 type partRow struct {

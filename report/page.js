@@ -84,4 +84,12 @@
       if (count) count.textContent = q === "" ? "" : shown + " shown";
     });
   });
+
+  // A link to a finding shown as evidence opens the details it sits in.
+  function openTarget() {
+    var el = location.hash ? document.getElementById(location.hash.slice(1)) : null;
+    for (; el; el = el.parentElement) if (el.tagName === "DETAILS") el.open = true;
+  }
+  window.addEventListener("hashchange", openTarget);
+  openTarget();
 })();

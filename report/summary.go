@@ -17,14 +17,15 @@ type SummaryOptions struct {
 	Color bool
 	// Width is the line width to wrap fixes at (default 100).
 	Width int
-	// Findings and Ops bound how many findings and operators are listed (defaults 3 and 5).
+	// Findings and Ops bound how many root causes (after the top one) and operators are listed
+	// (defaults 3 and 5).
 	Findings int
 	Ops      int
 }
 
 // WriteSummary writes what a person wants to see when a run finishes, in about 25 to 40 lines:
-// the steps, the breakdown as a table with bars, the top findings with their fix, the top
-// operators and the copies. Names from the trace are stripped of control characters, so a trace
+// the steps; the top root cause — what it is, where, what it costs per step, its fix; the
+// breakdown as a table with bars; the other root causes; the top operators and the copies. Names from the trace are stripped of control characters, so a trace
 // cannot send escape sequences to the terminal.
 func WriteSummary(w io.Writer, p *analyze.Profile, opt SummaryOptions) error {
 	if opt.Width <= 0 {
@@ -93,9 +94,11 @@ func (s *summary) write(p *analyze.Profile) {
 		s.line("%s", s.style(ansiYellow, "the trace was cut short; this covers what was read"))
 	}
 
+	roots := rootViews(findingViews(p.Findings))
+	s.topCause(roots)
 	s.breakdown(p)
 	s.criticalPath(p)
-	s.findings(p)
+	s.otherCauses(roots, len(p.Findings))
 	s.ops(p)
 	s.copies(p)
 	// Findings are about the training; warnings about reading and analysing its trace: each is
@@ -148,41 +151,76 @@ func (s *summary) criticalPath(p *analyze.Profile) {
 	}
 }
 
-func (s *summary) findings(p *analyze.Profile) {
-	fs := findingViews(p.Findings) // most severe first
-	if len(fs) == 0 {
-		s.heading("Findings", "")
+// severity writes a severity as a coloured label.
+func (s *summary) severity(sev string) string {
+	label := strings.ToUpper(clean(sev))
+	switch analyze.Severity(sev) {
+	case analyze.SeverityCritical:
+		return s.style(ansiRed+ansiBold, label)
+	case analyze.SeverityWarning:
+		return s.style(ansiYellow+ansiBold, label)
+	}
+	return s.style(ansiBlue, label)
+}
+
+// topCause opens the findings with the top root cause: what it is, where, what it costs per
+// step, its evidence, and its fix (with the trainer options that apply it).
+func (s *summary) topCause(roots []findingView) {
+	if len(roots) == 0 {
+		s.heading("Top root cause", "")
 		s.line("  %s", s.style(ansiGreen, "no bottleneck crossed its threshold"))
 		return
 	}
-	note := Plural(len(fs), "finding", "findings")
-	if len(fs) > s.opt.Findings {
-		note += fmt.Sprintf(", the top %d shown", s.opt.Findings)
-		fs = fs[:s.opt.Findings]
+	f := roots[0]
+	s.heading("Top root cause", "what fixing it saves, by its what-if model")
+	s.line("  %s  %s  %s", s.severity(f.Severity), s.style(ansiBold, clean(f.Title)), s.style(ansiDim, clean(f.ID)))
+	s.line("    %s", s.style(ansiBold, clean(f.Impact)))
+	if f.Where != "" {
+		s.line("    where: %s", clean(f.Where))
 	}
-	s.heading("Findings", note)
-	for _, f := range fs {
-		sev := strings.ToUpper(clean(f.Severity))
-		switch analyze.Severity(f.Severity) {
-		case analyze.SeverityCritical:
-			sev = s.style(ansiRed+ansiBold, sev)
-		case analyze.SeverityWarning:
-			sev = s.style(ansiYellow+ansiBold, sev)
-		default:
-			sev = s.style(ansiBlue, sev)
+	for _, l := range wrapLines(clean(f.Summary), s.opt.Width-4, 2) {
+		s.line("    %s", l)
+	}
+	if len(f.Evidence) > 0 {
+		var ids []string
+		for _, e := range f.Evidence {
+			ids = append(ids, clean(e.ID))
 		}
-		s.line("  %s  %s  %s", sev, s.style(ansiBold, clean(f.Title)), s.style(ansiDim, clean(f.ID)))
-		for _, l := range wrapLines(clean(f.Summary), s.opt.Width-4, 2) {
+		s.line("    %s", s.style(ansiDim, truncRunes("the same time shows as: "+strings.Join(ids, ", "), s.opt.Width-4)))
+	}
+	if f.Fix != "" {
+		for i, l := range wrapLines("fix: "+clean(f.Fix), s.opt.Width-4, 3) {
+			if i == 0 {
+				l = s.style(ansiGreen, "fix:") + strings.TrimPrefix(l, "fix:")
+			}
 			s.line("    %s", l)
 		}
-		if f.Fix != "" {
-			for i, l := range wrapLines("fix: "+clean(f.Fix), s.opt.Width-4, 3) {
-				if i == 0 {
-					l = s.style(ansiGreen, "fix:") + strings.TrimPrefix(l, "fix:")
-				}
-				s.line("    %s", l)
-			}
+	}
+	if f.Rerun != "" {
+		s.line("    %s %s", s.style(ansiGreen, "rerun with"), s.style(ansiBold, clean(f.Rerun)))
+	}
+}
+
+// otherCauses lists the root causes after the top one, one line each with what they cost, and
+// says how many findings there are in all.
+func (s *summary) otherCauses(roots []findingView, findings int) {
+	if len(roots) < 2 {
+		return
+	}
+	rest := roots[1:]
+	note := fmt.Sprintf("%s in %s; the full report has their evidence and fixes", Plural(len(roots), "root cause", "root causes"), Plural(findings, "finding", "findings"))
+	if len(rest) > s.opt.Findings {
+		note = fmt.Sprintf("the next %d; ", s.opt.Findings) + note
+		rest = rest[:s.opt.Findings]
+	}
+	s.heading("Other root causes", note)
+	for _, f := range rest {
+		rerun := ""
+		if f.Rerun != "" {
+			rerun = s.style(ansiGreen, " · rerun with "+clean(f.Rerun))
 		}
+		s.line("  %s  %s  %s", s.severity(f.Severity), s.style(ansiBold, clean(f.Title)), s.style(ansiDim, clean(f.ID)))
+		s.line("    %s", truncRunes(clean(f.Impact), s.opt.Width-4)+rerun)
 	}
 }
 

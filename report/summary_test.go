@@ -35,9 +35,16 @@ func TestSummaryCompact(t *testing.T) {
 			t.Errorf("summary lacks breakdown part %s", part.Role)
 		}
 	}
-	for i, f := range findingViews(p.Findings) {
-		if i < 3 && !strings.Contains(out, f.Title) {
-			t.Errorf("summary lacks finding %q", f.Title)
+	// It opens with the top root cause, what it costs and its fix; then the other root causes.
+	roots := rootViews(findingViews(p.Findings))
+	top := roots[0]
+	if i := strings.Index(out, "Top root cause"); i < 0 || i > strings.Index(out, "Where a step's time goes") ||
+		!strings.Contains(out[i:], top.Title) || !strings.Contains(out[i:], top.Impact) || !strings.Contains(out[i:], "fix: "+top.Fix[:20]) {
+		t.Errorf("summary does not open with the top root cause %q (%s)", top.Title, top.Impact)
+	}
+	for i, f := range roots {
+		if i < 4 && !strings.Contains(out, f.Title) {
+			t.Errorf("summary lacks root cause %q", f.Title)
 		}
 	}
 	for _, want := range []string{"sample_subgraph", "HtoD", fmtDur(p.Breakdown.TotalNs)} {
@@ -97,7 +104,7 @@ func TestSummaryPlurals(t *testing.T) {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("reader warning %d", i))
 		}
 		p.Findings = p.Findings[:0]
-		for i := range c.steps {
+		for i := range c.steps + 1 {
 			p.Findings = append(p.Findings, analyze.Finding{ID: fmt.Sprintf("f%d", i), Severity: analyze.SeverityInfo, Title: "a finding"})
 		}
 		var buf bytes.Buffer
@@ -105,8 +112,8 @@ func TestSummaryPlurals(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := buf.String()
-		findings := Plural(c.steps, "finding", "findings")
-		for _, want := range append(c.want, "Findings  "+findings+"\n") {
+		note := Plural(c.steps+1, "root cause", "root causes") + " in " + Plural(c.steps+1, "finding", "findings")
+		for _, want := range append(c.want, "Other root causes  "+note) {
 			if !strings.Contains(out, want) {
 				t.Errorf("summary lacks %q:\n%s", want, out)
 			}

@@ -120,6 +120,15 @@ func TestReportInBrowser(t *testing.T) {
 				t.Errorf("%s's report lacks %q", run, want)
 			}
 		}
+		// A run with findings opens with its top root cause, on the first screen: what it costs
+		// per step and its fix.
+		if eval[int](t, b, `document.querySelectorAll("#findings article.finding").length`) > 0 {
+			top := eval[string](t, b, `(function () { var e = document.getElementById("top-cause");
+  return e && e.getBoundingClientRect().bottom <= window.innerHeight ? e.innerText : ""; })()`)
+			if !strings.Contains(strings.ToLower(top), "top root cause") || !strings.Contains(top, "Fix:") || !strings.Contains(top, "per step") && !strings.Contains(top, "no time saved") {
+				t.Errorf("%s's report does not open with its top root cause on the first screen: %q", run, top)
+			}
+		}
 		b.Screenshot(t, "web-report-"+filepath.Base(run)+".png")
 	}
 	b.CheckErrors(t)

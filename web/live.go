@@ -47,6 +47,8 @@ type liveFinding struct {
 	Severity string `json:"severity"`
 	Title    string `json:"title"`
 	Summary  string `json:"summary"`
+	Cost     string `json:"cost"` // what it costs per step (report.ImpactText)
+	Fix      string `json:"fix"`
 }
 
 // liveJSON is the run's live.json, computed once per state of its files.
@@ -82,7 +84,7 @@ func liveOf(a *analysis, dir string, updated time.Time) *liveStatus {
 		st.Latest = append(st.Latest, liveStep{Number: step.Number, WallNs: step.WallNs, Wall: report.FormatDuration(step.WallNs), Parts: step.Parts})
 	}
 	if f := topFinding(p.Findings); f != nil {
-		st.Finding = &liveFinding{Severity: string(f.Severity), Title: f.Title, Summary: f.Summary}
+		st.Finding = &liveFinding{Severity: string(f.Severity), Title: f.Title, Summary: f.Summary, Cost: report.ImpactText(f.Impact), Fix: f.Fix}
 	}
 	return st
 }

@@ -48,8 +48,10 @@ type RunSummary struct {
 	TestAcc    *float64 `json:"test_acc,omitempty"`
 	Steps      int      `json:"steps"`
 	MeanStepNs int64    `json:"mean_step_ns"` // mean measured step (the breakdown's total)
-	TopFinding string   `json:"top_finding,omitempty"`
-	Severity   string   `json:"top_finding_severity,omitempty"`
+	// TopFinding is the top root cause (the analysis lists it first), TopCost what it costs.
+	TopFinding string `json:"top_finding,omitempty"`
+	Severity   string `json:"top_finding_severity,omitempty"`
+	TopCost    string `json:"top_finding_cost,omitempty"`
 
 	CPUProfile bool   `json:"cpu_profile"`     // the run has cpu.pprof
 	Error      string `json:"error,omitempty"` // why the numbers are missing
@@ -252,7 +254,7 @@ func (s *Server) computeSummary(dir string, inputs []string) RunSummary {
 		sum.Error = s.message(a.badRecord) + "; " + rundir.WithoutRecord
 	}
 	if f := topFinding(p.Findings); f != nil {
-		sum.TopFinding, sum.Severity = f.Title, string(f.Severity)
+		sum.TopFinding, sum.Severity, sum.TopCost = f.Title, string(f.Severity), report.ImpactText(f.Impact)
 	}
 	return sum
 }
@@ -306,24 +308,14 @@ func latestChange(files []string) time.Time {
 	return t
 }
 
-// topFinding is the most severe finding (the first of those most severe).
+// topFinding is the top root cause: the analysis lists the findings by what fixing them saves,
+// root causes first.
 func topFinding(fs []analyze.Finding) *analyze.Finding {
-	rank := func(s analyze.Severity) int {
-		if i := slices.Index(severityOrder, s); i >= 0 {
-			return i
-		}
-		return len(severityOrder)
+	if len(fs) == 0 {
+		return nil
 	}
-	var top *analyze.Finding
-	for i := range fs {
-		if top == nil || rank(fs[i].Severity) < rank(top.Severity) {
-			top = &fs[i]
-		}
-	}
-	return top
+	return &fs[0]
 }
-
-var severityOrder = []analyze.Severity{analyze.SeverityCritical, analyze.SeverityWarning, analyze.SeverityInfo}
 
 // configString is a string setting of run.json's config (or the trace's run metadata).
 func configString(config map[string]any, key string) string {

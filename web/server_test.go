@@ -89,7 +89,7 @@ func TestRunSummaries(t *testing.T) {
 			want.TopFinding = f.Title
 		}
 		if got.TopFinding != want.TopFinding {
-			t.Errorf("%s top finding %q, want the analysis's most severe, %q", c.path, got.TopFinding, want.TopFinding)
+			t.Errorf("%s top finding %q, want the analysis's top root cause, %q", c.path, got.TopFinding, want.TopFinding)
 		}
 	}
 	if r := byPath["stopped"]; r.Status != StatusStopped || r.Steps != 3 || r.Epochs != 3 || r.Planned != 50 || r.Model != "gat" || r.TestAcc != nil {

@@ -112,7 +112,8 @@ func TestRunSaintWritesRunDirectory(t *testing.T) {
 
 // TestSaintNaiveAugmentFindings: the analyzer tells naive MH-Aug's bottleneck from a trace. On
 // the naive implementation (thousands of scalar read-backs per chain step) sync-storm and
-// augment-dominated fire; on the fast one, same seed and graph, neither does. A few proposals per
+// augment-dominated fire, the storm the top root cause in the augmentation, fixed by --impl fast,
+// with augment-dominated its evidence; on the fast one, same seed and graph, neither fires. A few proposals per
 // epoch at most (--max-tries) keep the fast chain's share small, and 8 epochs the averages steady,
 // however loaded the machine is.
 func TestSaintNaiveAugmentFindings(t *testing.T) {
@@ -135,6 +136,13 @@ func TestSaintNaiveAugmentFindings(t *testing.T) {
 				t.Errorf("%s MH-Aug: %s fired = %v; findings %v", impl, id, fired, findingIDs(p.Findings))
 			}
 		}
+		if impl == "naive" {
+			top := p.Findings[0]
+			if top.ID != "sync-storm" || top.Where.Phase != "augment" || !slices.Equal(top.FixFlags, []string{"--impl", "fast"}) ||
+				!slices.Contains(top.Explains, "augment-dominated") {
+				t.Errorf("naive MH-Aug: top root cause %s in %+v, rerun with %v, explains %v", top.ID, top.Where, top.FixFlags, top.Explains)
+			}
+		}
 	}
 	root := newRootCmd()
 	var out bytes.Buffer
@@ -143,7 +151,7 @@ func TestSaintNaiveAugmentFindings(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"- [warning] sync-storm", "- [warning] augment-dominated", "Copy DtoH"} {
+	for _, want := range []string{"- [critical] sync-storm, costs ", "augment-dominated, evidence of sync-storm"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("gnnprof diff naive fast lacks %q:\n%s", want, out.String())
 		}

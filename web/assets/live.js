@@ -102,6 +102,8 @@
       $("findingsev").textContent = f.severity;
       $("findingtitle").textContent = f.title;
       $("findingsum").textContent = f.summary;
+      $("findingcost").textContent = "— " + f.cost;
+      $("findingfix").textContent = f.fix ? "Fix: " + f.fix : "";
     }
   }
 

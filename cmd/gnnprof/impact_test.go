@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/analyze"
+)
+
+// impactPattern is a bottleneck our trainers make on purpose, and the option that fixes it.
+type impactPattern struct {
+	name          string
+	before, after []string // `gnnprof run` arguments without --out
+	root          string   // the first root cause of the run before
+	flags         []string // the fix flags it names: what after adds
+}
+
+var impactPatterns = []impactPattern{
+	// A scalar read-back storm: naive MH-Aug reads every per-node value back one at a time.
+	{name: "readback-storm",
+		before: []string{"run", "saint", "--data", saintData, "--aug", "mh", "--impl", "naive", "--max-tries", "5", "--epochs", "8", "--budget", "200", "--no-report"},
+		after:  []string{"run", "saint", "--data", saintData, "--aug", "mh", "--impl", "fast", "--max-tries", "5", "--epochs", "8", "--budget", "200", "--no-report"},
+		root:   "sync-storm", flags: []string{"--impl", "fast"}},
+	// Exposed history and batch I/O: GAS with every transfer synchronous, over a slow link.
+	{name: "sync-transfers",
+		before: append(slices.Clone(gasTransferArgs), "--sync-transfers"),
+		after:  append(slices.Clone(gasTransferArgs), "--sync-transfers=false"),
+		root:   "transfer-bound", flags: []string{"--sync-transfers=false"}},
+}
+
+// gasTransferArgs run the paper's I/O experiment small (TestGASTransferFindings): large batches
+// of a clustered graph over a 500 MB/s link.
+var gasTransferArgs = []string{"run", "gas", "--data", "sbm:nodes=10000,classes=8,degree=10,homophily=0.95,features=64", "--parts", "40",
+	"--batch-parts", "20", "--layers", "3", "--hidden", "64", "--epochs", "4", "--link", "500MB/s", "--no-report"}
+
+// runProfile runs `gnnprof run` with args into a new directory and analyses it.
+func runProfile(t *testing.T, args []string) *analyze.Profile {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	root := newRootCmd()
+	root.SetOut(io.Discard)
+	root.SetErr(io.Discard)
+	root.SetArgs(append(slices.Clone(args), "--out", dir))
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := analyze.Load(dir, analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestImpactPredictsRecovery: for each bottleneck our trainers make, the first root cause of the
+// run (step-outliers aside: load makes them) is the expected one, it names the option that fixes it, and what it is estimated to save
+// (and what PredictStepNs predicts from the findings that option fixes) is within 25% of what the
+// fixed run actually recovers. The runs before and after the fix alternate, in pairs, so that the
+// machine's load hits both alike, and each side is the median over the pairs. The recovery is the
+// mean step before − after less the change in compute time (forward, backward, optimizer: the
+// same model work in both runs, so a change in it is the machine's load, not the fix); the test
+// logs the plain difference of the mean steps beside it.
+func TestImpactPredictsRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs each pattern three times before and after its fix")
+	}
+	const pairs = 3
+	for _, c := range impactPatterns {
+		t.Run(c.name, func(t *testing.T) {
+			var estimates, predicted, recovered, plain []int64
+			for k := range pairs {
+				before, after := runProfile(t, c.before), runProfile(t, c.after)
+				top := firstCause(before)
+				if top.ID != c.root || !slices.Equal(top.FixFlags, c.flags) {
+					t.Fatalf("pair %d: the first root cause is %s (rerun with %v), want %s (rerun with %v); findings %v",
+						k, top.ID, top.FixFlags, c.root, c.flags, findingIDs(before.Findings))
+				}
+				var fixed []string
+				for _, f := range before.Findings {
+					if slices.Equal(f.FixFlags, c.flags) {
+						fixed = append(fixed, f.ID)
+					}
+				}
+				checkSharesAgree(t, before)
+				qb, qa := before.Quantities, after.Quantities
+				estimates = append(estimates, top.Impact.NsPerStep)
+				predicted = append(predicted, qb.StepNs-analyze.PredictStepNs(before, fixed))
+				plain = append(plain, qb.StepNs-qa.StepNs)
+				recovered = append(recovered, qb.StepNs-qa.StepNs-(qb.ComputeNs-qa.ComputeNs))
+				t.Logf("pair %d (load %s): step %s → %s; recovered %s (plain difference %s); %s estimated %s, %v predict %s saved",
+					k, loadAverage(), ms(qb.StepNs), ms(qa.StepNs), ms(recovered[k]), ms(plain[k]), top.ID, ms(top.Impact.NsPerStep), fixed, ms(predicted[k]))
+			}
+			want := median64(recovered)
+			for _, got := range []struct {
+				what string
+				ns   int64
+			}{{c.root + "'s estimate", median64(estimates)}, {"PredictStepNs", median64(predicted)}} {
+				if d := got.ns - want; d > want/4 || -d > want/4 {
+					t.Errorf("%s saves %s per step; the fix recovered %s (plain difference of the steps %s)", got.what, ms(got.ns), ms(want), ms(median64(plain)))
+				}
+			}
+		})
+	}
+}
+
+// checkSharesAgree: on our trainers' traces, two findings that quote the same time of the same
+// whole quote the same number; copy wait (the host blocked on copies: the breakdown's h2d, d2h and
+// d2d parts) and copy time (the device busy on copies) are told apart by name wherever they are
+// quoted, and the copy wait quoted is the breakdown's.
+func checkSharesAgree(t *testing.T, p *analyze.Profile) {
+	t.Helper()
+	seen := map[[2]string]float64{}
+	var breakdown float64
+	for _, part := range p.Breakdown.Parts {
+		if r := part.Role.String(); r == "h2d" || r == "d2h" || r == "d2d" {
+			breakdown += part.Percent
+		}
+	}
+	for _, f := range p.Findings {
+		for _, m := range f.Evidence.Metrics {
+			if m.Unit != "%" {
+				continue
+			}
+			key := [2]string{m.Time, m.Of}
+			if v, ok := seen[key]; ok && v != m.Value {
+				t.Errorf("%s quotes %s of %s as %.2f%%, another finding as %.2f%%", f.ID, m.Time, m.Of, m.Value, v)
+			}
+			seen[key] = m.Value
+			switch m.Time {
+			case "copy_wait":
+				if !strings.Contains(m.Name, "copy wait") || math.Abs(m.Value-breakdown) > 1e-6 {
+					t.Errorf("%s: %q (%.2f%%) is not the breakdown's copy wait, %.2f%%", f.ID, m.Name, m.Value, breakdown)
+				}
+			case "copy":
+				if !strings.Contains(m.Name, "copy time") {
+					t.Errorf("%s: %q quotes copy time under another name", f.ID, m.Name)
+				}
+			}
+		}
+		if f.ID == "transfer-bound" && !strings.Contains(f.Summary, "copy wait") || f.ID == "copies-not-overlapped" && !strings.Contains(f.Summary, "copy time") {
+			t.Errorf("%s does not say which time it counts: %s", f.ID, f.Summary)
+		}
+	}
+}
+
+// firstCause is a profile's first root cause but step-outliers: a few much slower steps are what
+// a loaded machine makes of a run, whatever its bottleneck.
+func firstCause(p *analyze.Profile) analyze.Finding {
+	for _, f := range p.Findings {
+		if f.ID != "step-outliers" {
+			return f
+		}
+	}
+	return analyze.Finding{}
+}
+
+func median64(xs []int64) int64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+func ms(ns int64) string { return fmt.Sprintf("%.2f ms", float64(ns)/1e6) }
+
+// loadAverage is the machine's one-minute load average, for the log.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(data))[0]
+}
