@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gnnprof/gnnprof/analyze"
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
