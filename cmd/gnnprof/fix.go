@@ -85,14 +85,25 @@ type namedFix struct {
 	Flags []string
 }
 
-// fixesOf lists the findings of a run's analysis that name trainer options as their fix, in the
-// findings' order (by what fixing them saves), and predictStepNs predicts the mean step once the
-// findings ids are fixed. Both come from the analyzer's findings (fix_flags, impact; issue 25):
-// until it names options, none does, and the prediction is the step as it is.
+// fixesOf lists the findings of a run's analysis that name trainer options as their fix
+// (fix_flags), in the findings' order (by what fixing them saves), and predictStepNs predicts the
+// mean step once the findings ids are fixed (their impact estimates, combined without counting a
+// time twice). Tests replace them to plan a fix of their choosing.
 var (
-	fixesOf       = func(p *analyze.Profile) []namedFix { return nil }
-	predictStepNs = func(p *analyze.Profile, ids []string) int64 { return p.Breakdown.TotalNs }
+	fixesOf       = analysisFixes
+	predictStepNs = analyze.PredictStepNs
 )
+
+// analysisFixes is fixesOf from the analyzer's findings.
+func analysisFixes(p *analyze.Profile) []namedFix {
+	var out []namedFix
+	for _, f := range p.Findings {
+		if len(f.FixFlags) > 0 {
+			out = append(out, namedFix{f.ID, f.FixFlags})
+		}
+	}
+	return out
+}
 
 // planFix is the plan of a run's analysis: every option its findings name, once (the first
 // finding to name an option sets its value), and the mean step predicted once those findings are
