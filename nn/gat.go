@@ -150,20 +150,26 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	}
 
 	sp := c.Begin("gat.bias", role.Forward)
+	width := C
 	if l.Concat {
-		l.out = c.Resize(l.out, adj.Rows, H*C)
-		copy(l.out.Data, l.agg.Data)
-	} else {
-		l.out = c.ResizeZero(l.out, adj.Rows, C)
-		inv := 1 / float32(H)
-		for i := 0; i < adj.Rows; i++ {
+		width = H * C
+	}
+	l.out = c.Resize(l.out, adj.Rows, width)
+	inv := 1 / float32(H)
+	parallelFor(adj.Rows, int64(adj.Rows*H*C), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
 			o, a := l.out.Row(i), l.agg.Row(i)
-			for h := 0; h < H; h++ {
-				axpy(inv, a[h*C:(h+1)*C], o)
+			if l.Concat {
+				copy(o, a)
+			} else {
+				clear(o)
+				for h := 0; h < H; h++ {
+					axpy(inv, a[h*C:(h+1)*C], o)
+				}
 			}
 		}
-	}
-	AddBias(l.out, l.B.W.Data)
+		addBiasRows(l.out, l.B.W.Data, lo, hi)
+	})
 	sp.EndWork(int64(adj.Rows*H*C), l.agg.Bytes()+l.out.Bytes())
 	return l.out
 }
@@ -181,14 +187,16 @@ func (l *GATConv) Backward(c *Ctx, dy *Mat) *Mat {
 	} else {
 		l.dO = c.Resize(l.dO, nd, HC)
 		inv := 1 / float32(H)
-		for i := 0; i < nd; i++ {
-			d, g := l.dO.Row(i), dy.Row(i)
-			for h := 0; h < H; h++ {
-				for k, v := range g {
-					d[h*C+k] = v * inv
+		parallelFor(nd, int64(nd*HC), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				d, g := l.dO.Row(i), dy.Row(i)
+				for h := 0; h < H; h++ {
+					for k, v := range g {
+						d[h*C+k] = v * inv
+					}
 				}
 			}
-		}
+		})
 	}
 	sp.EndWork(int64(nd*HC), dy.Bytes()+int64(nd*HC)*4)
 
@@ -290,16 +298,19 @@ func (l *GATConv) backwardProject(c *Ctx) {
 			}
 		}
 	})
+	// The attention vectors' gradients, summed over nodes in node order: workers take heads.
 	gs, gd := l.AttSrc.G.Data, l.AttDst.G.Data
-	for j := 0; j < ns; j++ {
-		row := l.h.Row(j)
-		for h := 0; h < H; h++ {
-			axpy(l.daSrc[j*H+h], row[h*C:(h+1)*C], gs[h*C:(h+1)*C])
-			if j < nd {
-				axpy(l.daDst[j*H+h], row[h*C:(h+1)*C], gd[h*C:(h+1)*C])
+	parallelFor(H, int64(ns*H*C*2), func(h0, h1 int) {
+		for j := 0; j < ns; j++ {
+			row := l.h.Row(j)
+			for h := h0; h < h1; h++ {
+				axpy(l.daSrc[j*H+h], row[h*C:(h+1)*C], gs[h*C:(h+1)*C])
+				if j < nd {
+					axpy(l.daDst[j*H+h], row[h*C:(h+1)*C], gd[h*C:(h+1)*C])
+				}
 			}
 		}
-	}
+	})
 	sp.EndWork(4*int64((ns+nd)*H*C), 2*l.h.Bytes()+l.dh.Bytes()*2)
 }
 

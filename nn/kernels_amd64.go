@@ -357,3 +357,8 @@ func scatterRowsSIMD(s *Sparse, x *Mat, c0, c1 int, dst []float32, ldd int) bool
 	}
 	return true
 }
+
+// cpuRelax tells the core that the caller is spinning on a memory location (PAUSE).
+//
+//go:noescape
+func cpuRelax()

@@ -1398,3 +1398,10 @@ expDone:
 	MOVQ AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func cpuRelax()
+// A spin-wait hint (PAUSE): a waiting loop yields the core's resources to its sibling thread
+// and leaves the loop without a memory-order stall.
+TEXT ·cpuRelax(SB), NOSPLIT, $0-0
+	PAUSE
+	RET

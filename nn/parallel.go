@@ -4,11 +4,33 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
+// Kernels split their work into chunks that the calling goroutine and a team of persistent
+// worker goroutines take in turn (parallelFor, parallelRows, runChunks). Starting goroutines for
+// every kernel cost more than many kernels take on a small graph: a started goroutine waited
+// 29 µs (median) to run on this 2-core machine, longer than its share of a Cora SpMM, so the
+// caller did the work and then waited at the barrier (scripts/waits on BenchmarkScaling's trace).
+// The team's workers spin for a while after each region, so that the next one, a few
+// microseconds later, starts at once, and then park. Chunks are taken from a shared counter:
+// a worker that is late (descheduled, or still waking) takes fewer, nobody waits for it to start.
+// Each output element is computed by one chunk, in one order, so results never depend on the
+// number of threads or chunks.
+
 // minParallelWork is the number of scalar operations below which a kernel runs on the calling
-// goroutine: starting goroutines costs about a microsecond, a few thousand flops.
-const minParallelWork = 1 << 15
+// goroutine: handing work to the team costs about a microsecond, a few thousand flops.
+const minParallelWork = 1 << 14
+
+// minChunkWork is the least work a chunk is cut to (so that taking one costs little beside it).
+const minChunkWork = 1 << 12
+
+// chunksPerThread is how many chunks a region is cut into per thread (when large enough): a
+// thread that falls behind leaves its last chunks to the others.
+const chunksPerThread = 4
+
+// maxChunks bounds the chunks of one region.
+const maxChunks = 256
 
 // kernelThreads caps the goroutines a kernel splits its work over; 0: one per core.
 var kernelThreads atomic.Int32
@@ -19,20 +41,36 @@ var kernelThreads atomic.Int32
 // never wait for each other's chunks, nor on a busy machine for a descheduled thread, at a barrier.
 func SetKernelThreads(n int) int { return int(kernelThreads.Swap(int32(max(n, 0)))) }
 
-// parallelFor splits [0, n) into contiguous chunks, one per available core, and calls fn on each
+// threads is the number of goroutines a kernel may use now.
+func threads() int {
+	p := runtime.GOMAXPROCS(0)
+	if k := int(kernelThreads.Load()); k > 0 {
+		p = min(p, k)
+	}
+	return p
+}
+
+// parallelFor splits [0, n) into contiguous chunks of about equal size and calls fn on each,
 // concurrently; work estimates the total scalar operations so small jobs stay serial.
 func parallelFor(n int, work int64, fn func(lo, hi int)) {
-	parallelSplit(n, work, func(w, p int) int { return n * w / p }, fn)
+	parallelSplit(n, work, func(c, chunks int) int { return int(int64(n) * int64(c) / int64(chunks)) }, fn)
+}
+
+// parallelElems is parallelFor over the n elements of an element-wise operation of opsPerElem
+// operations each: chunks start on a cache line (16 float32s), so no two threads write one.
+func parallelElems(n int, opsPerElem int64, fn func(lo, hi int)) {
+	lines := (n + 15) / 16
+	parallelFor(lines, int64(n)*opsPerElem, func(lo, hi int) { fn(16*lo, min(16*hi, n)) })
 }
 
 // parallelRows is parallelFor over the rows of a CSR matrix, splitting by stored entries so each
-// core gets about the same number of edges (plus one unit per row); work is as for parallelFor.
+// chunk gets about the same number of edges (plus one unit per row); work is as for parallelFor.
 func parallelRows(indptr []int64, work int64, fn func(lo, hi int)) {
 	n := len(indptr) - 1
 	r := 0
-	parallelSplit(n, work, func(w, p int) int {
+	parallelSplit(n, work, func(c, chunks int) int {
 		// Balance entries plus one unit per row (rows cost something even when empty).
-		target := (indptr[n] + int64(n)) * int64(w) / int64(p)
+		target := (indptr[n] + int64(n)) * int64(c) / int64(chunks)
 		for r < n && indptr[r]+int64(r) < target {
 			r++
 		}
@@ -40,31 +78,169 @@ func parallelRows(indptr []int64, work int64, fn func(lo, hi int)) {
 	}, fn)
 }
 
-// parallelSplit runs fn on p chunks of [0, n) concurrently, one per available core (or serially
-// when the job is small, as parallelFor says). Chunk w starts at bound(w, p), asked for in
-// increasing w from 1 to p−1; the first chunk runs on the calling goroutine.
-func parallelSplit(n int, work int64, bound func(w, p int) int, fn func(lo, hi int)) {
-	p := runtime.GOMAXPROCS(0)
-	if k := int(kernelThreads.Load()); k > 0 {
-		p = min(p, k)
-	}
-	if p == 1 || n < 2 || work < minParallelWork {
+// parallelSplit cuts [0, n) into chunks, chunk c starting at bound(c, chunks) (asked for in
+// increasing c from 1 to chunks−1), and runs fn on them concurrently (serially when the job is
+// small, as parallelFor says).
+func parallelSplit(n int, work int64, bound func(c, chunks int) int, fn func(lo, hi int)) {
+	chunks := chunkCount(n, work)
+	if chunks <= 1 {
 		fn(0, n)
 		return
 	}
-	p = min(p, n)
-	var wg sync.WaitGroup
-	first := bound(1, p)
-	lo := first
-	for w := 1; w < p; w++ {
-		hi := n
-		if w+1 < p {
-			hi = bound(w+1, p)
-		}
-		start := lo
-		wg.Go(func() { fn(start, hi) })
-		lo = hi
+	b := make([]int, chunks+1)
+	for c := 1; c < chunks; c++ {
+		b[c] = bound(c, chunks)
 	}
-	fn(0, first)
-	wg.Wait()
+	b[chunks] = n
+	runChunks(chunks, func(c int) {
+		if b[c] < b[c+1] {
+			fn(b[c], b[c+1])
+		}
+	})
+}
+
+// chunkCount is how many chunks a job of n items and work scalar operations is cut into: 1 when
+// it should stay serial.
+func chunkCount(n int, work int64) int {
+	p := threads()
+	if p == 1 || n < 2 || work < minParallelWork {
+		return 1
+	}
+	return int(min(int64(n), int64(p*chunksPerThread), work/minChunkWork, maxChunks))
+}
+
+// runChunks calls fn(c) for every c in [0, chunks), on the calling goroutine and up to
+// threads()−1 others, and returns when all calls have.
+func runChunks(chunks int, fn func(c int)) {
+	p := min(threads(), chunks)
+	if p <= 1 {
+		for c := range chunks {
+			fn(c)
+		}
+		return
+	}
+	r := &region{fn: fn, chunks: int64(chunks)}
+	if kernelTeam.mu.TryLock() {
+		kernelTeam.run(r, p-1)
+		kernelTeam.mu.Unlock()
+		return
+	}
+	// The team is busy (another goroutine's kernel, or a kernel inside a kernel): helpers of
+	// this region's own.
+	for range p - 1 {
+		go r.work()
+	}
+	r.work()
+	r.wait()
+}
+
+// region is one parallel kernel call: chunks taken in turn from next until none is left.
+type region struct {
+	fn     func(c int)
+	chunks int64
+	next   atomic.Int64 // the next chunk to take
+	done   atomic.Int64 // chunks finished
+}
+
+// work takes and runs chunks until none is left.
+func (r *region) work() {
+	for {
+		c := r.next.Add(1) - 1
+		if c >= r.chunks {
+			return
+		}
+		r.fn(int(c))
+		r.done.Add(1)
+	}
+}
+
+// wait returns when every chunk has finished, spinning (the last chunks are moments away) and
+// yielding the processor now and then.
+func (r *region) wait() {
+	for i := 0; r.done.Load() < r.chunks; i++ {
+		if i&15 == 15 {
+			runtime.Gosched()
+		} else {
+			cpuRelax()
+		}
+	}
+}
+
+// spinFor is how long an idle worker keeps looking for the next region before it parks: longer
+// than the serial steps between a layer's kernels, short enough that idle workers cost little.
+const spinFor = 100 * time.Microsecond
+
+// team is the set of persistent workers; mu is held by the goroutine whose region it runs.
+type team struct {
+	mu      sync.Mutex
+	workers []*worker
+	current atomic.Pointer[teamJob]
+}
+
+// teamJob is a region and the number of workers that may help with it.
+type teamJob struct {
+	r       *region
+	helpers int
+}
+
+// worker is one of the team's goroutines: it parks on wake when it finds no work for a while.
+type worker struct {
+	id     int
+	asleep atomic.Bool
+	wake   chan struct{}
+}
+
+var kernelTeam team
+
+// run runs r with up to helpers workers (started as needed) and the calling goroutine.
+func (t *team) run(r *region, helpers int) {
+	for len(t.workers) < helpers {
+		w := &worker{id: len(t.workers), wake: make(chan struct{}, 1)}
+		t.workers = append(t.workers, w)
+		go t.loop(w, t.current.Load())
+	}
+	t.current.Store(&teamJob{r: r, helpers: helpers})
+	for _, w := range t.workers[:helpers] {
+		if w.asleep.CompareAndSwap(true, false) {
+			w.wake <- struct{}{}
+		}
+	}
+	r.work()
+	r.wait()
+}
+
+// loop is a worker's life: wait for a job newer than the last one seen, help with it if asked.
+func (t *team) loop(w *worker, seen *teamJob) {
+	for {
+		j := t.next(w, seen)
+		seen = j
+		if w.id < j.helpers {
+			j.r.work()
+		}
+	}
+}
+
+// next returns the first job other than seen, spinning for spinFor, then parked until woken.
+func (t *team) next(w *worker, seen *teamJob) *teamJob {
+	start := time.Now()
+	for i := 0; ; i++ {
+		if j := t.current.Load(); j != seen {
+			return j
+		}
+		cpuRelax()
+		if i&255 != 255 || time.Since(start) < spinFor {
+			continue
+		}
+		// Park: announce it, then look once more (a job published before the announcement
+		// would find nobody asleep and send no wake-up).
+		w.asleep.Store(true)
+		if j := t.current.Load(); j != seen {
+			if !w.asleep.CompareAndSwap(true, false) {
+				<-w.wake // the publisher saw us asleep and sent one: take it
+			}
+			return j
+		}
+		<-w.wake
+		start, i = time.Now(), 0
+	}
 }

@@ -2,6 +2,8 @@ package nn
 
 import (
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -25,5 +27,69 @@ func TestKernelThreadsSameResults(t *testing.T) {
 	}
 	if !slices.Equal(results[0], results[1]) {
 		t.Error("results differ between one goroutine per kernel and one per core")
+	}
+}
+
+// TestRunChunksEachOnce runs regions from several goroutines at once, some from inside another
+// region (the team is then busy and the caller brings its own helpers), with and without a
+// thread cap: every chunk runs exactly once, and a region returns only when all its chunks have.
+func TestRunChunksEachOnce(t *testing.T) {
+	for _, limit := range []int{0, 1, 3} {
+		prev := SetKernelThreads(limit)
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for round := range 50 {
+					chunks := 1 + (g*7+round)%40
+					counts := make([]atomic.Int32, chunks)
+					runChunks(chunks, func(c int) {
+						counts[c].Add(1)
+						if c == 0 && round%10 == 0 { // a region inside a region
+							inner := make([]atomic.Int32, 5)
+							runChunks(5, func(c int) { inner[c].Add(1) })
+							for i := range inner {
+								if n := inner[i].Load(); n != 1 {
+									t.Errorf("inner chunk %d ran %d times", i, n)
+								}
+							}
+						}
+					})
+					for c := range counts {
+						if n := counts[c].Load(); n != 1 {
+							t.Errorf("threads %d: chunk %d of %d ran %d times", limit, c, chunks, n)
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		SetKernelThreads(prev)
+	}
+}
+
+// TestParallelRowsCoversRows: the chunks of parallelRows cover every row once, in order, on
+// rows of very different lengths.
+func TestParallelRowsCoversRows(t *testing.T) {
+	indptr := []int64{0}
+	for i := range 1000 {
+		indptr = append(indptr, indptr[i]+int64(i%17*(i%5)))
+	}
+	var mu sync.Mutex
+	var got [][2]int
+	parallelRows(indptr, 1<<30, func(lo, hi int) {
+		mu.Lock()
+		got = append(got, [2]int{lo, hi})
+		mu.Unlock()
+	})
+	slices.SortFunc(got, func(a, b [2]int) int { return a[0] - b[0] })
+	next := 0
+	for _, r := range got {
+		if r[0] != next || r[1] <= r[0] {
+			t.Fatalf("chunks %v do not cover [0, 1000) in order", got)
+		}
+		next = r[1]
+	}
+	if next != 1000 {
+		t.Fatalf("chunks %v end at %d", got, next)
 	}
 }

@@ -132,7 +132,19 @@ func SpMM(s *Sparse, x, y *Mat) *Mat {
 		panic(fmt.Sprintf("nn: SpMM: %d×%d sparse times %d×%d", s.Rows, s.Cols, x.Rows, x.Cols))
 	}
 	y = Resize(y, s.Rows, x.Cols)
-	spmmInto(s, x, y, false)
+	spmmInto(s, x, y, false, nil)
+	return y
+}
+
+// spmmBias computes y = s·x + bias (y resized as by SpMM), adding the bias to each row as it is
+// done, in the same parallel pass.
+func spmmBias(s *Sparse, x, y *Mat, bias []float32) *Mat {
+	if x.Rows != s.Cols {
+		panic(fmt.Sprintf("nn: SpMM: %d×%d sparse times %d×%d", s.Rows, s.Cols, x.Rows, x.Cols))
+	}
+	checkCols("SpMM", "biases", len(bias), x)
+	y = Resize(y, s.Rows, x.Cols)
+	spmmInto(s, x, y, false, bias)
 	return y
 }
 
@@ -141,7 +153,7 @@ func SpMMAdd(s *Sparse, x, y *Mat) {
 	if x.Rows != s.Cols || y.Rows != s.Rows || y.Cols != x.Cols {
 		panic(fmt.Sprintf("nn: SpMMAdd: %d×%d sparse times %d×%d into %d×%d", s.Rows, s.Cols, x.Rows, x.Cols, y.Rows, y.Cols))
 	}
-	spmmInto(s, x, y, true)
+	spmmInto(s, x, y, true, nil)
 }
 
 // SpMMT computes y = sᵀ·x (y is resized to s.Cols × x.Cols) through the cached transpose, or,
@@ -237,7 +249,8 @@ func columnBlock(f, blocks, b int) int {
 	return min(f, (f/8*b/blocks)*8)
 }
 
-func spmmInto(s *Sparse, x, y *Mat, accumulate bool) {
+// spmmInto computes y = s·x (y += s·x when accumulating), plus bias unless nil.
+func spmmInto(s *Sparse, x, y *Mat, accumulate bool, bias []float32) {
 	f := x.Cols
 	if f == 0 {
 		return
@@ -258,6 +271,9 @@ func spmmInto(s *Sparse, x, y *Mat, accumulate bool) {
 				val = s.Val[e0:e1]
 			}
 			gatherAccumulate(out, x.Data, f, s.Indices[e0:e1], val, mode)
+			if bias != nil {
+				axpy(1, bias, out)
+			}
 		}
 	})
 }
