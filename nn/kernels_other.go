@@ -44,3 +44,13 @@ func compactNonzeroSIMD(val []float32, idxIn, idxOut []int32, bits, before []int
 func scatterRowsSIMD(s *Sparse, x *Mat, c0, c1 int, dst []float32, ldd int) bool { return false }
 
 func cpuRelax() {}
+
+func gemm6x16(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, load int) {
+	panic("nn: gemm6x16 without AVX2")
+}
+
+func fmaPeak(n int) { panic("nn: fmaPeak without AVX2") }
+
+func triad(a, b, c *float32, s float32, n int) { panic("nn: triad without AVX2") }
+
+func packSlivers(dst, src *float32, ld, k, slivers int) { panic("nn: packSlivers without AVX2") }
