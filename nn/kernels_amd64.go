@@ -35,6 +35,12 @@ func gather32Ones(out, x *float32, stride int, idx *int32, val *float32, n int)
 func gather32Skip(out, x *float32, stride int, idx *int32, val *float32, n int)
 
 //go:noescape
+func gather64(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func gather64Ones(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
 func rank1Update8(dst *float32, ldd int, a *float32, k int, b *float32)
 
 //go:noescape
@@ -115,6 +121,15 @@ func gatherSIMD(out, x []float32, stride int, idx []int32, val []float32, mode g
 		vp = &val[0]
 	}
 	f, c := len(out), 0
+	if mode != gatherSkip {
+		wide := gather64
+		if mode == gatherOnes {
+			wide = gather64Ones
+		}
+		for ; c+64 <= f; c += 64 {
+			wide(&out[c], &x[c], stride, &idx[0], vp, len(idx))
+		}
+	}
 	for _, k := range [3]struct{ w, i int }{{32, 2}, {16, 1}, {8, 0}} {
 		for ; c+k.w <= f; c += k.w {
 			gatherKernels[k.i][mode](&out[c], &x[c], stride, &idx[0], vp, len(idx))
