@@ -78,13 +78,13 @@ type GATConv struct {
 	aSrc, aDst     []float32 // ns×H, nd×H attention projections
 	alpha          []float32 // softmax: H×|E| head-major (reorganized), |E|×H (naive)
 	alphaD         []float32 // reorganized: H×|E| attention after dropout
-	alphaT         []float32 // reorganized backward: alphaD in transposed-entry order
+	alphaT         []float32 // reorganized backward: alphaD edge-major, |E|×H
 	rowMax, rowSum []float32 // nd×H softmax statistics (recompute)
 	cat, msg       []float32 // naive: |E|×2HC endpoint features, |E|×HC messages
 	agg, out       *Mat
 	// backward buffers
 	dO           *Mat
-	ds           []float32 // |E|×H score gradients (naive, reorganized)
+	ds           []float32 // |E|×H score gradients, edge-major (naive, reorganized)
 	dmsg, dcat   []float32 // naive
 	daSrc, daDst []float32
 	rowDot       []float32 // nd×H softmax terms Σ α·dα (recompute)
