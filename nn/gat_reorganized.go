@@ -19,8 +19,8 @@ func (l *GATConv) forwardReorganized(c *Ctx) {
 			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
 			out := l.agg.Row(i)
 			clear(out)
-			for h := 0; h < H; h++ {
-				gatherAccumulate(out[h*C:(h+1)*C], l.h.Data[h*C:], HC, adj.Indices[e0:e1], l.alphaD[h*E+e0:h*E+e1], gatherVals)
+			if e0 < e1 {
+				gatherHeads(out, l.h.Data, HC, adj.Indices[e0:e1], l.alphaD[e0:], E, H, C)
 			}
 		}
 	})
@@ -121,10 +121,9 @@ func (l *GATConv) backwardReorganized(c *Ctx) {
 					sums[h] += dE[h]
 				}
 			}
-			dh := l.dh.Row(j)
-			for h := 0; h < H; h++ {
-				l.daSrc[j*H+h] = sums[h]
-				gatherAccumulate(dh[h*C:(h+1)*C], l.dO.Data[h*C:], HC, t.Indices[p0:p1], at[h*deg:(h+1)*deg], gatherVals)
+			copy(l.daSrc[j*H:j*H+H], sums[:H])
+			if deg > 0 {
+				gatherHeads(l.dh.Row(j), l.dO.Data, HC, t.Indices[p0:p1], at, deg, H, C)
 			}
 		}
 	})

@@ -377,3 +377,31 @@ func scatterRowsSIMD(s *Sparse, x *Mat, c0, c1 int, dst []float32, ldd int) bool
 //
 //go:noescape
 func cpuRelax()
+
+//go:noescape
+func gatherHeads8x8(out, x *float32, stride int, idx *int32, val *float32, vs int, n int)
+
+//go:noescape
+func gatherHeads16x4(out, x *float32, stride int, idx *int32, val *float32, vs int, n int)
+
+// gatherHeadsSIMD does the leading heads it has a kernel for (8 at a time of 8 columns, 4 of 16)
+// and returns how many it did.
+func gatherHeadsSIMD(out, x []float32, stride int, idx []int32, val []float32, vs, H, C int) int {
+	if !useAVX || len(idx) == 0 {
+		return 0
+	}
+	kernel, group := gatherHeads8x8, 8
+	switch C {
+	case 8:
+	case 16:
+		kernel, group = gatherHeads16x4, 4
+	default:
+		return 0
+	}
+	h := 0
+	for ; h+group <= H; h += group {
+		_, _ = val[(h+group-1)*vs+len(idx)-1], out[(h+group)*C-1]
+		kernel(&out[h*C], &x[h*C], stride, &idx[0], &val[h*vs], vs, len(idx))
+	}
+	return h
+}

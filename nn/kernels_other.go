@@ -54,3 +54,7 @@ func fmaPeak(n int) { panic("nn: fmaPeak without AVX2") }
 func triad(a, b, c *float32, s float32, n int) { panic("nn: triad without AVX2") }
 
 func packSlivers(dst, src *float32, ld, k, slivers int) { panic("nn: packSlivers without AVX2") }
+
+func gatherHeadsSIMD(out, x []float32, stride int, idx []int32, val []float32, vs, H, C int) int {
+	return 0
+}
