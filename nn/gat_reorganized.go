@@ -76,27 +76,36 @@ func (l *GATConv) backwardReorganized(c *Ctx) {
 	l.ds = c.floats(l.ds, E*H)
 	l.alphaT = c.floats(l.alphaT, E*H)
 	sp := c.Begin("gat.edge_softmax", role.Backward)
-	eachRowWithScratch(adj.Indptr, int64(E*HC)*2, func(i, e0, e1 int, d, _ []float32) {
-		idx := adj.Indices[e0:e1]
-		dO := l.dO.Row(i)
-		for h := 0; h < H; h++ {
-			// dα' = ⟨dO_i, h_j⟩, dα = mask·dα', softmax and LeakyReLU backward.
-			clear(d)
-			gatherDot(dO[h*C:(h+1)*C], l.h.Data[h*C:], HC, idx, d)
-			l.dropRun(h*E+e0, d, d)
-			a := l.alpha[h*E+e0 : h*E+e1]
-			var rowDot float32
-			for k, v := range d {
-				rowDot += a[k] * v
+	parallelRows(adj.Indptr, int64(E*HC)*2, func(lo, hi int) {
+		n := maxRowLen(adj.Indptr, lo, hi)
+		scr := getScratch(H * n)
+		defer scratchPool.Put(scr)
+		for i := lo; i < hi; i++ {
+			e0, e1 := int(adj.Indptr[i]), int(adj.Indptr[i+1])
+			deg := e1 - e0
+			idx := adj.Indices[e0:e1]
+			// dα' = ⟨dO_i, h_j⟩ for every head (head-major, deg apart), then per head
+			// dα = mask·dα', softmax and LeakyReLU backward.
+			ds := (*scr)[:H*deg]
+			clear(ds)
+			gatherDotHeads(l.dO.Row(i), l.h.Data, HC, idx, ds, deg, H, C)
+			for h := 0; h < H; h++ {
+				d := ds[h*deg : (h+1)*deg]
+				l.dropRun(h*E+e0, d, d)
+				a := l.alpha[h*E+e0 : h*E+e1]
+				var rowDot float32
+				for k, v := range d {
+					rowDot += a[k] * v
+				}
+				var sum float32
+				aD := l.alphaD[h*E+e0 : h*E+e1]
+				for k, j := range idx {
+					g := a[k] * (d[k] - rowDot) * l.leakyGradAt(i, int(j), h)
+					sum += g
+					l.ds[(e0+k)*H+h], l.alphaT[(e0+k)*H+h] = g, aD[k]
+				}
+				l.daDst[i*H+h] = sum
 			}
-			var sum float32
-			aD := l.alphaD[h*E+e0 : h*E+e1]
-			for k, j := range idx {
-				g := a[k] * (d[k] - rowDot) * l.leakyGradAt(i, int(j), h)
-				sum += g
-				l.ds[(e0+k)*H+h], l.alphaT[(e0+k)*H+h] = g, aD[k]
-			}
-			l.daDst[i*H+h] = sum
 		}
 	})
 	sp.EndWork(2*int64(E*HC)+10*int64(E*H), adj.Bytes()+int64(E*HC)*4+int64(E*H)*20)

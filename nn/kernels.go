@@ -147,6 +147,15 @@ func gatherDot(v, x []float32, stride int, idx []int32, out []float32) {
 	}
 }
 
+// gatherDotHeads adds, for each of H heads of C columns, ⟨v[hC : hC+C], x[idx[e]*stride + hC :
+// +C]⟩ to out[h·vs + e]: gatherDot per head, several heads in one pass where a kernel has them,
+// the same bits.
+func gatherDotHeads(v, x []float32, stride int, idx []int32, out []float32, vs, H, C int) {
+	for h := gatherDotHeadsSIMD(v, x, stride, idx, out, vs, H, C); h < H; h++ {
+		gatherDot(v[h*C:(h+1)*C], x[h*C:], stride, idx, out[h*vs:h*vs+len(idx)])
+	}
+}
+
 // axpyGo computes y += a·x over len(y) elements.
 func axpyGo(a float32, x, y []float32) {
 	x = x[:len(y)]

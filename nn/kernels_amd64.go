@@ -405,3 +405,31 @@ func gatherHeadsSIMD(out, x []float32, stride int, idx []int32, val []float32, v
 	}
 	return h
 }
+
+//go:noescape
+func gatherDotHeads8x8(v, x *float32, stride int, idx *int32, n int, out *float32, vs int)
+
+//go:noescape
+func gatherDotHeads16x4(v, x *float32, stride int, idx *int32, n int, out *float32, vs int)
+
+// gatherDotHeadsSIMD does the leading heads it has a kernel for (8 at a time of 8 columns, 4 of
+// 16) and returns how many it did.
+func gatherDotHeadsSIMD(v, x []float32, stride int, idx []int32, out []float32, vs, H, C int) int {
+	if !useAVX || len(idx) == 0 {
+		return 0
+	}
+	kernel, group := gatherDotHeads8x8, 8
+	switch C {
+	case 8:
+	case 16:
+		kernel, group = gatherDotHeads16x4, 4
+	default:
+		return 0
+	}
+	h := 0
+	for ; h+group <= H; h += group {
+		_, _ = out[(h+group-1)*vs+len(idx)-1], v[(h+group)*C-1]
+		kernel(&v[h*C], &x[h*C], stride, &idx[0], len(idx), &out[h*vs], vs)
+	}
+	return h
+}

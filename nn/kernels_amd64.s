@@ -1675,3 +1675,193 @@ done:
 	VMOVUPS Y7, 224(DI)
 	VZEROUPPER
 	RET
+
+// gatherDotHeads8x8 and gatherDotHeads16x4 are gatherDot8's kind for several attention heads at
+// once (GAT's backward): head h's part of v dotted with head h's columns of each source row, into
+// out[h·vs + e], in one pass over the edges instead of one per head and 8 columns. Each dot is
+// summed as gatherDot8 sums it (a product vector, its halves added, two horizontal adds) and
+// added to out[h·vs + e] 8 columns at a time, so the same bits.
+
+// func gatherDotHeads8x8(v, x *float32, stride int, idx *int32, n int, out *float32, vs int)
+// out[h·vs + e] += ⟨v[8h : 8h+8], x[idx[e]·stride + 8h : +8]⟩ for h < 8, e < n
+TEXT ·gatherDotHeads8x8(SB), NOSPLIT, $0-56
+	MOVQ v+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	SHLQ $2, R8
+	MOVQ idx+24(FP), R9
+	MOVQ n+32(FP), CX
+	MOVQ out+40(FP), R10
+	MOVQ vs+48(FP), R12
+	SHLQ $2, R12
+	LEAQ (R10)(R12*2), R11     // head 2's outputs
+	LEAQ (R11)(R12*1), R13     // head 3's
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VMULPS 0(BX), Y0, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10), X8, X10
+	VMOVSS X10, (R10)
+	VMULPS 32(BX), Y1, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10)(R12*1), X8, X10
+	VMOVSS X10, (R10)(R12*1)
+	VMULPS 64(BX), Y2, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10)(R12*2), X8, X10
+	VMOVSS X10, (R10)(R12*2)
+	VMULPS 96(BX), Y3, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R13), X8, X10
+	VMOVSS X10, (R13)
+	VMULPS 128(BX), Y4, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10)(R12*4), X8, X10
+	VMOVSS X10, (R10)(R12*4)
+	VMULPS 160(BX), Y5, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R13)(R12*2), X8, X10
+	VMOVSS X10, (R13)(R12*2)
+	VMULPS 192(BX), Y6, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R11)(R12*4), X8, X10
+	VMOVSS X10, (R11)(R12*4)
+	VMULPS 224(BX), Y7, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R13)(R12*4), X8, X10
+	VMOVSS X10, (R13)(R12*4)
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R13
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func gatherDotHeads16x4(v, x *float32, stride int, idx *int32, n int, out *float32, vs int)
+// out[h·vs + e] += ⟨v[16h : 16h+16], x[idx[e]·stride + 16h : +16]⟩ for h < 4, e < n
+TEXT ·gatherDotHeads16x4(SB), NOSPLIT, $0-56
+	MOVQ v+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	SHLQ $2, R8
+	MOVQ idx+24(FP), R9
+	MOVQ n+32(FP), CX
+	MOVQ out+40(FP), R10
+	MOVQ vs+48(FP), R12
+	SHLQ $2, R12
+	LEAQ (R10)(R12*2), R11     // head 2's outputs
+	LEAQ (R11)(R12*1), R13     // head 3's
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VMULPS 0(BX), Y0, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10), X8, X10
+	VMULPS 32(BX), Y1, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS X8, X10, X10
+	VMOVSS X10, (R10)
+	VMULPS 64(BX), Y2, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10)(R12*1), X8, X10
+	VMULPS 96(BX), Y3, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS X8, X10, X10
+	VMOVSS X10, (R10)(R12*1)
+	VMULPS 128(BX), Y4, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10)(R12*2), X8, X10
+	VMULPS 160(BX), Y5, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS X8, X10, X10
+	VMOVSS X10, (R10)(R12*2)
+	VMULPS 192(BX), Y6, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R13), X8, X10
+	VMULPS 224(BX), Y7, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS X8, X10, X10
+	VMOVSS X10, (R13)
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R13
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET

@@ -58,3 +58,7 @@ func packSlivers(dst, src *float32, ld, k, slivers int) { panic("nn: packSlivers
 func gatherHeadsSIMD(out, x []float32, stride int, idx []int32, val []float32, vs, H, C int) int {
 	return 0
 }
+
+func gatherDotHeadsSIMD(v, x []float32, stride int, idx []int32, out []float32, vs, H, C int) int {
+	return 0
+}

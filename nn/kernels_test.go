@@ -491,3 +491,30 @@ func TestGatherHeadsMatchesPerHead(t *testing.T) {
 		}
 	}
 }
+
+// TestGatherDotHeadsMatchesPerHead: the multi-head gather-dots of GAT's backward give, bit for
+// bit, the per-head gather-dots they replace.
+func TestGatherDotHeadsMatchesPerHead(t *testing.T) {
+	rng := NewRNG(22)
+	for _, C := range []int{7, 8, 16, 24} {
+		for _, H := range []int{1, 3, 4, 8, 9} {
+			for _, n := range []int{1, 5, 13} {
+				x, v := randomMat(40, H*C, rng), randomMat(1, H*C, rng).Data
+				idx := make([]int32, n)
+				for i := range idx {
+					idx[i] = int32(rng.IntN(40))
+				}
+				vs := n + 3
+				got, want := randomMat(1, H*vs, rng).Data, make([]float32, H*vs)
+				copy(want, got)
+				gatherDotHeads(v, x.Data, H*C, idx, got, vs, H, C)
+				for h := range H {
+					gatherDot(v[h*C:(h+1)*C], x.Data[h*C:], H*C, idx, want[h*vs:h*vs+n])
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("C=%d H=%d n=%d: multi-head gather-dot differs from per-head gather-dots", C, H, n)
+				}
+			}
+		}
+	}
+}
