@@ -433,3 +433,82 @@ func gatherDotHeadsSIMD(v, x []float32, stride int, idx []int32, out []float32, 
 	}
 	return h
 }
+
+type spmmRowsFunc func(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+
+//go:noescape
+func spmmRows8(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+
+//go:noescape
+func spmmRows16(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+
+//go:noescape
+func spmmRows32(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+
+//go:noescape
+func spmmRows64(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+
+//go:noescape
+func spmmRows8Mask(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int, mask *int32)
+
+// spmmRowsSIMD computes rows [lo, hi) of y = s·x (+ y when accumulating, + bias unless nil) a
+// block of columns at a time over all the rows, when the AVX kernels are available and the rows
+// are narrow enough (at most 64 columns) to gain from it, and reports whether it did.
+func spmmRowsSIMD(s *Sparse, x, y *Mat, lo, hi int, accumulate bool, bias []float32) bool {
+	f := x.Cols
+	if !useAVX || f > 64 || lo >= hi || s.NNZ() == 0 {
+		return false
+	}
+	var vp, bp *float32
+	if s.Val != nil {
+		vp = &s.Val[0]
+	}
+	load := b2i(accumulate)
+	rows, ip, idx := hi-lo, &s.Indptr[lo], &s.Indices[0]
+	_ = y.Data[(hi-1)*f+f-1]
+	c := 0
+	for _, k := range [4]struct {
+		w  int
+		fn spmmRowsFunc
+	}{{64, spmmRows64}, {32, spmmRows32}, {16, spmmRows16}, {8, spmmRows8}} {
+		for ; c+k.w <= f; c += k.w {
+			if bias != nil {
+				bp = &bias[c]
+			}
+			k.fn(&y.Data[lo*f+c], f, ip, idx, vp, rows, &x.Data[c], f, bp, load)
+		}
+	}
+	if c < f {
+		if bias != nil {
+			bp = &bias[c]
+		}
+		spmmRows8Mask(&y.Data[lo*f+c], f, ip, idx, vp, rows, &x.Data[c], f, bp, load, &laneMasks[f-c][0])
+	}
+	return true
+}
+
+//go:noescape
+func reluAVX(x, y *float32, n int) int
+
+//go:noescape
+func reluBackwardAVX(y, dy, dx *float32, n int) int
+
+// reluSIMD does ReLU over the leading multiple of 8 values when the AVX kernels are available and
+// returns how many it did.
+func reluSIMD(x, y []float32) int {
+	if !useAVX || len(x) < 8 {
+		return 0
+	}
+	_ = y[len(x)-1]
+	return reluAVX(&x[0], &y[0], len(x))
+}
+
+// reluBackwardSIMD does ReLU's backward over the leading multiple of 8 values when the AVX kernels
+// are available and returns how many it did.
+func reluBackwardSIMD(y, dy, dx []float32) int {
+	if !useAVX || len(dy) < 8 {
+		return 0
+	}
+	_, _ = y[len(dy)-1], dx[len(dy)-1]
+	return reluBackwardAVX(&y[0], &dy[0], &dx[0], len(dy))
+}

@@ -1865,3 +1865,534 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// spmmRows8, 16, 32, 64 and spmmRows8Mask compute a block of columns of SpMM rows in one call, so
+// that short rows (a citation graph's few neighbours) cost no Go call each: for r < rows,
+// y[r·ldy : +w] = (load ≠ 0 ? y[…] : 0) + Σ_e val[e]·x[idx[e]·ldx : +w] over e in
+// [indptr[r], indptr[r+1]) (val nil: weights 1), then + bias[0:w] unless bias is nil. Each
+// column is gather8's chain, and the bias is added as axpy adds it, so the same bits as the
+// row-at-a-time path; the row of the entry eight on is prefetched. The Mask kernel does the
+// first c < 8 columns (mask as for gather8Mask).
+
+// func spmmRows8(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+TEXT ·spmmRows8(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), R8
+	SHLQ $2, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, DX
+	MOVQ bias+64(FP), R14
+	MOVQ load+72(FP), R15
+	MOVQ (R9)(CX*8), R12
+	SUBQ $8, R12               // R12: the last entry whose row 8 entries on is prefetched
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	TESTQ R15, R15
+	JZ zero
+	VMOVUPS 0(DI), Y0
+	JMP entries
+zero:
+	VXORPS Y0, Y0, Y0
+entries:
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R13
+	TESTQ R11, R11
+	JZ onesloop
+valloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE vnopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+vnopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VBROADCASTSS (R11)(BX*4), Y15
+	VFMADD231PS 0(R15), Y15, Y0
+	INCQ BX
+	JMP valloop
+onesloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE onopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+onopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VADDPS 0(R15), Y0, Y0
+	INCQ BX
+	JMP onesloop
+rowdone:
+	TESTQ R14, R14
+	JZ store
+	VADDPS 0(R14), Y0, Y0
+store:
+	VMOVUPS Y0, 0(DI)
+	MOVQ load+72(FP), R15
+	ADDQ R8, DI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func spmmRows16(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+TEXT ·spmmRows16(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), R8
+	SHLQ $2, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, DX
+	MOVQ bias+64(FP), R14
+	MOVQ load+72(FP), R15
+	MOVQ (R9)(CX*8), R12
+	SUBQ $8, R12               // R12: the last entry whose row 8 entries on is prefetched
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	TESTQ R15, R15
+	JZ zero
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	JMP entries
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+entries:
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R13
+	TESTQ R11, R11
+	JZ onesloop
+valloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE vnopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+vnopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VBROADCASTSS (R11)(BX*4), Y15
+	VFMADD231PS 0(R15), Y15, Y0
+	VFMADD231PS 32(R15), Y15, Y1
+	INCQ BX
+	JMP valloop
+onesloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE onopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+onopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VADDPS 0(R15), Y0, Y0
+	VADDPS 32(R15), Y1, Y1
+	INCQ BX
+	JMP onesloop
+rowdone:
+	TESTQ R14, R14
+	JZ store
+	VADDPS 0(R14), Y0, Y0
+	VADDPS 32(R14), Y1, Y1
+store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	MOVQ load+72(FP), R15
+	ADDQ R8, DI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func spmmRows32(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+TEXT ·spmmRows32(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), R8
+	SHLQ $2, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, DX
+	MOVQ bias+64(FP), R14
+	MOVQ load+72(FP), R15
+	MOVQ (R9)(CX*8), R12
+	SUBQ $8, R12               // R12: the last entry whose row 8 entries on is prefetched
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	TESTQ R15, R15
+	JZ zero
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	JMP entries
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+entries:
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R13
+	TESTQ R11, R11
+	JZ onesloop
+valloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE vnopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+vnopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VBROADCASTSS (R11)(BX*4), Y15
+	VFMADD231PS 0(R15), Y15, Y0
+	VFMADD231PS 32(R15), Y15, Y1
+	VFMADD231PS 64(R15), Y15, Y2
+	VFMADD231PS 96(R15), Y15, Y3
+	INCQ BX
+	JMP valloop
+onesloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE onopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+onopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VADDPS 0(R15), Y0, Y0
+	VADDPS 32(R15), Y1, Y1
+	VADDPS 64(R15), Y2, Y2
+	VADDPS 96(R15), Y3, Y3
+	INCQ BX
+	JMP onesloop
+rowdone:
+	TESTQ R14, R14
+	JZ store
+	VADDPS 0(R14), Y0, Y0
+	VADDPS 32(R14), Y1, Y1
+	VADDPS 64(R14), Y2, Y2
+	VADDPS 96(R14), Y3, Y3
+store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	MOVQ load+72(FP), R15
+	ADDQ R8, DI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func spmmRows64(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+TEXT ·spmmRows64(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), R8
+	SHLQ $2, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, DX
+	MOVQ bias+64(FP), R14
+	MOVQ load+72(FP), R15
+	MOVQ (R9)(CX*8), R12
+	SUBQ $8, R12               // R12: the last entry whose row 8 entries on is prefetched
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	TESTQ R15, R15
+	JZ zero
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	JMP entries
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+entries:
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R13
+	TESTQ R11, R11
+	JZ onesloop
+valloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE vnopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+	PREFETCHT0 128(R15)
+	PREFETCHT0 192(R15)
+vnopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VBROADCASTSS (R11)(BX*4), Y15
+	VFMADD231PS 0(R15), Y15, Y0
+	VFMADD231PS 32(R15), Y15, Y1
+	VFMADD231PS 64(R15), Y15, Y2
+	VFMADD231PS 96(R15), Y15, Y3
+	VFMADD231PS 128(R15), Y15, Y4
+	VFMADD231PS 160(R15), Y15, Y5
+	VFMADD231PS 192(R15), Y15, Y6
+	VFMADD231PS 224(R15), Y15, Y7
+	INCQ BX
+	JMP valloop
+onesloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE onopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+	PREFETCHT0 128(R15)
+	PREFETCHT0 192(R15)
+onopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VADDPS 0(R15), Y0, Y0
+	VADDPS 32(R15), Y1, Y1
+	VADDPS 64(R15), Y2, Y2
+	VADDPS 96(R15), Y3, Y3
+	VADDPS 128(R15), Y4, Y4
+	VADDPS 160(R15), Y5, Y5
+	VADDPS 192(R15), Y6, Y6
+	VADDPS 224(R15), Y7, Y7
+	INCQ BX
+	JMP onesloop
+rowdone:
+	TESTQ R14, R14
+	JZ store
+	VADDPS 0(R14), Y0, Y0
+	VADDPS 32(R14), Y1, Y1
+	VADDPS 64(R14), Y2, Y2
+	VADDPS 96(R14), Y3, Y3
+	VADDPS 128(R14), Y4, Y4
+	VADDPS 160(R14), Y5, Y5
+	VADDPS 192(R14), Y6, Y6
+	VADDPS 224(R14), Y7, Y7
+store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	MOVQ load+72(FP), R15
+	ADDQ R8, DI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func spmmRows8Mask(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int, mask *int32)
+TEXT ·spmmRows8Mask(SB), NOSPLIT, $0-88
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), R8
+	SHLQ $2, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, DX
+	MOVQ bias+64(FP), R14
+	MOVQ load+72(FP), R15
+	MOVQ (R9)(CX*8), R12
+	SUBQ $8, R12               // R12: the last entry whose row 8 entries on is prefetched
+	MOVQ mask+80(FP), AX
+	VMOVDQU (AX), Y14
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	TESTQ R15, R15
+	JZ zero
+	VMASKMOVPS (DI), Y14, Y0
+	JMP entries
+zero:
+	VXORPS Y0, Y0, Y0
+entries:
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R13
+	TESTQ R11, R11
+	JZ onesloop
+valloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE vnopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+vnopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VBROADCASTSS (R11)(BX*4), Y15
+	VMASKMOVPS (R15), Y14, Y13
+	VFMADD231PS Y13, Y15, Y0
+	INCQ BX
+	JMP valloop
+onesloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE onopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+onopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VMASKMOVPS (R15), Y14, Y13
+	VADDPS Y13, Y0, Y0
+	INCQ BX
+	JMP onesloop
+rowdone:
+	TESTQ R14, R14
+	JZ store
+	VMASKMOVPS (R14), Y14, Y13
+	VADDPS Y13, Y0, Y0
+store:
+	VMASKMOVPS Y0, Y14, (DI)
+	MOVQ load+72(FP), R15
+	ADDQ R8, DI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func reluAVX(x, y *float32, n int) int
+// y[i] = max(x[i], 0) as Go's max gives it, 8 at a time over the leading multiple of 8 (returned):
+// VMAXPS returns its second operand, +0, for zeros of both signs and for a NaN, and a NaN then
+// becomes x with its sign cleared, as Go's max returns it.
+TEXT ·reluAVX(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	ANDQ $-8, CX
+	VXORPS Y15, Y15, Y15
+	VPCMPEQD Y14, Y14, Y14
+	VPSRLD $1, Y14, Y14       // 0x7fffffff: all but the sign
+	XORQ AX, AX
+reluLoop:
+	CMPQ AX, CX
+	JGE reluDone
+	VMOVUPS (SI)(AX*4), Y0
+	VMAXPS Y15, Y0, Y1
+	VCMPPS $3, Y0, Y0, Y2     // unordered: NaN
+	VANDPS Y14, Y0, Y3
+	VBLENDVPS Y2, Y3, Y1, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP reluLoop
+reluDone:
+	MOVQ CX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func reluBackwardAVX(y, dy, dx *float32, n int) int
+// dx[i] = dy[i] where y[i] > 0 (ordered: not for NaN), else +0 — choose's bits — 8 at a time over
+// the leading multiple of 8 (returned).
+TEXT ·reluBackwardAVX(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), SI
+	MOVQ dy+8(FP), DX
+	MOVQ dx+16(FP), DI
+	MOVQ n+24(FP), CX
+	ANDQ $-8, CX
+	VXORPS Y15, Y15, Y15
+	XORQ AX, AX
+reluBackLoop:
+	CMPQ AX, CX
+	JGE reluBackDone
+	VMOVUPS (SI)(AX*4), Y0
+	VCMPPS $0x1e, Y15, Y0, Y0 // y > 0, ordered and quiet
+	VANDPS (DX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP reluBackLoop
+reluBackDone:
+	MOVQ CX, ret+32(FP)
+	VZEROUPPER
+	RET

@@ -62,3 +62,9 @@ func gatherHeadsSIMD(out, x []float32, stride int, idx []int32, val []float32, v
 func gatherDotHeadsSIMD(v, x []float32, stride int, idx []int32, out []float32, vs, H, C int) int {
 	return 0
 }
+
+func spmmRowsSIMD(s *Sparse, x, y *Mat, lo, hi int, accumulate bool, bias []float32) bool { return false }
+
+func reluSIMD(x, y []float32) int { return 0 }
+
+func reluBackwardSIMD(y, dy, dx []float32) int { return 0 }

@@ -64,8 +64,8 @@ func ReLU(x, y *Mat) *Mat {
 	y = Resize(y, x.Rows, x.Cols)
 	yd, xd := y.Data, x.Data[:x.Len()]
 	parallelElems(len(xd), 1, func(lo, hi int) {
-		for i, v := range xd[lo:hi] {
-			yd[lo+i] = max(v, 0)
+		for i := lo + reluSIMD(xd[lo:hi], yd[lo:hi]); i < hi; i++ {
+			yd[i] = max(xd[i], 0)
 		}
 	})
 	return y
@@ -76,7 +76,7 @@ func ReLUBackward(y, dy, dx *Mat) *Mat {
 	dx = Resize(dx, dy.Rows, dy.Cols)
 	yd, dyd, dxd := y.Data[:y.Len()], dy.Data[:dy.Len()], dx.Data
 	parallelElems(len(dyd), 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
+		for i := lo + reluBackwardSIMD(yd[lo:hi], dyd[lo:hi], dxd[lo:hi]); i < hi; i++ {
 			dxd[i] = choose(yd[i] > 0, dyd[i], 0)
 		}
 	})

@@ -251,29 +251,36 @@ func columnBlock(f, blocks, b int) int {
 
 // spmmInto computes y = s·x (y += s·x when accumulating), plus bias unless nil.
 func spmmInto(s *Sparse, x, y *Mat, accumulate bool, bias []float32) {
-	f := x.Cols
-	if f == 0 {
+	if x.Cols == 0 {
 		return
 	}
-	parallelRows(s.Indptr, int64(s.NNZ())*int64(f), func(lo, hi int) {
-		mode := gatherVals
-		if s.Val == nil {
-			mode = gatherOnes
-		}
-		for i := lo; i < hi; i++ {
-			out := y.Data[i*f : (i+1)*f]
-			if !accumulate {
-				clear(out)
-			}
-			e0, e1 := s.Indptr[i], s.Indptr[i+1]
-			var val []float32
-			if s.Val != nil {
-				val = s.Val[e0:e1]
-			}
-			gatherAccumulate(out, x.Data, f, s.Indices[e0:e1], val, mode)
-			if bias != nil {
-				axpy(1, bias, out)
-			}
+	parallelRows(s.Indptr, int64(s.NNZ())*int64(x.Cols), func(lo, hi int) {
+		if !spmmRowsSIMD(s, x, y, lo, hi, accumulate, bias) {
+			spmmRowByRow(s, x, y, lo, hi, accumulate, bias)
 		}
 	})
+}
+
+// spmmRowByRow computes rows [lo, hi) of spmmInto's product a row at a time.
+func spmmRowByRow(s *Sparse, x, y *Mat, lo, hi int, accumulate bool, bias []float32) {
+	f := x.Cols
+	mode := gatherVals
+	if s.Val == nil {
+		mode = gatherOnes
+	}
+	for i := lo; i < hi; i++ {
+		out := y.Data[i*f : (i+1)*f]
+		if !accumulate {
+			clear(out)
+		}
+		e0, e1 := s.Indptr[i], s.Indptr[i+1]
+		var val []float32
+		if s.Val != nil {
+			val = s.Val[e0:e1]
+		}
+		gatherAccumulate(out, x.Data, f, s.Indices[e0:e1], val, mode)
+		if bias != nil {
+			axpy(1, bias, out)
+		}
+	}
 }
