@@ -63,7 +63,9 @@ func gatherDotHeadsSIMD(v, x []float32, stride int, idx []int32, out []float32, 
 	return 0
 }
 
-func spmmRowsSIMD(s *Sparse, x, y *Mat, lo, hi int, accumulate bool, bias []float32) bool { return false }
+func spmmRowsSIMD(s *Sparse, x, y *Mat, lo, hi int, accumulate bool, bias []float32) bool {
+	return false
+}
 
 func reluSIMD(x, y []float32) int { return 0 }
 
