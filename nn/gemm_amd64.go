@@ -7,6 +7,26 @@ package nn
 //go:noescape
 func gemm6x16(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, load int)
 
+// gemm6x16NN is gemm6x16 with rs = ld, ks = 1 (see gemm_amd64.s).
+//
+//go:noescape
+func gemm6x16NN(k int, a *float32, ld int, b *float32, c *float32, ldc int, load int)
+
+// gemm6x16TN is gemm6x16 with rs = 1, ks = ld (see gemm_amd64.s).
+//
+//go:noescape
+func gemm6x16TN(k int, a *float32, ld int, b *float32, c *float32, ldc int, load int)
+
+// packTiles6 packs whole 6-column tiles of k rows (see gemm_amd64.s).
+//
+//go:noescape
+func packTiles6(dst, src *float32, ld, k, tiles int)
+
+// prefetchRows prefetches n floats of each of rows rows of a (row stride ld).
+//
+//go:noescape
+func prefetchRows(a *float32, ld, rows, n int)
+
 // fmaPeak runs n rounds of 12 independent 8-wide fused multiply-adds (192 flops a round).
 //
 //go:noescape

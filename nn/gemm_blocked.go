@@ -50,7 +50,7 @@ func gemmBlocked(transA, transB bool, alpha float32, a, b *Mat, beta float32, c 
 	blocks := (m + gemmMC - 1) / gemmMC
 	parallelFor(blocks, gemmFLOPs(m, k, n), func(lo, hi int) {
 		for blk := lo; blk < hi; blk++ {
-			gemmRows(a.Data, rs, ks, blk*gemmMC, min((blk+1)*gemmMC, m), m, k, *bp, n, c.Data, n, beta == 1)
+			gemmRows(a.Data, rs, ks, blk*gemmMC, min((blk+1)*gemmMC, m), m, k, *bp, n, c.Data, n, beta == 1, nil)
 		}
 	})
 	scratchPool.Put(bp)
@@ -104,14 +104,21 @@ func packB(dst []float32, transB bool, alpha float32, b *Mat, p0, p1, n int) {
 }
 
 // gemmRows computes rows [i0, i1) (a block of at most gemmMC) of c (row stride ldc) = op(a)·b over k, plus c itself when
-// load: op(a)[i, p] at a[i*rs + p*ks] (rows below m exist), b packed by packB.
-func gemmRows(a []float32, rs, ks, i0, i1, m, k int, bp []float32, n int, c []float32, ldc int, load bool) {
-	// The last rows of a, when fewer than a tile's, are copied into a tile-high block of zeros.
-	var edge *[]float32
+// load: op(a)[i, p] at a[i*rs + p*ks] (rows below m exist), b packed by packB. Unless nil,
+// prefetch(t, tiles) is called before the t-th of the block's tiles of rows: a share of the
+// memory the caller will want next can be fetched while these are computed.
+func gemmRows(a []float32, rs, ks, i0, i1, m, k int, bp []float32, n int, c []float32, ldc int, load bool, prefetch func(t, tiles int)) {
+	tiles := (i1 - i0 + gemmMR - 1) / gemmMR
+	// op(a)'s tiles of rows for a block of k: where op(a) = aᵀ (rs = 1), packed, each tile's
+	// rows together, zero past i1; otherwise read where they lie, but for a last tile of fewer
+	// rows, copied into a tile-high block of zeros.
+	var packed *[]float32
 	ei := i0 + (i1-i0)/gemmMR*gemmMR
-	if ei < i1 {
-		edge = getScratch(gemmMR * k)
-		e := *edge
+	if rs == 1 {
+		packed = getScratch(tiles * gemmMR * min(k, gemmKC))
+	} else if ei < i1 {
+		packed = getScratch(gemmMR * k)
+		e := *packed
 		clear(e)
 		for r := range i1 - ei {
 			for p := range k {
@@ -119,41 +126,77 @@ func gemmRows(a []float32, rs, ks, i0, i1, m, k int, bp []float32, n int, c []fl
 			}
 		}
 	}
-	var tile [gemmMR * gemmNR]float32
+	var part [gemmMR * gemmNR]float32 // a partial tile of c
 	for kb := 0; kb < k; kb += gemmKC {
 		kc := min(gemmKC, k-kb)
 		ld := load || kb > 0
-		for i := i0; i < i1; i += gemmMR {
-			ap, ars, aks := &a[0], rs, ks
-			if i >= ei {
-				ap, ars, aks = &(*edge)[kb], k, 1
-			} else {
+		if rs == 1 {
+			packTilesT(*packed, a, ks, i0, i1, kb, kc)
+		}
+		for t, i := 0, i0; i < i1; t, i = t+1, i+gemmMR {
+			var ap *float32
+			ars, aks := rs, ks
+			switch {
+			case rs == 1:
+				ap, aks = &(*packed)[t*gemmMR*kc], gemmMR
+			case i >= ei:
+				ap, ars, aks = &(*packed)[kb], k, 1
+			default:
 				ap = &a[i*rs+kb*ks]
+				if i+2*gemmMR <= ei {
+					// The next tile's rows of a, while this one's are worked on.
+					prefetchRows(&a[(i+gemmMR)*rs+kb*ks], rs, gemmMR, kc)
+				}
+			}
+			if prefetch != nil && kb+kc >= k {
+				prefetch(t, tiles)
 			}
 			h := min(gemmMR, i1-i)
 			for j0 := 0; j0 < n; j0 += gemmNR {
 				bs := bp[j0*k+kb*gemmNR:]
 				w := min(gemmNR, n-j0)
 				if h == gemmMR && w == gemmNR {
-					gemm6x16(kc, ap, ars, aks, &bs[0], &c[i*ldc+j0], ldc, b2i(ld))
+					tile(kc, ap, ars, aks, &bs[0], &c[i*ldc+j0], ldc, b2i(ld))
 					continue
 				}
 				// A partial tile goes through a whole one.
-				clear(tile[:])
+				clear(part[:])
 				if ld {
 					for r := range h {
-						copy(tile[r*gemmNR:r*gemmNR+w], c[(i+r)*ldc+j0:(i+r)*ldc+j0+w])
+						copy(part[r*gemmNR:r*gemmNR+w], c[(i+r)*ldc+j0:(i+r)*ldc+j0+w])
 					}
 				}
-				gemm6x16(kc, ap, ars, aks, &bs[0], &tile[0], gemmNR, 1)
+				tile(kc, ap, ars, aks, &bs[0], &part[0], gemmNR, 1)
 				for r := range h {
-					copy(c[(i+r)*ldc+j0:(i+r)*ldc+j0+w], tile[r*gemmNR:r*gemmNR+w])
+					copy(c[(i+r)*ldc+j0:(i+r)*ldc+j0+w], part[r*gemmNR:r*gemmNR+w])
 				}
 			}
 		}
 	}
-	if edge != nil {
-		scratchPool.Put(edge)
+	if packed != nil {
+		scratchPool.Put(packed)
+	}
+}
+
+// packTilesT packs op(a) = aᵀ's rows [i0, i1) over k-values [kb, kb+kc) (a's rows kb …, columns
+// i0 …, row stride lda) into tiles of 6 rows, each tile's kc×6 values together, zero past i1.
+func packTilesT(dst, a []float32, lda, i0, i1, kb, kc int) {
+	full := (i1 - i0) / gemmMR
+	if full > 0 {
+		_, _ = dst[full*gemmMR*kc-1], a[(kb+kc-1)*lda+i0+full*gemmMR-1]
+		packTiles6(&dst[0], &a[kb*lda+i0], lda, kc, full)
+	}
+	if rest := i1 - i0 - full*gemmMR; rest > 0 {
+		t := dst[full*gemmMR*kc : (full+1)*gemmMR*kc]
+		for p := range kc {
+			row := a[(kb+p)*lda+i0+full*gemmMR:]
+			for r := range gemmMR {
+				t[p*gemmMR+r] = 0
+				if r < rest {
+					t[p*gemmMR+r] = row[r]
+				}
+			}
+		}
 	}
 }
 
@@ -168,13 +211,26 @@ func gemmSplitK(a []float32, rs, ks, m, k int, transB bool, alpha float32, b *Ma
 		part := (*parts)[ch*m*n : (ch+1)*m*n]
 		bp := getScratch(packedBLen(gemmKC, n))
 		// A block of k at a time: b's rows packed just before their use, while they are in
-		// cache; op(a)[i, q] = a[i*rs + q*ks].
+		// cache; op(a)[i, q] = a[i*rs + q*ks]. While a block is computed, the next block's rows
+		// of a and b are prefetched, a share per tile, so that packing b and reading a wait on
+		// memory less.
 		for q0 := p0; q0 < p1; q0 += gemmKC {
 			q1 := min(q0+gemmKC, p1)
 			packB(*bp, transB, alpha, b, q0, q1, n)
-			for i0 := 0; i0 < m; i0 += gemmMC {
-				gemmRows(a[q0*ks:], rs, ks, i0, min(i0+gemmMC, m), m, q1-q0, *bp, n, part, n, q0 > p0)
+			next := min(q1+gemmKC, p1) - q1
+			prefetch := func(t, tiles int) {
+				r0, r1 := q1+next*t/tiles, q1+next*(t+1)/tiles
+				if r0 >= r1 {
+					return
+				}
+				if rs == 1 { // op(a) = aᵀ: a's rows r are op(a)'s columns
+					prefetchRows(&a[r0*ks], ks, r1-r0, m)
+				}
+				if !transB {
+					prefetchRows(&b.Data[r0*b.Cols], b.Cols, r1-r0, n)
+				}
 			}
+			gemmRows(a[q0*ks:], rs, ks, 0, m, m, q1-q0, *bp, n, part, n, q0 > p0, prefetch)
 		}
 		scratchPool.Put(bp)
 	})
@@ -188,6 +244,18 @@ func gemmSplitK(a []float32, rs, ks, m, k int, transB bool, alpha float32, b *Ma
 		}
 	})
 	scratchPool.Put(parts)
+}
+
+// tile runs the micro-kernel on a 6×16 tile: the one made for how op(a) lies where there is one.
+func tile(kc int, a *float32, rs, ks int, b, c *float32, ldc, load int) {
+	switch {
+	case ks == 1:
+		gemm6x16NN(kc, a, rs, b, c, ldc, load)
+	case rs == 1:
+		gemm6x16TN(kc, a, ks, b, c, ldc, load)
+	default:
+		gemm6x16(kc, a, rs, ks, b, c, ldc, load)
+	}
 }
 
 // b2i is 1 for true, 0 for false.

@@ -70,3 +70,15 @@ func spmmRowsSIMD(s *Sparse, x, y *Mat, lo, hi int, accumulate bool, bias []floa
 func reluSIMD(x, y []float32) int { return 0 }
 
 func reluBackwardSIMD(y, dy, dx []float32) int { return 0 }
+
+func gemm6x16NN(k int, a *float32, ld int, b *float32, c *float32, ldc int, load int) {
+	panic("nn: gemm6x16NN without AVX2")
+}
+
+func gemm6x16TN(k int, a *float32, ld int, b *float32, c *float32, ldc int, load int) {
+	panic("nn: gemm6x16TN without AVX2")
+}
+
+func prefetchRows(a *float32, ld, rows, n int) {}
+
+func packTiles6(dst, src *float32, ld, k, tiles int) { panic("nn: packTiles6 without AVX2") }
