@@ -215,3 +215,32 @@ func BenchmarkGemmBlocked(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRegion is a parallel region of 8 chunks of about a microsecond each, handed to the
+// kernel team, and, for comparison, to goroutines started for it as kernels did before the team
+// (and still do when the team is busy): on 1 thread it is the work alone, on 2 the time above
+// half of that is what a region costs.
+func BenchmarkRegion(b *testing.B) {
+	var sink [8 * 16]float32 // a cache line per chunk
+	work := func(c int) {
+		for i := range 1024 {
+			sink[16*c] += float32(i)
+		}
+	}
+	b.Run("team", func(b *testing.B) {
+		for b.Loop() {
+			runChunks(8, work)
+		}
+	})
+	b.Run("goroutines", func(b *testing.B) {
+		p := min(threads(), 8)
+		for b.Loop() {
+			r := &region{fn: work, chunks: 8}
+			for range p - 1 {
+				go r.work()
+			}
+			r.work()
+			r.wait()
+		}
+	})
+}

@@ -134,31 +134,41 @@ func runChunks(chunks int, fn func(c int)) {
 	r.wait()
 }
 
-// region is one parallel kernel call: chunks taken in turn from next until none is left.
+// region is one parallel kernel call: chunks taken in turn from next until none is left. The
+// counters sit on cache lines of their own: the threads taking chunks bounce next's line between
+// their cores, and that should not drag fn and done along.
 type region struct {
-	fn     func(c int)
-	chunks int64
-	next   atomic.Int64 // the next chunk to take
-	done   atomic.Int64 // chunks finished
+	fn      func(c int)
+	chunks  int64
+	helpers int // team workers that may help (those with a smaller id)
+	_       [40]byte
+	next    atomic.Int64 // the next chunk to take
+	_       [56]byte
+	done    atomic.Int64 // chunks finished
+	_       [56]byte
 }
 
-// work takes and runs chunks until none is left.
+// work takes and runs chunks until none is left, then counts those it ran as done.
 func (r *region) work() {
+	var n int64
 	for {
 		c := r.next.Add(1) - 1
 		if c >= r.chunks {
-			return
+			break
 		}
 		r.fn(int(c))
-		r.done.Add(1)
+		n++
+	}
+	if n > 0 {
+		r.done.Add(n)
 	}
 }
 
 // wait returns when every chunk has finished, spinning (the last chunks are moments away) and
 // yielding the processor now and then.
 func (r *region) wait() {
-	for i := 0; r.done.Load() < r.chunks; i++ {
-		if i&15 == 15 {
+	for i := 1; r.done.Load() < r.chunks; i++ {
+		if i%1024 == 0 {
 			runtime.Gosched()
 		} else {
 			cpuRelax()
@@ -174,13 +184,7 @@ const spinFor = 100 * time.Microsecond
 type team struct {
 	mu      sync.Mutex
 	workers []*worker
-	current atomic.Pointer[teamJob]
-}
-
-// teamJob is a region and the number of workers that may help with it.
-type teamJob struct {
-	r       *region
-	helpers int
+	current atomic.Pointer[region] // the latest region handed to the team
 }
 
 // worker is one of the team's goroutines: it parks on wake when it finds no work for a while.
@@ -199,7 +203,8 @@ func (t *team) run(r *region, helpers int) {
 		t.workers = append(t.workers, w)
 		go t.loop(w, t.current.Load())
 	}
-	t.current.Store(&teamJob{r: r, helpers: helpers})
+	r.helpers = helpers
+	t.current.Store(r)
 	for _, w := range t.workers[:helpers] {
 		if w.asleep.CompareAndSwap(true, false) {
 			w.wake <- struct{}{}
@@ -209,36 +214,36 @@ func (t *team) run(r *region, helpers int) {
 	r.wait()
 }
 
-// loop is a worker's life: wait for a job newer than the last one seen, help with it if asked.
-func (t *team) loop(w *worker, seen *teamJob) {
+// loop is a worker's life: wait for a region newer than the last one seen, help with it if asked.
+func (t *team) loop(w *worker, seen *region) {
 	for {
-		j := t.next(w, seen)
-		seen = j
-		if w.id < j.helpers {
-			j.r.work()
+		r := t.next(w, seen)
+		seen = r
+		if w.id < r.helpers {
+			r.work()
 		}
 	}
 }
 
-// next returns the first job other than seen, spinning for spinFor, then parked until woken.
-func (t *team) next(w *worker, seen *teamJob) *teamJob {
+// next returns the first region other than seen, spinning for spinFor, then parked until woken.
+func (t *team) next(w *worker, seen *region) *region {
 	start := time.Now()
 	for i := 0; ; i++ {
-		if j := t.current.Load(); j != seen {
-			return j
+		if r := t.current.Load(); r != seen {
+			return r
 		}
 		cpuRelax()
 		if i&255 != 255 || time.Since(start) < spinFor {
 			continue
 		}
-		// Park: announce it, then look once more (a job published before the announcement
+		// Park: announce it, then look once more (a region published before the announcement
 		// would find nobody asleep and send no wake-up).
 		w.asleep.Store(true)
-		if j := t.current.Load(); j != seen {
+		if r := t.current.Load(); r != seen {
 			if !w.asleep.CompareAndSwap(true, false) {
 				<-w.wake // the publisher saw us asleep and sent one: take it
 			}
-			return j
+			return r
 		}
 		<-w.wake
 		start, i = time.Now(), 0
