@@ -340,6 +340,18 @@ func (l *GATConv) dropRun(start int, src, dst []float32) {
 		copy(dst, src)
 		return
 	}
+	// Up to a word boundary, then whole groups of 16 in the dropout kernel (the same masks and
+	// products), then the rest.
+	k := min(len(src), (4-start&3)&3)
+	l.dropScalar(start, src[:k], dst[:k])
+	if k < len(src) {
+		k += 4 * dropMaskSIMD(l.seed, (start+k)/4, src[k:], dst[k:], l.thr, l.scale)
+	}
+	l.dropScalar(start+k, src[k:], dst[k:])
+}
+
+// dropScalar is dropRun one value at a time.
+func (l *GATConv) dropScalar(start int, src, dst []float32) {
 	var z uint64
 	for k, v := range src {
 		i := start + k

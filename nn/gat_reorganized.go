@@ -32,28 +32,41 @@ func (l *GATConv) forwardReorganized(c *Ctx) {
 func (l *GATConv) edgeSoftmax() {
 	adj, H, E := l.adj, l.Heads, l.nnz
 	parallelRows(adj.Indptr, int64(E*H)*8, func(lo, hi int) {
-		// A head at a time over the rows' edges, which lie together: the scores less their row's
-		// maximum, then all their exponentials in one pass (8 at a time with AVX; a row has a
-		// few), then each row divided by its sum, as expNormalize does one row.
-		e0, e1 := int(adj.Indptr[lo]), int(adj.Indptr[hi])
-		for h := 0; h < H; h++ {
-			a := l.alpha[h*E : (h+1)*E]
-			for i := lo; i < hi; i++ {
-				r0, r1 := adj.Indptr[i], adj.Indptr[i+1]
-				row := a[r0:r1]
-				mx := l.scoreRow(i, h, adj.Indices[r0:r1], row)
-				for k := range row {
-					row[k] -= mx
+		// Blocks of rows of about softmaxBlock edges, and in each a head at a time over the
+		// block's edges, which lie together: the scores less their row's maximum, then all their
+		// exponentials in one pass (8 at a time with AVX; a row has a few), then each row divided
+		// by its sum, as expNormalize does one row. A block's sources' projections (all heads
+		// on one line) are read from memory once, by the first head, and from L1 by the others.
+		for b0 := lo; b0 < hi; {
+			b1 := b0 + 1
+			for b1 < hi && adj.Indptr[b1+1]-adj.Indptr[b0] <= softmaxBlock {
+				b1++
+			}
+			e0, e1 := int(adj.Indptr[b0]), int(adj.Indptr[b1])
+			for h := 0; h < H; h++ {
+				a := l.alpha[h*E : (h+1)*E]
+				for i := b0; i < b1; i++ {
+					r0, r1 := adj.Indptr[i], adj.Indptr[i+1]
+					row := a[r0:r1]
+					mx := l.scoreRow(i, h, adj.Indices[r0:r1], row)
+					for k := range row {
+						row[k] -= mx
+					}
 				}
+				exp32s(a[e0:e1])
+				for i := b0; i < b1; i++ {
+					normalize(a[adj.Indptr[i]:adj.Indptr[i+1]])
+				}
+				l.dropRun(h*E+e0, a[e0:e1], l.alphaD[h*E+e0:h*E+e1])
 			}
-			exp32s(a[e0:e1])
-			for i := lo; i < hi; i++ {
-				normalize(a[adj.Indptr[i]:adj.Indptr[i+1]])
-			}
-			l.dropRun(h*E+e0, a[e0:e1], l.alphaD[h*E+e0:h*E+e1])
+			b0 = b1
 		}
 	})
 }
+
+// softmaxBlock is the number of edges the edge softmax takes all heads over before it moves on:
+// their sources' projections, a line each, stay in L1 from head to head.
+const softmaxBlock = 256
 
 // edgeSoftmaxWork is the flops and bytes of an edge softmax over adj with H heads: per edge and
 // head a score, its exponential (~6 flops), a division and the dropout; the scores and both

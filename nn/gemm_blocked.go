@@ -2,19 +2,19 @@ package nn
 
 // The blocked GEMM for wide products (more than smallGemmMaxCols output columns), as BLIS and
 // GotoBLAS arrange it: op(b) is packed into slivers of 16 columns (each k-row of a sliver one
-// 64-byte line), and a 6×16 register tile of c is computed by the AVX2 micro-kernel gemm6x16 from
-// six rows of op(a), read where they lie, and a sliver of b. Loops are blocked so that a sliver of
-// b (gemmKC×16 floats, 16 KB) stays in L1 while the micro-kernel walks a block of gemmMC rows of
-// a, which stays in L2. Workers take blocks of c's rows; a product with few rows and a long k
-// (the weight gradient aᵀ·dy over all nodes) is split along k instead, into chunks of fixed
-// length whose partial products are added in order, so the result does not depend on the number
-// of threads.
+// 64-byte line), and a 6×16 register tile of c is computed by an AVX2 micro-kernel (gemm6x16 and
+// its forms) from a tile of six rows of op(a) — read where they lie, or for aᵀ packed — and a
+// sliver of b. Over a block of gemmKC k-values, a tile of op(a) stays in L1 while the kernel
+// walks b's slivers, which stay in L2. Workers take blocks of gemmMC rows of c; a product with
+// few rows and a long k (the weight gradient aᵀ·dy over all nodes) is split along k instead, into
+// chunks of fixed length whose partial products are added in order, so the result does not
+// depend on the number of threads.
 
 const (
 	gemmMR     = 6    // rows of the register tile
 	gemmNR     = 16   // columns of the register tile (two AVX vectors)
-	gemmKC     = 256  // k per block: a b sliver of gemmKC×gemmNR floats is 16 KB
-	gemmMC     = 96   // rows of c per block: a's block (gemmMC×gemmKC floats, 96 KB) stays in L2
+	gemmKC     = 256  // k per block: a tile of op(a) is 6 KB, b's block of 128 columns 128 KB
+	gemmMC     = 96   // rows of c per block a worker takes
 	gemmKChunk = 2048 // k per chunk of a split product
 )
 
