@@ -6,15 +6,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gnnprof/gnnprof/internal/benchthreads"
 )
 
-// BenchmarkRoofline measures this machine's two limits on GOMAXPROCS threads — the FMA peak
+// BenchmarkRoofline measures this machine's two limits at each thread count of
+// benchthreads.Counts (1 and all CPUs, or $GNNPROF_BENCH_THREADS) — the FMA peak
 // (fmaPeak: independent 8-wide fused multiply-adds, the vector width nn's kernels use) and the
 // stream bandwidth (STREAM's triad over three 128 MiB arrays, far past the caches) — and then the
 // rate each hot kernel achieves on the shapes of a GCN/GAT epoch on a 200k-node graph (mean
 // degree 20, 128 features and channels, 8 heads, 8 classes), as a share of the limit its
-// arithmetic intensity puts it under (the roofline: min(peak, intensity × bandwidth)). Run it
-// with -cpu 1,N for one core and all; scripts/roofline prints the table.
+// arithmetic intensity puts it under (the roofline: min(peak, intensity × bandwidth));
+// scripts/scaling prints the table.
 //
 // Each kernel reports GFLOP/s and GB/s by the flops and bytes its trace span records, and
 // %roof, its share of that limit.
@@ -22,40 +25,46 @@ func BenchmarkRoofline(b *testing.B) {
 	if !useAVX {
 		b.Skip("the limits are measured with the AVX2 kernels, which this machine lacks")
 	}
-	// Each sub-benchmark runs once per -cpu value, so each asks for the threads it has.
-	b.Run("limit=fma", func(b *testing.B) {
-		p := threads()
-		var best float64
-		for b.Loop() {
-			best = max(best, measureFMA(p))
-		}
-		setLimit(p, func(l *limits) { l.gflops = best })
-		b.ReportMetric(best, "GFLOP/s")
-	})
-	b.Run("limit=stream", func(b *testing.B) {
-		p := threads()
-		var best float64
-		for b.Loop() {
-			best = max(best, measureTriad(p))
-		}
-		setLimit(p, func(l *limits) { l.gbps = best })
-		b.ReportMetric(best, "GB/s")
-	})
-	w := rooflineWorkload()
-	for _, k := range w.kernels() {
-		b.Run(k.name, func(b *testing.B) {
-			lim := limitsAt(threads())
-			k.run() // warm: buffers, transposes, pages
-			start, cpu0 := time.Now(), cpuNanos()
-			for b.Loop() {
-				k.run()
+	counts, err := benchthreads.Counts()
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Each sub-benchmark at each thread count: threads=N/limit=fma, threads=N/spmm/f=128, ….
+	for _, p := range counts {
+		b.Run(fmt.Sprintf("threads=%d", p), func(b *testing.B) {
+			defer benchthreads.Set(p)()
+			b.Run("limit=fma", func(b *testing.B) {
+				var best float64
+				for b.Loop() {
+					best = max(best, measureFMA(p))
+				}
+				setLimit(p, func(l *limits) { l.gflops = best })
+				b.ReportMetric(best, "GFLOP/s")
+			})
+			b.Run("limit=stream", func(b *testing.B) {
+				var best float64
+				for b.Loop() {
+					best = max(best, measureTriad(p))
+				}
+				setLimit(p, func(l *limits) { l.gbps = best })
+				b.ReportMetric(best, "GB/s")
+			})
+			for _, k := range rooflineWorkload().kernels() {
+				b.Run(k.name, func(b *testing.B) {
+					lim := limitsAt(p)
+					k.run() // warm: buffers, transposes, pages
+					start, cpu0 := time.Now(), cpuNanos()
+					for b.Loop() {
+						k.run()
+					}
+					sec := time.Since(start).Seconds() / float64(b.N)
+					b.ReportMetric(float64(cpuNanos()-cpu0)/float64(b.N), "cpu-ns/op")
+					gflops, gbps := float64(k.flops)/sec/1e9, float64(k.bytes)/sec/1e9
+					b.ReportMetric(gflops, "GFLOP/s")
+					b.ReportMetric(gbps, "GB/s")
+					b.ReportMetric(100*roofShare(gflops, gbps, lim), "%roof")
+				})
 			}
-			sec := time.Since(start).Seconds() / float64(b.N)
-			b.ReportMetric(float64(cpuNanos()-cpu0)/float64(b.N), "cpu-ns/op")
-			gflops, gbps := float64(k.flops)/sec/1e9, float64(k.bytes)/sec/1e9
-			b.ReportMetric(gflops, "GFLOP/s")
-			b.ReportMetric(gbps, "GB/s")
-			b.ReportMetric(100*roofShare(gflops, gbps, lim), "%roof")
 		})
 	}
 }

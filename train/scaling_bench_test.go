@@ -1,10 +1,12 @@
 package train
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/benchthreads"
 	"github.com/gnnprof/gnnprof/internal/shareddata"
 )
 
@@ -38,41 +40,47 @@ type scalingCase struct {
 }
 
 // BenchmarkScaling is one full-batch training epoch (forward, loss, backward, Adam step;
-// recording off) of GCN and GAT on Cora and on a generated 200k-node graph. The kernels use
-// GOMAXPROCS goroutines, so `-cpu 1,2` gives the 1 → 2 thread scaling (scripts/scaling prints
-// the table). cpu-ns/op is the process's CPU time per epoch: beside wall time it shows time
-// spent waiting (wall ≫ cpu/threads) and work added by splitting (cpu grows with threads).
+// recording off) of GCN and GAT on Cora and on a generated 200k-node graph, at each thread count
+// of benchthreads.Counts (1 and all CPUs, or $GNNPROF_BENCH_THREADS): the kernels use GOMAXPROCS
+// goroutines. scripts/scaling prints the table. cpu-ns/op is the process's CPU time per epoch:
+// beside wall time it shows time spent waiting (wall ≫ cpu/threads) and work added by splitting
+// (cpu grows with threads).
 func BenchmarkScaling(b *testing.B) {
+	counts, err := benchthreads.Counts()
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, tc := range scalingCases() {
 		b.Run(tc.name, func(b *testing.B) {
 			var ds *graph.Dataset
 			if tc.data == "cora" {
 				p := shareddata.Path(b, "data", "planetoid", "ind.cora.x")
-				var err error
 				if ds, err = graph.Load(p[:len(p)-2], graph.LoadOptions{}); err != nil {
 					b.Fatal(err)
 				}
-			} else {
-				var err error
-				if ds, err = scalingData(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			fb, err := NewFullBatch(tc.cfg, ds)
-			if err != nil {
+			} else if ds, err = scalingData(); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := fb.TrainEpoch(nil); err != nil { // grow buffers, transpose the adjacency
-				b.Fatal(err)
+			for _, threads := range counts {
+				b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+					defer benchthreads.Set(threads)()
+					fb, err := NewFullBatch(tc.cfg, ds)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := fb.TrainEpoch(nil); err != nil { // grow buffers, transpose the adjacency
+						b.Fatal(err)
+					}
+					b.ReportAllocs()
+					c0 := ProcessCPUSeconds()
+					for b.Loop() {
+						if _, err := fb.TrainEpoch(nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric((ProcessCPUSeconds()-c0)*1e9/float64(b.N), "cpu-ns/op")
+				})
 			}
-			b.ReportAllocs()
-			c0 := ProcessCPUSeconds()
-			for b.Loop() {
-				if _, err := fb.TrainEpoch(nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric((ProcessCPUSeconds()-c0)*1e9/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
