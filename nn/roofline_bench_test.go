@@ -30,10 +30,12 @@ func BenchmarkRoofline(b *testing.B) {
 		b.Fatal(err)
 	}
 	// Each sub-benchmark at each thread count: threads=N/limit=fma, threads=N/spmm/f=128, ….
+	// GOMAXPROCS is set in each leaf: go test sets it (to the -cpu value) around every
+	// sub-benchmark it runs.
 	for _, p := range counts {
 		b.Run(fmt.Sprintf("threads=%d", p), func(b *testing.B) {
-			defer benchthreads.Set(p)()
 			b.Run("limit=fma", func(b *testing.B) {
+				defer benchthreads.Set(p)()
 				var best float64
 				for b.Loop() {
 					best = max(best, measureFMA(p))
@@ -42,6 +44,7 @@ func BenchmarkRoofline(b *testing.B) {
 				b.ReportMetric(best, "GFLOP/s")
 			})
 			b.Run("limit=stream", func(b *testing.B) {
+				defer benchthreads.Set(p)()
 				var best float64
 				for b.Loop() {
 					best = max(best, measureTriad(p))
@@ -51,6 +54,7 @@ func BenchmarkRoofline(b *testing.B) {
 			})
 			for _, k := range rooflineWorkload().kernels() {
 				b.Run(k.name, func(b *testing.B) {
+					defer benchthreads.Set(p)()
 					lim := limitsAt(p)
 					k.run() // warm: buffers, transposes, pages
 					start, cpu0 := time.Now(), cpuNanos()

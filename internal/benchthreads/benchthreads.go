@@ -1,7 +1,8 @@
 // Package benchthreads owns the thread counts of gnnprof's scaling benchmarks (train's
 // BenchmarkScaling, nn's BenchmarkRoofline): they run a sub-benchmark per count with GOMAXPROCS
-// set inside it, rather than through go test's -cpu list, whose first value's sub-benchmarks can
-// be measured before GOMAXPROCS is changed for them.
+// set inside it (inside the leaf: go test sets GOMAXPROCS to the -cpu value around every
+// sub-benchmark it runs), rather than through go test's -cpu list, whose first value's
+// sub-benchmarks can be measured before GOMAXPROCS is changed for them.
 package benchthreads
 
 import (
