@@ -235,11 +235,11 @@ func BenchmarkRegion(b *testing.B) {
 	b.Run("goroutines", func(b *testing.B) {
 		p := min(threads(), 8)
 		for b.Loop() {
-			r := &region{fn: work, chunks: 8}
-			for range p - 1 {
-				go r.work()
+			r := newRegion(work, 8, p)
+			for t := 1; t < p; t++ {
+				go r.work(t)
 			}
-			r.work()
+			r.work(0)
 			r.wait()
 		}
 	})

@@ -298,9 +298,12 @@ func (l *GATConv) backwardProject(c *Ctx) {
 			}
 		}
 	})
-	// The attention vectors' gradients, summed over nodes in node order: workers take heads.
+	// The attention vectors' gradients, summed over nodes in node order: workers take groups of
+	// heads whose columns fill whole cache lines.
 	gs, gd := l.AttSrc.G.Data, l.AttDst.G.Data
-	parallelFor(H, int64(ns*H*C*2), func(h0, h1 int) {
+	unit := 16 / gcd(C, 16) // heads per line-aligned group
+	parallelFor((H+unit-1)/unit, int64(ns*H*C*2), func(g0, g1 int) {
+		h0, h1 := g0*unit, min(H, g1*unit)
 		for j := 0; j < ns; j++ {
 			row := l.h.Row(j)
 			for h := h0; h < h1; h++ {
@@ -312,6 +315,14 @@ func (l *GATConv) backwardProject(c *Ctx) {
 		}
 	})
 	sp.EndWork(4*int64((ns+nd)*H*C), 2*l.h.Bytes()+l.dh.Bytes()*2)
+}
+
+// gcd is the greatest common divisor of two positive numbers.
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // transposed returns the adjacency's transpose pattern and entry map for a backward pass.

@@ -43,7 +43,7 @@ func addBiasRows(m *Mat, bias []float32, lo, hi int) {
 func AddColSums(acc []float32, m *Mat) {
 	checkCols("AddColSums", "sums", len(acc), m)
 	f := m.Cols
-	blocks := max(1, min(threads(), f/8))
+	blocks := columnBlocks(f)
 	parallelFor(blocks, int64(m.Len()), func(lo, hi int) {
 		c0, c1 := columnBlock(f, blocks, lo), columnBlock(f, blocks, hi)
 		for i := 0; i < m.Rows; i++ {

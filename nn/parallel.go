@@ -8,13 +8,14 @@ import (
 )
 
 // Kernels split their work into chunks that the calling goroutine and a team of persistent
-// worker goroutines take in turn (parallelFor, parallelRows, runChunks). Starting goroutines for
+// worker goroutines share (parallelFor, parallelRows, runChunks). Starting goroutines for
 // every kernel cost more than many kernels take on a small graph: a started goroutine waited
 // 29 µs (median) to run on this 2-core machine, longer than its share of a Cora SpMM, so the
 // caller did the work and then waited at the barrier (scripts/waits on BenchmarkScaling's trace).
 // The team's workers spin for a while after each region, so that the next one, a few
-// microseconds later, starts at once, and then park. Chunks are taken from a shared counter:
-// a worker that is late (descheduled, or still waking) takes fewer, nobody waits for it to start.
+// microseconds later, starts at once, and then park. Each thread takes its own run of chunks
+// first, so that rows stay with a core from kernel to kernel, then whatever the others have
+// left: a worker that is late (descheduled, or still waking) takes fewer, nobody waits for it.
 // Each output element is computed by one chunk, in one order, so results never depend on the
 // number of threads or chunks.
 
@@ -119,7 +120,7 @@ func runChunks(chunks int, fn func(c int)) {
 		}
 		return
 	}
-	r := &region{fn: fn, chunks: int64(chunks)}
+	r := newRegion(fn, chunks, p)
 	if kernelTeam.mu.TryLock() {
 		kernelTeam.run(r, p-1)
 		kernelTeam.mu.Unlock()
@@ -127,37 +128,58 @@ func runChunks(chunks int, fn func(c int)) {
 	}
 	// The team is busy (another goroutine's kernel, or a kernel inside a kernel): helpers of
 	// this region's own.
-	for range p - 1 {
-		go r.work()
+	for t := 1; t < p; t++ {
+		go r.work(t)
 	}
-	r.work()
+	r.work(0)
 	r.wait()
 }
 
-// region is one parallel kernel call: chunks taken in turn from next until none is left. The
-// counters sit on cache lines of their own: the threads taking chunks bounce next's line between
-// their cores, and that should not drag fn and done along.
+// region is one parallel kernel call over chunks shared by p threads. Thread t owns a run of
+// chunks — the t-th p-th of them, so that a row is done by the same core from kernel to kernel
+// and its data stays in that core's caches — and takes them in order; one that runs out takes
+// the others' from where they stand, so a late thread holds nobody up. Each run's counter sits
+// on a cache line of its own.
 type region struct {
 	fn      func(c int)
 	chunks  int64
 	helpers int // team workers that may help (those with a smaller id)
-	_       [40]byte
-	next    atomic.Int64 // the next chunk to take
-	_       [56]byte
+	runs    []chunkRun
+	_       [16]byte
 	done    atomic.Int64 // chunks finished
 	_       [56]byte
 }
 
-// work takes and runs chunks until none is left, then counts those it ran as done.
-func (r *region) work() {
+// chunkRun is a thread's run of chunks, [next, end), next taken atomically.
+type chunkRun struct {
+	next atomic.Int64
+	end  int64
+	_    [48]byte
+}
+
+func newRegion(fn func(c int), chunks, p int) *region {
+	r := &region{fn: fn, chunks: int64(chunks), runs: make([]chunkRun, p)}
+	for t := range r.runs {
+		r.runs[t].next.Store(int64(chunks * t / p))
+		r.runs[t].end = int64(chunks * (t + 1) / p)
+	}
+	return r
+}
+
+// work runs thread t's chunks, then any others left, then counts those it ran as done.
+func (r *region) work(t int) {
 	var n int64
-	for {
-		c := r.next.Add(1) - 1
-		if c >= r.chunks {
-			break
+	p := len(r.runs)
+	for i := range p {
+		run := &r.runs[(t+i)%p]
+		for {
+			c := run.next.Add(1) - 1
+			if c >= run.end {
+				break
+			}
+			r.fn(int(c))
+			n++
 		}
-		r.fn(int(c))
-		n++
 	}
 	if n > 0 {
 		r.done.Add(n)
@@ -210,7 +232,7 @@ func (t *team) run(r *region, helpers int) {
 			w.wake <- struct{}{}
 		}
 	}
-	r.work()
+	r.work(0)
 	r.wait()
 }
 
@@ -220,7 +242,7 @@ func (t *team) loop(w *worker, seen *region) {
 		r := t.next(w, seen)
 		seen = r
 		if w.id < r.helpers {
-			r.work()
+			r.work(1 + w.id)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/gnnprof/gnnprof/internal/csr"
 )
@@ -214,7 +213,7 @@ func spmmTScatter(s *Sparse, x, y *Mat, accumulate bool) {
 	} else if !accumulate {
 		clear(out)
 	}
-	blocks := max(1, min(runtime.GOMAXPROCS(0), f/8))
+	blocks := columnBlocks(f)
 	parallelFor(blocks, int64(s.NNZ())*int64(f), func(lo, hi int) {
 		c0, c1 := columnBlock(f, blocks, lo), columnBlock(f, blocks, hi)
 		if scatterRowsSIMD(s, x, c0, c1, out, ld) {
@@ -240,14 +239,18 @@ func spmmTScatter(s *Sparse, x, y *Mat, accumulate bool) {
 	}
 }
 
-// columnBlock is where block b of f columns cut into blocks starts: blocks hold multiples of 8
-// columns (the vector width), the last the rest.
+// columnBlock is where block b of f columns cut into blocks starts: blocks hold multiples of 16
+// columns (a cache line of float32s, so that no two workers write one line of a row), the last
+// the rest.
 func columnBlock(f, blocks, b int) int {
 	if b == blocks {
 		return f
 	}
-	return min(f, (f/8*b/blocks)*8)
+	return min(f, (f/16*b/blocks)*16)
 }
+
+// columnBlocks is how many column blocks f columns are cut into for the workers.
+func columnBlocks(f int) int { return max(1, min(threads(), f/16)) }
 
 // spmmInto computes y = s·x (y += s·x when accumulating), plus bias unless nil.
 func spmmInto(s *Sparse, x, y *Mat, accumulate bool, bias []float32) {
