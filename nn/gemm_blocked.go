@@ -105,10 +105,11 @@ func packB(dst []float32, transB bool, alpha float32, b *Mat, p0, p1, n int) {
 
 // gemmRows computes rows [i0, i1) (a block of at most gemmMC) of c (row stride ldc) = op(a)·b over k, plus c itself when
 // load: op(a)[i, p] at a[i*rs + p*ks] (rows below m exist), b packed by packB. Unless nil,
-// prefetch(t, tiles) is called before the t-th of the block's tiles of rows: a share of the
-// memory the caller will want next can be fetched while these are computed.
+// prefetch(s, steps) is called before the s-th of the last k block's kernel calls: a share of
+// the memory the caller will want next can be fetched while these compute.
 func gemmRows(a []float32, rs, ks, i0, i1, m, k int, bp []float32, n int, c []float32, ldc int, load bool, prefetch func(t, tiles int)) {
 	tiles := (i1 - i0 + gemmMR - 1) / gemmMR
+	slivers := (n + gemmNR - 1) / gemmNR
 	// op(a)'s tiles of rows for a block of k: where op(a) = aᵀ (rs = 1), packed, each tile's
 	// rows together, zero past i1; otherwise read where they lie, but for a last tile of fewer
 	// rows, copied into a tile-high block of zeros.
@@ -136,6 +137,7 @@ func gemmRows(a []float32, rs, ks, i0, i1, m, k int, bp []float32, n int, c []fl
 		for t, i := 0, i0; i < i1; t, i = t+1, i+gemmMR {
 			var ap *float32
 			ars, aks := rs, ks
+			next := false // whether to prefetch the next tile's rows of a, where they lie
 			switch {
 			case rs == 1:
 				ap, aks = &(*packed)[t*gemmMR*kc], gemmMR
@@ -143,16 +145,19 @@ func gemmRows(a []float32, rs, ks, i0, i1, m, k int, bp []float32, n int, c []fl
 				ap, ars, aks = &(*packed)[kb], k, 1
 			default:
 				ap = &a[i*rs+kb*ks]
-				if i+2*gemmMR <= ei {
-					// The next tile's rows of a, while this one's are worked on.
-					prefetchRows(&a[(i+gemmMR)*rs+kb*ks], rs, gemmMR, kc)
-				}
-			}
-			if prefetch != nil && kb+kc >= k {
-				prefetch(t, tiles)
+				next = ks == 1 && i+2*gemmMR <= ei
 			}
 			h := min(gemmMR, i1-i)
-			for j0 := 0; j0 < n; j0 += gemmNR {
+			for jj, j0 := 0, 0; j0 < n; jj, j0 = jj+1, j0+gemmNR {
+				// Prefetches a share at a time, before each kernel call: issued all at once they
+				// would fill the line-fill buffers and stall the core.
+				if next {
+					lo, hi := kc*jj/slivers, kc*(jj+1)/slivers
+					prefetchRows(&a[(i+gemmMR)*rs+kb+lo], rs, gemmMR, hi-lo)
+				}
+				if prefetch != nil && kb+kc >= k {
+					prefetch(t*slivers+jj, tiles*slivers)
+				}
 				bs := bp[j0*k+kb*gemmNR:]
 				w := min(gemmNR, n-j0)
 				if h == gemmMR && w == gemmNR {
@@ -218,8 +223,8 @@ func gemmSplitK(a []float32, rs, ks, m, k int, transB bool, alpha float32, b *Ma
 			q1 := min(q0+gemmKC, p1)
 			packB(*bp, transB, alpha, b, q0, q1, n)
 			next := min(q1+gemmKC, p1) - q1
-			prefetch := func(t, tiles int) {
-				r0, r1 := q1+next*t/tiles, q1+next*(t+1)/tiles
+			prefetch := func(s, steps int) {
+				r0, r1 := q1+next*s/steps, q1+next*(s+1)/steps
 				if r0 >= r1 {
 					return
 				}
