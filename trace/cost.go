@@ -17,7 +17,7 @@ type Cost struct {
 	Events, Spans, Copies, Memory, Counters, Instants int64
 	// RecordCPUNs estimates the CPU time the recording goroutines (the training's own) spent
 	// recording: each kind's events times the thread CPU time recording one took on this machine,
-	// measured once per process ([RecordCosts]).
+	// measured once per process (recordCosts).
 	RecordCPUNs int64
 	// WriteCPUNs is the thread CPU time the recorder's writer spent on the events — encoding them
 	// for every sink and, CompressCPUNs of it, compressing the trace file — and closing the sinks.
@@ -51,11 +51,14 @@ func (c *Cost) count(events []Event) {
 	c.Events += int64(len(events))
 }
 
-// EventCosts are the thread CPU nanoseconds recording one event takes: a span (its Begin and
-// End) and an event recorded whole (a copy, memory event, counter or instant).
-type EventCosts struct{ Span, Event float64 }
+// eventCost is the thread CPU nanoseconds recording one event takes: a span (its Begin and End)
+// and an event recorded whole (a copy, memory event, counter or instant).
+type eventCost struct{ span, event float64 }
 
-var eventCosts = sync.OnceValue(func() EventCosts {
+// recordCosts measures, once per process, what recording one event costs the recording
+// goroutine in thread CPU time: [Cost.RecordCPUNs] multiplies it by the events recorded. Timing
+// every event on the hot path would cost as much again as recording it.
+var recordCosts = sync.OnceValue(func() eventCost {
 	const n = 1 << 15
 	r := NewRecorder() // no sinks: the events are counted and dropped
 	l := r.Lane("calibration")
@@ -71,13 +74,8 @@ var eventCosts = sync.OnceValue(func() EventCosts {
 	t2 := threadCPUNs()
 	runtime.UnlockOSThread()
 	r.Close()
-	return EventCosts{Span: float64(t1-t0) / n, Event: float64(t2-t1) / n}
+	return eventCost{span: float64(t1-t0) / n, event: float64(t2-t1) / n}
 })
-
-// RecordCosts measures, once per process, what recording one event costs the recording
-// goroutine in thread CPU time: [Cost.RecordCPUNs] multiplies it by the events recorded. Timing
-// every event on the hot path would cost as much again as recording it.
-func RecordCosts() EventCosts { return eventCosts() }
 
 // cpuTimed is a writer whose Write, Flush and Close add their thread CPU time to ns: the trace
 // file's compressor, called from the recorder's writer (a locked thread) and from Close.

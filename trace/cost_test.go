@@ -104,15 +104,15 @@ func TestRecordingCost(t *testing.T) {
 	if c.Spans != 20000 || c.Copies != 20000 || c.Memory != 20000 || c.Counters != 1 || c.Instants != 1 || c.Events != 60002 {
 		t.Errorf("counts %+v", c)
 	}
-	ec := RecordCosts()
-	if ec.Span <= 0 || ec.Event <= 0 || ec.Span > 20000 || ec.Event > 20000 {
+	ec := recordCosts()
+	if ec.span <= 0 || ec.event <= 0 || ec.span > 20000 || ec.event > 20000 {
 		t.Errorf("per-event costs %+v ns: not plausible", ec)
 	}
-	if want := int64(20000*ec.Span + 40002*ec.Event); c.RecordCPUNs != want {
+	if want := int64(20000*ec.span + 40002*ec.event); c.RecordCPUNs != want {
 		t.Errorf("recording CPU %d ns, want the events times their cost, %d", c.RecordCPUNs, want)
 	}
 	if c.WriteCPUNs <= 0 || c.CompressCPUNs <= 0 || c.CompressCPUNs > c.WriteCPUNs {
 		t.Errorf("writer CPU %d ns, compressing %d ns: want both positive, compressing part of writing", c.WriteCPUNs, c.CompressCPUNs)
 	}
-	t.Logf("span %.0f ns, event %.0f ns; writing %.1f ms (compressing %.1f ms) for %d events", ec.Span, ec.Event, float64(c.WriteCPUNs)/1e6, float64(c.CompressCPUNs)/1e6, c.Events)
+	t.Logf("span %.0f ns, event %.0f ns; writing %.1f ms (compressing %.1f ms) for %d events", ec.span, ec.event, float64(c.WriteCPUNs)/1e6, float64(c.CompressCPUNs)/1e6, c.Events)
 }

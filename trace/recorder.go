@@ -306,8 +306,8 @@ func (r *Recorder) wake() {
 // Cost is what the recording cost so far; complete once the recorder is closed.
 func (r *Recorder) Cost() Cost {
 	c := r.cost
-	ec := RecordCosts()
-	c.RecordCPUNs = int64(float64(c.Spans)*ec.Span + float64(c.Events-c.Spans)*ec.Event)
+	ec := recordCosts()
+	c.RecordCPUNs = int64(float64(c.Spans)*ec.span + float64(c.Events-c.Spans)*ec.event)
 	return c
 }
 
