@@ -106,7 +106,8 @@ func TestTorchEndToEnd(t *testing.T) {
 			t.Logf("planted: mean step %s, findings %s (a core %.0f%% of the time)", msString(planted.p.Breakdown.TotalNs), findingList(planted.p), 100*planted.cpuShare)
 			t.Logf("fixed:   mean step %s, findings %s (a core %.0f%% of the time)", msString(base.p.Breakdown.TotalNs), findingList(base.p), 100*base.cpuShare)
 			// What the first root cause is estimated to save is what the fix recovers, within
-			// 25%, when both runs had a core most of the time (else their times measure the load).
+			// 25%, when both runs had a core 80% of the time (else their times measure the load:
+			// runs that had one 54–64% of the time have missed by 26–59%).
 			// The recovery is the difference of the mean steps, less that of the model's compute
 			// (forward, backward, optimizer) where the fix leaves it alone: the same work in both
 			// runs, so a change in it is not the fix's but the machine's load, or the profiler's
@@ -123,12 +124,12 @@ func TestTorchEndToEnd(t *testing.T) {
 				first = &analyze.Finding{Impact: analyze.Impact{Model: "no finding"}}
 			}
 			t.Logf("the fix recovers %s per step (the mean steps differ by %s); gnnprof estimated %s (%s)", msString(recovered), msString(plain), msString(first.Impact.NsPerStep), first.Impact.Model)
-			if min(planted.cpuShare, base.cpuShare) >= torchMinCPUShare {
+			if min(planted.cpuShare, base.cpuShare) >= torchQuietCPUShare {
 				if d := first.Impact.NsPerStep - recovered; d > recovered/4 || -d > recovered/4 {
 					t.Errorf("%s is estimated to save %s per step; the fix recovers %s", first.ID, msString(first.Impact.NsPerStep), msString(recovered))
 				}
 			} else {
-				t.Logf("the estimate is not checked: the runs had a core %.0f%% and %.0f%% of the time (its check needs %.0f%%)", 100*planted.cpuShare, 100*base.cpuShare, 100*torchMinCPUShare)
+				t.Logf("the estimate is not checked: the runs had a core %.0f%% and %.0f%% of the time (its check needs %.0f%%)", 100*planted.cpuShare, 100*base.cpuShare, 100*torchQuietCPUShare)
 			}
 			if base.cpuShare < torchQuietCPUShare {
 				t.Logf("the fixed run is not checked: it had a core only %.0f%% of the time (its check needs %.0f%%)", 100*base.cpuShare, 100*torchQuietCPUShare)
@@ -212,9 +213,10 @@ const (
 	// trace to measure the example; torchAttempts, how many runs a subtest tries for one.
 	torchMinCPUShare = 0.5
 	torchAttempts    = 3
-	// torchQuietCPUShare is the share the fixed run needs for its check: its vectorised sampler
-	// takes a fifth of its step, and runs that had a core 56% of the time have made that two fifths
-	// (a critical input-bound finding, what the slow sampler plants).
+	// torchQuietCPUShare is the share the fixed run needs for its check, and both runs for the
+	// estimate's: the fixed run's vectorised sampler takes a fifth of its step, and runs that had
+	// a core 56% of the time have made that two fifths (a critical input-bound finding, what the
+	// slow sampler plants).
 	torchQuietCPUShare = 0.8
 )
 
