@@ -106,8 +106,9 @@ type analysis struct {
 	ours        bool                     // the trace was written by gnnprof (roles are recorded, not guessed)
 	spanClasses *[numLaneKinds][256]int8 // spanClasses for ours
 
-	userAnnot int32 // string ids of categories the analysis treats specially (0 if absent)
-	gpuAnnot  int32
+	userAnnot  int32 // string ids of categories the analysis treats specially (-1 if absent)
+	gpuAnnot   int32
+	pythonFunc int32
 
 	// order lists the span and copy events sorted by (lane, start, longest first): the nesting order.
 	order []int32
@@ -319,6 +320,7 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 	}
 	a.userAnnot = a.stringID("user_annotation")
 	a.gpuAnnot = a.stringID("gpu_user_annotation")
+	a.pythonFunc = a.stringID("python_function")
 	a.syncNames = syncNamesOf(t.Strings)
 	a.lane = make([]laneKind, len(t.Lanes))
 	a.copyLanes = make([]bool, len(t.Lanes))

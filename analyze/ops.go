@@ -2,7 +2,9 @@ package analyze
 
 import (
 	"cmp"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
@@ -33,11 +35,15 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 }
 
 // findDominant keeps the operators with the most host self time and the most device self time
-// in the measured steps, and each operator family's (opFamilies), for the dominant-op finding. Roles that other findings name (input,
-// augmentation, history, evaluation, syncs) are left to them.
+// in the measured steps, and each operator family's (opFamilies), for the dominant-op finding.
+// Roles that other findings name (input, augmentation, history, evaluation, syncs) are left to
+// them, and a user's regions are no operators.
 func (a *analysis) findDominant(byName map[int32]*opAgg) {
 	a.familyHost, a.familyDev = make([]int64, len(opFamilies)), make([]int64, len(opFamilies))
 	for _, g := range byName {
+		if g.annotation {
+			continue
+		}
 		switch g.majorRole() {
 		case role.Sample, role.Gather, role.Dataload, role.Augment, role.History,
 			role.Eval, role.Sync:
@@ -65,6 +71,27 @@ func (a *analysis) isOp(i int) bool {
 	return t.Kind[i] == trace.KindSpan && a.lane[t.Lane[i]] != laneDevice &&
 		t.Role[i] != role.Step && t.Role[i] != role.Runtime
 }
+
+// isAnnotation reports whether host span i of a torch trace is a user's region rather than an
+// operator: a record_function span ("## forward ##", a step marker) or a Python frame (Kineto's
+// user_annotation and python_function categories), or in a legacy trace, which has no
+// categories, a name that is neither a namespaced operator ("aten::mm", "c10d::allreduce_") nor
+// an autograd node ("MmBackward0"). Its self time is Python's, or time no operator covers.
+func (a *analysis) isAnnotation(i int) bool {
+	t := a.t
+	switch {
+	case a.ours:
+		return false
+	case t.Cat[i] != 0:
+		return t.Cat[i] == a.userAnnot || t.Cat[i] == a.pythonFunc
+	}
+	name := t.NameOf(i)
+	return t.Source == trace.SourceLegacy && !strings.Contains(name, "::") && !autogradNode.MatchString(name)
+}
+
+// autogradNode matches the names of autograd's backward nodes, which legacy traces record as
+// operators ("AddmmBackward0"; Kineto traces call them cpu_op).
+var autogradNode = regexp.MustCompile(`Backward\d*$`)
 
 // extIndex returns the operators with an External id, each as its id above its event index,
 // sorted: by id, and among operators sharing one by event (none for our own traces).
@@ -224,6 +251,7 @@ func (c *launchCursor) deviceSelf(t *trace.Table, op int32) int64 {
 // opAgg accumulates one operator group.
 type opAgg struct {
 	name, shape int32
+	annotation  bool              // a user's region, not an operator (isAnnotation): never dominant
 	roleNs      [role.Count]int64 // host total time by the role of the calls
 	calls       int
 	hostTotal   int64
@@ -300,7 +328,7 @@ func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*op
 		self := max(dur-childNs, 0)
 		g := named[t.Name[i]]
 		if g == nil {
-			g = &opAgg{name: t.Name[i]}
+			g = &opAgg{name: t.Name[i], annotation: a.isAnnotation(int(i))}
 			named[t.Name[i]], byName[t.Name[i]] = g, g
 		}
 		g.add(t, i, dur, self, dself, dtotal)
