@@ -135,7 +135,10 @@ type analysis struct {
 	repeatedName  []int32 // per step: the most repeated identical work (see stepExtras)
 	repeatedCount []int
 
-	topHost, topDev *opAgg // the operators with the most self time in measured steps (findDominant)
+	// topHost and topDev are the operators with the largest median share of the measured steps
+	// in host and device self time, and those shares (findDominant).
+	topHost, topDev           *opAgg
+	topHostShare, topDevShare float64
 	// familyHost and familyDev are each operator family's self time in measured steps (opFamilies).
 	familyHost, familyDev []int64
 

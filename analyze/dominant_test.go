@@ -157,3 +157,62 @@ func TestDominantOpIsNotTheStepMarker(t *testing.T) {
 		t.Errorf("dominant-op names %q; want none (aten::addmm is a fifth of the step)", got)
 	}
 }
+
+// dominant-op weighs the median step: an operator that is a sixth of every step but runs once for
+// five steps' time in one of them (a periodic full-graph pass, a rebuilt index) is no dominant
+// operator, though its self time is over half of all the steps' time; one that is 40% of every
+// step is, at its median share, whatever one slow step does.
+func TestDominantOpIsTheMedianStep(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		every  int64 // aten::mm's self time in every step, µs (of 1,000)
+		want   string
+		wantAt float64 // its share, %
+	}{
+		{"one-off long call", 0, "", 0},
+		{"every step", 400, "aten::mm", 40},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := &legacyRun{t: t, now: 100}
+			for n := range 8 {
+				l.step(n, func() {
+					// Python between the operators takes the rest of the step.
+					l.span("## forward ##", 1000-2-160-c.every, func() {
+						addmm := int64(160)
+						if n == 4 {
+							addmm += 5000 // once
+						}
+						l.span("aten::addmm", addmm, nil)
+						if c.every > 0 {
+							l.span("aten::mm", c.every, nil)
+						}
+					})
+				})
+			}
+			p := l.profile()
+			var addmm OpStat
+			for _, o := range p.Ops.ByName {
+				if o.Name == "aten::addmm" {
+					addmm = o
+				}
+			}
+			if mean := float64(addmm.HostSelfNs) / float64(p.Breakdown.TotalNs*int64(p.Steps.Measured)); mean < 0.3 {
+				t.Fatalf("aten::addmm is %.0f%% of the measured steps' time; the test wants it over the threshold on the mean", 100*mean)
+			}
+			got := dominantOp(t, p)
+			if got != c.want {
+				t.Fatalf("dominant-op names %q; want %q", got, c.want)
+			}
+			if got == "" {
+				return
+			}
+			f := hasFinding(p, "dominant-op")
+			if v := f.Evidence.Metrics[0]; v.Name != "host self share (median over steps)" || v.Value < c.wantAt-1 || v.Value > c.wantAt+1 {
+				t.Errorf("dominant-op metric %+v; want %.0f%% median over steps", v, c.wantAt)
+			}
+			if !strings.Contains(f.Summary, "median over steps") {
+				t.Errorf("dominant-op summary %q does not say the median", f.Summary)
+			}
+		})
+	}
+}

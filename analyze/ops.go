@@ -34,12 +34,14 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 	return ops, a.kernels()
 }
 
-// findDominant keeps the operators with the most host self time and the most device self time
-// in the measured steps, and each operator family's (opFamilies), for the dominant-op finding.
-// Roles that other findings name (input, augmentation, history, evaluation, syncs) are left to
-// them, and a user's regions are no operators.
+// findDominant keeps the operators whose self time is the largest median share of the
+// measured steps, host and device (dominantShare), and each operator family's self time in the
+// measured steps (opFamilies), for the dominant-op finding. Roles that other findings name
+// (input, augmentation, history, evaluation, syncs) are left to them, and a user's regions are
+// no operators.
 func (a *analysis) findDominant(byName map[int32]*opAgg) {
 	a.familyHost, a.familyDev = make([]int64, len(opFamilies)), make([]int64, len(opFamilies))
+	var hostShare, devShare float64
 	for _, g := range byName {
 		if g.annotation {
 			continue
@@ -53,15 +55,45 @@ func (a *analysis) findDominant(byName map[int32]*opAgg) {
 			a.familyHost[k] += g.measuredHost
 			a.familyDev[k] += g.measuredDev
 		}
-		if a.topHost == nil || g.measuredHost > a.topHost.measuredHost ||
-			g.measuredHost == a.topHost.measuredHost && a.t.Strings[g.name] < a.t.Strings[a.topHost.name] {
-			a.topHost = g
+		host, dev := a.dominantShare(g)
+		if a.topHost == nil || host > hostShare || host == hostShare && a.t.Strings[g.name] < a.t.Strings[a.topHost.name] {
+			a.topHost, hostShare = g, host
 		}
-		if a.topDev == nil || g.measuredDev > a.topDev.measuredDev ||
-			g.measuredDev == a.topDev.measuredDev && a.t.Strings[g.name] < a.t.Strings[a.topDev.name] {
-			a.topDev = g
+		if a.topDev == nil || dev > devShare || dev == devShare && a.t.Strings[g.name] < a.t.Strings[a.topDev.name] {
+			a.topDev, devShare = g, dev
 		}
 	}
+	a.topHostShare, a.topDevShare = hostShare, devShare
+}
+
+// dominantShare returns the median over the measured steps of the operator's self time in the
+// step as a percentage of the step's wall time, host and device: a step without a call counts
+// 0, so one long call in one step does not make an operator dominant.
+func (a *analysis) dominantShare(g *opAgg) (host, dev float64) {
+	measured := len(a.wallIv) - a.warmupN
+	byStep := g.stepSelf
+	slices.SortStableFunc(byStep, func(x, y stepSelf) int { return cmp.Compare(x.step, y.step) })
+	var hosts, devs []float64 // the steps with a call
+	for j := 0; j < len(byStep); {
+		k := byStep[j].step
+		var h, d int64
+		for ; j < len(byStep) && byStep[j].step == k; j++ {
+			h, d = h+byStep[j].host, d+byStep[j].dev
+		}
+		w := a.wallIv[k]
+		hosts, devs = append(hosts, pct(h, w.e-w.s)), append(devs, pct(d, w.e-w.s))
+	}
+	return medianWithZeros(hosts, measured), medianWithZeros(devs, measured)
+}
+
+// medianWithZeros returns the (lower) median of n values: xs and n − len(xs) zeros. xs is sorted.
+func medianWithZeros(xs []float64, n int) float64 {
+	zeros, mid := n-len(xs), (n-1)/2
+	if n <= 0 || mid < zeros {
+		return 0
+	}
+	slices.Sort(xs)
+	return xs[mid-zeros]
 }
 
 // isOp reports whether host event i is an operator for the op table: every host span but steps and
@@ -260,8 +292,28 @@ type opAgg struct {
 	devTotal    int64
 	flops       int64
 	bytes       int64
-	// Self times within the measured steps (by name only): what the dominant-op finding weighs.
+	// Self times within the measured steps (by name only): what the dominant-op finding weighs,
+	// in all and step by step (a step's calls on several lanes may take several entries).
 	measuredHost, measuredDev int64
+	stepSelf                  []stepSelf
+}
+
+// stepSelf is an operator's self time in one step (an index into the steps).
+type stepSelf struct {
+	step      int32
+	host, dev int64
+}
+
+// addStep adds self times in step k.
+func (g *opAgg) addStep(k int32, host, dev int64) {
+	g.measuredHost += host
+	g.measuredDev += dev
+	if n := len(g.stepSelf); n > 0 && g.stepSelf[n-1].step == k {
+		g.stepSelf[n-1].host += host
+		g.stepSelf[n-1].dev += dev
+		return
+	}
+	g.stepSelf = append(g.stepSelf, stepSelf{k, host, dev})
 }
 
 func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64) {
@@ -333,8 +385,7 @@ func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*op
 		}
 		g.add(t, i, dur, self, dself, dtotal)
 		if k := a.stepOf[i]; k >= int32(a.warmupN) {
-			g.measuredHost += self
-			g.measuredDev += dself
+			g.addStep(k, self, dself)
 		}
 		gs := lastShape[t.Name[i]]
 		if gs == nil || gs.shape != t.Shape[i] {
