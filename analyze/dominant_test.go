@@ -16,6 +16,7 @@ type legacyRun struct {
 	t      testing.TB
 	events []map[string]any
 	now    int64 // µs
+	tid    int   // the thread spans go to (0: the main thread, 1)
 }
 
 // span runs body inside a span named name that takes self µs of its own, half before body and
@@ -28,7 +29,7 @@ func (l *legacyRun) span(name string, self int64, body func()) {
 	}
 	l.now += self - self/2
 	l.events = append(l.events, map[string]any{"name": name, "ph": "X", "ts": start, "dur": l.now - start,
-		"tid": 1, "pid": "CPU functions", "args": map[string]any{}})
+		"tid": max(l.tid, 1), "pid": "CPU functions", "args": map[string]any{}})
 }
 
 // step runs body as ProfilerStep#n.

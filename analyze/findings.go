@@ -521,8 +521,9 @@ func ruleEvalInStep(a *analysis, m *measure, p *Profile) *Finding {
 		Fix:    "Evaluate less often and outside the step: once per epoch or every N epochs, on a validation subset, under torch.no_grad()/inference_mode with model.eval(); for full-batch GNNs reuse the training forward's logits for the training accuracy instead of a second pass."}
 }
 
-// comm-exposed: communication kernels not hidden by compute kernels (the breakdown's comm part)
-// take commExposedShare percent of the step or more (TensorBoard's communication rule).
+// comm-exposed: communication kernels not hidden by compute kernels, and collectives the step's
+// thread runs (the breakdown's comm part), take commExposedShare percent of the step or more
+// (TensorBoard's communication rule).
 //
 // Saves: overlapping it with compute hides the exposed communication, up to the compute.
 const commExposedShare = 10.0
@@ -538,8 +539,12 @@ func ruleCommExposed(a *analysis, m *measure, p *Profile) *Finding {
 		overlapped += tb.CommOverlapNs
 	}
 	comm := partTotal(p, role.Comm)
+	summary := fmt.Sprintf("Collective communication takes %.1f%% of the step with no compute beside it (the breakdown's comm part)", v)
+	if total > 0 {
+		summary += fmt.Sprintf("; only %.0f%% of all communication kernel time overlaps compute kernels", pct(overlapped, total))
+	}
 	return &Finding{Title: "Communication not overlapped",
-		Summary: fmt.Sprintf("Collective communication (NCCL) takes %.1f%% of the step with no compute beside it (the breakdown's comm part); only %.0f%% of all communication time overlaps compute kernels.", v, pct(overlapped, total)),
+		Summary: summary + ".",
 		Evidence: Evidence{Metrics: []Metric{
 			partMetric(m, p, "exposed communication share", role.Comm, commExposedShare),
 			{Name: "communication overlapped with compute", Value: pct(overlapped, total), Unit: "%", Time: "comm_overlap", Of: "comm"},

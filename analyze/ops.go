@@ -37,8 +37,8 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 // findDominant keeps the operators whose self time is the largest median share of the
 // measured steps, host and device (dominantShare), and each operator family's self time in the
 // measured steps (opFamilies), for the dominant-op finding. Roles that other findings name
-// (input, augmentation, history, evaluation, syncs) are left to them, and a user's regions are
-// no operators.
+// (input, augmentation, history, evaluation, syncs, collectives) are left to them, and a user's
+// regions are no operators.
 func (a *analysis) findDominant(byName map[int32]*opAgg) {
 	a.familyHost, a.familyDev = make([]int64, len(opFamilies)), make([]int64, len(opFamilies))
 	var hostShare, devShare float64
@@ -48,7 +48,7 @@ func (a *analysis) findDominant(byName map[int32]*opAgg) {
 		}
 		switch g.majorRole() {
 		case role.Sample, role.Gather, role.Dataload, role.Augment, role.History,
-			role.Eval, role.Sync:
+			role.Eval, role.Sync, role.Comm:
 			continue
 		}
 		if k := opFamilyOf(a.t.Strings[g.name], g.majorRole()); k >= 0 {
