@@ -275,7 +275,7 @@ func (c *launchCursor) of(op int32) []opLaunch {
 func (c *launchCursor) deviceSelf(t *trace.Table, op int32) int64 {
 	var ns int64
 	for _, x := range c.of(op) {
-		ns += t.Dur[x.dev]
+		ns += max(t.Dur[x.dev], 0) // (a span that never ended, Dur -1, ran for no known time)
 	}
 	return ns
 }
