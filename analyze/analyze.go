@@ -106,8 +106,9 @@ type analysis struct {
 	ours        bool                     // the trace was written by gnnprof (roles are recorded, not guessed)
 	spanClasses *[numLaneKinds][256]int8 // spanClasses for ours
 
-	userAnnot int32 // string ids of categories the analysis treats specially (0 if absent)
-	gpuAnnot  int32
+	userAnnot  int32 // string ids of categories the analysis treats specially (-1 if absent)
+	gpuAnnot   int32
+	pythonFunc int32
 
 	// order lists the span and copy events sorted by (lane, start, longest first): the nesting order.
 	order []int32
@@ -134,7 +135,10 @@ type analysis struct {
 	repeatedName  []int32 // per step: the most repeated identical work (see stepExtras)
 	repeatedCount []int
 
-	topHost, topDev *opAgg // the operators with the most self time in measured steps (findDominant)
+	// topHost and topDev are the operators with the largest median share of the measured steps
+	// in host and device self time, and those shares (findDominant).
+	topHost, topDev           *opAgg
+	topHostShare, topDevShare float64
 	// familyHost and familyDev are each operator family's self time in measured steps (opFamilies).
 	familyHost, familyDev []int64
 
@@ -319,6 +323,7 @@ func newAnalysis(t *trace.Table, opt Options) *analysis {
 	}
 	a.userAnnot = a.stringID("user_annotation")
 	a.gpuAnnot = a.stringID("gpu_user_annotation")
+	a.pythonFunc = a.stringID("python_function")
 	a.syncNames = syncNamesOf(t.Strings)
 	a.lane = make([]laneKind, len(t.Lanes))
 	a.copyLanes = make([]bool, len(t.Lanes))

@@ -409,8 +409,9 @@ func opFamilyOf(name string, r role.Role) int {
 	})
 }
 
-// dominant-op: one operator's self time (host, or device where kernels are joined to it) in the
-// measured steps is dominantOpShare percent of their time or more.
+// dominant-op: one operator's self time (host, or device where kernels are joined to it) is
+// dominantOpShare percent of the step or more, the median over the measured steps (a step
+// without a call counts 0: one long call in one step does not make an operator dominant).
 //
 // Saves: by the operator's family (opFamilies): a share of the self time of the family's
 // operators (the fix replaces them all: the gather and the scatter of edge-wise aggregation);
@@ -424,10 +425,10 @@ func ruleDominantOp(a *analysis, m *measure, p *Profile) *Finding {
 	}
 	// With kernels on a device, host time overlaps them and only device time joined to an operator
 	// says what dominates; without, host self time does.
-	g, where := a.topHost, "host"
+	g, v, where := a.topHost, a.topHostShare, "host"
 	for _, d := range p.Devices {
 		if d.KernelNs > 0 {
-			g, where = a.topDev, "device"
+			g, v, where = a.topDev, a.topDevShare, "device"
 		}
 	}
 	if g == nil {
@@ -437,7 +438,6 @@ func ruleDominantOp(a *analysis, m *measure, p *Profile) *Finding {
 	if where == "device" {
 		self = g.measuredDev
 	}
-	v := m.share(self)
 	if v < dominantOpShare {
 		return nil
 	}
@@ -456,9 +456,9 @@ func ruleDominantOp(a *analysis, m *measure, p *Profile) *Finding {
 	}
 	a.claims["dominant-op"] = a.spansNamed(m, g.name)
 	return &Finding{Title: "One operator dominates the step",
-		Summary: fmt.Sprintf("%q takes %.1f%% of the step in its own %s time (self time, %d calls).", name, v, where, g.calls),
+		Summary: fmt.Sprintf("%q takes %.1f%% of the step in its own %s time (self time, median over steps; %d calls).", name, v, where, g.calls),
 		Evidence: Evidence{Metrics: []Metric{
-			{Name: where + " self share", Value: v, Unit: "%", Threshold: dominantOpShare, Time: where + "_self", Of: "step"},
+			{Name: where + " self share (median over steps)", Value: v, Unit: "%", Threshold: dominantOpShare, Time: where + "_self", Of: "step"},
 			{Name: "self time in measured steps", Value: float64(self), Unit: "ns"},
 			{Name: "calls", Value: float64(g.calls), Unit: "count"}},
 			Ops: []string{name}},
@@ -521,8 +521,9 @@ func ruleEvalInStep(a *analysis, m *measure, p *Profile) *Finding {
 		Fix:    "Evaluate less often and outside the step: once per epoch or every N epochs, on a validation subset, under torch.no_grad()/inference_mode with model.eval(); for full-batch GNNs reuse the training forward's logits for the training accuracy instead of a second pass."}
 }
 
-// comm-exposed: communication kernels not hidden by compute kernels (the breakdown's comm part)
-// take commExposedShare percent of the step or more (TensorBoard's communication rule).
+// comm-exposed: communication kernels not hidden by compute kernels, and collectives the step's
+// thread runs (the breakdown's comm part), take commExposedShare percent of the step or more
+// (TensorBoard's communication rule).
 //
 // Saves: overlapping it with compute hides the exposed communication, up to the compute.
 const commExposedShare = 10.0
@@ -538,8 +539,12 @@ func ruleCommExposed(a *analysis, m *measure, p *Profile) *Finding {
 		overlapped += tb.CommOverlapNs
 	}
 	comm := partTotal(p, role.Comm)
+	summary := fmt.Sprintf("Collective communication takes %.1f%% of the step with no compute beside it (the breakdown's comm part)", v)
+	if total > 0 {
+		summary += fmt.Sprintf("; only %.0f%% of all communication kernel time overlaps compute kernels", pct(overlapped, total))
+	}
 	return &Finding{Title: "Communication not overlapped",
-		Summary: fmt.Sprintf("Collective communication (NCCL) takes %.1f%% of the step with no compute beside it (the breakdown's comm part); only %.0f%% of all communication time overlaps compute kernels.", v, pct(overlapped, total)),
+		Summary: summary + ".",
 		Evidence: Evidence{Metrics: []Metric{
 			partMetric(m, p, "exposed communication share", role.Comm, commExposedShare),
 			{Name: "communication overlapped with compute", Value: pct(overlapped, total), Unit: "%", Time: "comm_overlap", Of: "comm"},

@@ -262,6 +262,25 @@ func TestRankTemporal(t *testing.T) {
 	if !slices.Contains(r0.Findings, "comm-exposed") || slices.Contains(r1.Findings, "comm-exposed") {
 		t.Errorf("findings: rank 0 %v, rank 1 %v", r0.Findings, r1.Findings)
 	}
+	// Each rank's top root cause and exposed communication are its own trace's: its first root
+	// cause and its breakdown's comm part.
+	for _, r := range p.Ranks {
+		own, err := Load(r.Path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := own.Findings[slices.IndexFunc(own.Findings, func(f Finding) bool { return f.CausedBy == "" })]
+		if c := r.TopCause; c == nil || c.ID != first.ID || c.Title != first.Title || c.NsPerStep != first.Impact.NsPerStep || c.StepShare != first.Impact.StepShare {
+			t.Errorf("rank %d: top cause %+v; its trace's first root cause is %s (%d ns per step)", r.Rank, c, first.ID, first.Impact.NsPerStep)
+		}
+		comm := own.Breakdown.Parts[slices.IndexFunc(own.Breakdown.Parts, func(p Part) bool { return p.Role == role.Comm })]
+		if r.CommPercent != comm.Percent {
+			t.Errorf("rank %d: comm %.1f%%; its breakdown's comm part is %.1f%%", r.Rank, r.CommPercent, comm.Percent)
+		}
+	}
+	if r0.CommPercent < commExposedShare || r1.CommPercent >= r0.CommPercent {
+		t.Errorf("comm: rank 0 %.1f%%, rank 1 %.1f%%; rank 0's is exposed (comm-exposed), rank 1's overlapped", r0.CommPercent, r1.CommPercent)
+	}
 }
 
 // The torch samples' findings name their top cost: the legacy PyG-style CPU trace its operator

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/rundir"
 	"github.com/gnnprof/gnnprof/trace"
 )
@@ -157,9 +158,15 @@ func loadRanks(files []string, opt Options) (*Profile, error) {
 		s.CommOverlapPercent = pct(overlapped, comm)
 		for _, part := range r.p.Breakdown.Parts {
 			s.Parts = append(s.Parts, part.MeanNs)
+			if part.Role == role.Comm {
+				s.CommPercent = part.Percent
+			}
 		}
 		for _, f := range r.p.Findings {
 			s.Findings = append(s.Findings, f.ID)
+			if s.TopCause == nil && f.CausedBy == "" { // findings list root causes first, by saving
+				s.TopCause = &RankCause{ID: f.ID, Title: f.Title, NsPerStep: f.Impact.NsPerStep, StepShare: f.Impact.StepShare}
+			}
 		}
 		if k := slices.IndexFunc(all, func(x ranked) bool { return x.rank == r.rank }); k != len(ref.Ranks) {
 			ref.Warnings = append(ref.Warnings, fmt.Sprintf("rank %d appears in more than one trace (%s)", r.rank, r.p.Trace.Path))

@@ -2,7 +2,9 @@ package analyze
 
 import (
 	"cmp"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/gnnprof/gnnprof/role"
 	"github.com/gnnprof/gnnprof/trace"
@@ -32,30 +34,66 @@ func (a *analysis) ops() (Ops, []KernelStat) {
 	return ops, a.kernels()
 }
 
-// findDominant keeps the operators with the most host self time and the most device self time
-// in the measured steps, and each operator family's (opFamilies), for the dominant-op finding. Roles that other findings name (input,
-// augmentation, history, evaluation, syncs) are left to them.
+// findDominant keeps the operators whose self time is the largest median share of the
+// measured steps, host and device (dominantShare), and each operator family's self time in the
+// measured steps (opFamilies), for the dominant-op finding. Roles that other findings name
+// (input, augmentation, history, evaluation, syncs, collectives) are left to them, and a user's
+// regions are no operators.
 func (a *analysis) findDominant(byName map[int32]*opAgg) {
 	a.familyHost, a.familyDev = make([]int64, len(opFamilies)), make([]int64, len(opFamilies))
+	var hostShare, devShare float64
 	for _, g := range byName {
+		if g.annotation {
+			continue
+		}
 		switch g.majorRole() {
 		case role.Sample, role.Gather, role.Dataload, role.Augment, role.History,
-			role.Eval, role.Sync:
+			role.Eval, role.Sync, role.Comm:
 			continue
 		}
 		if k := opFamilyOf(a.t.Strings[g.name], g.majorRole()); k >= 0 {
 			a.familyHost[k] += g.measuredHost
 			a.familyDev[k] += g.measuredDev
 		}
-		if a.topHost == nil || g.measuredHost > a.topHost.measuredHost ||
-			g.measuredHost == a.topHost.measuredHost && a.t.Strings[g.name] < a.t.Strings[a.topHost.name] {
-			a.topHost = g
+		host, dev := a.dominantShare(g)
+		if a.topHost == nil || host > hostShare || host == hostShare && a.t.Strings[g.name] < a.t.Strings[a.topHost.name] {
+			a.topHost, hostShare = g, host
 		}
-		if a.topDev == nil || g.measuredDev > a.topDev.measuredDev ||
-			g.measuredDev == a.topDev.measuredDev && a.t.Strings[g.name] < a.t.Strings[a.topDev.name] {
-			a.topDev = g
+		if a.topDev == nil || dev > devShare || dev == devShare && a.t.Strings[g.name] < a.t.Strings[a.topDev.name] {
+			a.topDev, devShare = g, dev
 		}
 	}
+	a.topHostShare, a.topDevShare = hostShare, devShare
+}
+
+// dominantShare returns the median over the measured steps of the operator's self time in the
+// step as a percentage of the step's wall time, host and device: a step without a call counts
+// 0, so one long call in one step does not make an operator dominant.
+func (a *analysis) dominantShare(g *opAgg) (host, dev float64) {
+	measured := len(a.wallIv) - a.warmupN
+	byStep := g.stepSelf
+	slices.SortStableFunc(byStep, func(x, y stepSelf) int { return cmp.Compare(x.step, y.step) })
+	var hosts, devs []float64 // the steps with a call
+	for j := 0; j < len(byStep); {
+		k := byStep[j].step
+		var h, d int64
+		for ; j < len(byStep) && byStep[j].step == k; j++ {
+			h, d = h+byStep[j].host, d+byStep[j].dev
+		}
+		w := a.wallIv[k]
+		hosts, devs = append(hosts, pct(h, w.e-w.s)), append(devs, pct(d, w.e-w.s))
+	}
+	return medianWithZeros(hosts, measured), medianWithZeros(devs, measured)
+}
+
+// medianWithZeros returns the (lower) median of n values: xs and n − len(xs) zeros. xs is sorted.
+func medianWithZeros(xs []float64, n int) float64 {
+	zeros, mid := n-len(xs), (n-1)/2
+	if n <= 0 || mid < zeros {
+		return 0
+	}
+	slices.Sort(xs)
+	return xs[mid-zeros]
 }
 
 // isOp reports whether host event i is an operator for the op table: every host span but steps and
@@ -65,6 +103,27 @@ func (a *analysis) isOp(i int) bool {
 	return t.Kind[i] == trace.KindSpan && a.lane[t.Lane[i]] != laneDevice &&
 		t.Role[i] != role.Step && t.Role[i] != role.Runtime
 }
+
+// isAnnotation reports whether host span i of a torch trace is a user's region rather than an
+// operator: a record_function span ("## forward ##", a step marker) or a Python frame (Kineto's
+// user_annotation and python_function categories), or in a legacy trace, which has no
+// categories, a name that is neither a namespaced operator ("aten::mm", "c10d::allreduce_") nor
+// an autograd node ("MmBackward0"). Its self time is Python's, or time no operator covers.
+func (a *analysis) isAnnotation(i int) bool {
+	t := a.t
+	switch {
+	case a.ours:
+		return false
+	case t.Cat[i] != 0:
+		return t.Cat[i] == a.userAnnot || t.Cat[i] == a.pythonFunc
+	}
+	name := t.NameOf(i)
+	return t.Source == trace.SourceLegacy && !strings.Contains(name, "::") && !autogradNode.MatchString(name)
+}
+
+// autogradNode matches the names of autograd's backward nodes, which legacy traces record as
+// operators ("AddmmBackward0"; Kineto traces call them cpu_op).
+var autogradNode = regexp.MustCompile(`Backward\d*$`)
 
 // extIndex returns the operators with an External id, each as its id above its event index,
 // sorted: by id, and among operators sharing one by event (none for our own traces).
@@ -216,7 +275,7 @@ func (c *launchCursor) of(op int32) []opLaunch {
 func (c *launchCursor) deviceSelf(t *trace.Table, op int32) int64 {
 	var ns int64
 	for _, x := range c.of(op) {
-		ns += t.Dur[x.dev]
+		ns += max(t.Dur[x.dev], 0) // (a span that never ended, Dur -1, ran for no known time)
 	}
 	return ns
 }
@@ -224,6 +283,7 @@ func (c *launchCursor) deviceSelf(t *trace.Table, op int32) int64 {
 // opAgg accumulates one operator group.
 type opAgg struct {
 	name, shape int32
+	annotation  bool              // a user's region, not an operator (isAnnotation): never dominant
 	roleNs      [role.Count]int64 // host total time by the role of the calls
 	calls       int
 	hostTotal   int64
@@ -232,8 +292,28 @@ type opAgg struct {
 	devTotal    int64
 	flops       int64
 	bytes       int64
-	// Self times within the measured steps (by name only): what the dominant-op finding weighs.
+	// Self times within the measured steps (by name only): what the dominant-op finding weighs,
+	// in all and step by step (a step's calls on several lanes may take several entries).
 	measuredHost, measuredDev int64
+	stepSelf                  []stepSelf
+}
+
+// stepSelf is an operator's self time in one step (an index into the steps).
+type stepSelf struct {
+	step      int32
+	host, dev int64
+}
+
+// addStep adds self times in step k.
+func (g *opAgg) addStep(k int32, host, dev int64) {
+	g.measuredHost += host
+	g.measuredDev += dev
+	if n := len(g.stepSelf); n > 0 && g.stepSelf[n-1].step == k {
+		g.stepSelf[n-1].host += host
+		g.stepSelf[n-1].dev += dev
+		return
+	}
+	g.stepSelf = append(g.stepSelf, stepSelf{k, host, dev})
 }
 
 func (g *opAgg) add(t *trace.Table, i int32, host, self, devSelf, devTotal int64) {
@@ -300,13 +380,12 @@ func (a *analysis) opGroups() (byName map[int32]*opAgg, byShape map[[2]int32]*op
 		self := max(dur-childNs, 0)
 		g := named[t.Name[i]]
 		if g == nil {
-			g = &opAgg{name: t.Name[i]}
+			g = &opAgg{name: t.Name[i], annotation: a.isAnnotation(int(i))}
 			named[t.Name[i]], byName[t.Name[i]] = g, g
 		}
 		g.add(t, i, dur, self, dself, dtotal)
 		if k := a.stepOf[i]; k >= int32(a.warmupN) {
-			g.measuredHost += self
-			g.measuredDev += dself
+			g.addStep(k, self, dself)
 		}
 		gs := lastShape[t.Name[i]]
 		if gs == nil || gs.shape != t.Shape[i] {

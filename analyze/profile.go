@@ -594,6 +594,19 @@ type RankSummary struct {
 	// communication time overlapped with compute, over all its devices.
 	Temporal           []TemporalBreakdown `json:"temporal"`
 	CommOverlapPercent float64             `json:"comm_overlap_percent"`
+	// TopCause is the rank's first root cause (the one its fix saves most by), nil when it has
+	// none; CommPercent its breakdown's comm part over its mean step (exposed communication).
+	TopCause    *RankCause `json:"top_cause"`
+	CommPercent float64    `json:"comm_percent"`
+}
+
+// RankCause is a rank's top root cause: its finding id and title, and what it costs per step
+// (the finding's Impact).
+type RankCause struct {
+	ID        string  `json:"id"`
+	Title     string  `json:"title"`
+	NsPerStep int64   `json:"ns_per_step"`
+	StepShare float64 `json:"step_share"`
 }
 
 // Diff compares two profiles, A (the baseline) and B.

@@ -18,15 +18,17 @@ import (
 //  2. h2d, d2h, d2d     blocking copies: the host waits for them (sync copies; torch's pageable copies)
 //  3. memset            device memsets
 //  4. comm              collective communication kernels (NCCL): only what compute kernels do not
-//     hide, so this part is exposed communication (TensorBoard's Communication)
+//     hide, so this part is exposed communication (TensorBoard's Communication); and collectives
+//     the step's thread runs (torch's c10d::allreduce_, gloo:all_reduce, a "nccl:…" region)
 //  5. sync              the step's thread or a device waiting on the device
 //  6. sample, augment, history, gather, dataload, eval, optimizer, backward, forward
 //     spans on the step's thread (the specific pipeline roles first, so a "gather" inside "forward"
 //     counts as gather, and "forward" inside "eval" as eval)
 //  7. h2d, d2h, d2d     asynchronous copies: they count only where no compute hides them
 //  8. runtime, cpu      device API calls and uncategorised operators on the step's thread
-//  9. sync, sample, …, forward, runtime, cpu on other host threads: background work counts only when
-//     the step's thread is idle, so a prefetching sampler that overlaps compute costs nothing
+//  9. sync, comm, sample, …, forward, runtime, cpu on other host threads: background work counts
+//     only when the step's thread is idle, so a prefetching sampler that overlaps compute costs
+//     nothing, and neither does a process group's worker thread (gloo) while backward computes
 //  10. other             spans without a role; then time nothing covers
 var sweepClasses = []sweepClass{
 	{role.Kernel, foreground},
@@ -39,7 +41,7 @@ var sweepClasses = []sweepClass{
 	{role.Optimizer, foreground}, {role.Backward, foreground}, {role.Forward, foreground},
 	{role.H2D, async}, {role.D2H, async}, {role.D2D, async},
 	{role.Runtime, foreground}, {role.CPU, foreground},
-	{role.Sync, background},
+	{role.Sync, background}, {role.Comm, background},
 	{role.Sample, background}, {role.Augment, background}, {role.History, background},
 	{role.Gather, background}, {role.Dataload, background}, {role.Eval, background},
 	{role.Optimizer, background}, {role.Backward, background}, {role.Forward, background},
@@ -117,9 +119,6 @@ func spanClass(lane laneKind, r role.Role, ours bool) int {
 		if bg >= 0 {
 			return bg
 		}
-	}
-	if r == role.Comm {
-		return classOther // collectives count only as device kernels
 	}
 	return fg
 }

@@ -156,3 +156,45 @@ func TestGapNeighbours(t *testing.T) {
 		t.Fatalf("gap neighbours %v, want %v", got, want)
 	}
 }
+
+// Collectives as torch 1.13 records them under DDP with gloo: the training thread calls
+// c10d::allreduce_ inside its backward region, and gloo runs gloo:all_reduce on a worker thread.
+// The call is the breakdown's comm part (the thread is in a collective); the worker's time counts
+// only where the training thread is idle, not while its backward runs (overlapped communication).
+func TestHostCollectivesBreakdown(t *testing.T) {
+	l := &legacyRun{t: t, now: 100}
+	for n := range 4 {
+		l.step(n, func() {
+			l.span("backward", 100, func() {
+				l.span("aten::mm", 400, nil)
+				l.span("c10d::allreduce_", 200, nil)
+				at := l.now
+				l.span("aten::mm", 300, nil)
+				l.now, l.tid = at, 2
+				l.span("gloo:all_reduce", 250, nil)
+				l.tid = 0
+				l.now = at + 300
+			})
+			// the worker still sends while the training thread has returned from the step's work
+			at := l.now
+			l.tid = 2
+			l.span("gloo:all_reduce", 50, nil)
+			l.tid, l.now = 0, at+50
+		})
+	}
+	p := l.profile()
+	var comm, backward Part
+	for _, part := range p.Breakdown.Parts {
+		switch part.Role {
+		case role.Comm:
+			comm = part
+		case role.Backward:
+			backward = part
+		}
+	}
+	// Each step: 2 µs of step, 1,000 µs of backward (200 of them c10d::allreduce_), 50 µs of the
+	// worker's all-reduce with the training thread idle.
+	if comm.MeanNs != 250_000 || backward.MeanNs != 800_000 {
+		t.Errorf("comm %d ns, backward %d ns per step; want 250,000 (c10d::allreduce_'s 200 µs and the idle thread's 50 µs) and 800,000", comm.MeanNs, backward.MeanNs)
+	}
+}

@@ -269,6 +269,7 @@ type laneRow struct {
 
 type rankRow struct {
 	Rank, Steps, Mean, Findings, Path string
+	TopCause, Cost, Comm              string // the rank's top root cause, what it costs per step, its comm share
 	Straggler                         bool
 }
 
@@ -300,8 +301,15 @@ func (b *pageBuilder) runAndTrace(p *analyze.Profile, run *rundir.Run) {
 			Percent: l.Percent, TopRole: l.TopRole.String(), Color: roleColor(l.TopRole), Steps: l.Steps})
 	}
 	for _, r := range p.Ranks {
-		b.page.Ranks = append(b.page.Ranks, rankRow{Rank: strconv.Itoa(r.Rank), Steps: strconv.Itoa(r.Steps), Mean: fmtDur(r.MeanStepNs),
-			Findings: strings.Join(r.Findings, ", "), Path: r.Path, Straggler: r.Straggler})
+		row := rankRow{Rank: strconv.Itoa(r.Rank), Steps: strconv.Itoa(r.Steps), Mean: fmtDur(r.MeanStepNs),
+			Findings: strings.Join(r.Findings, ", "), Path: r.Path, Straggler: r.Straggler, TopCause: "none", Cost: "-", Comm: fmtPct(r.CommPercent)}
+		if c := r.TopCause; c != nil {
+			row.TopCause = c.ID
+			if c.NsPerStep > 0 {
+				row.Cost = fmtDur(c.NsPerStep)
+			}
+		}
+		b.page.Ranks = append(b.page.Ranks, row)
 	}
 	b.page.Warnings = p.Warnings
 }

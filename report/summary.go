@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -96,6 +97,7 @@ func (s *summary) write(p *analyze.Profile) {
 
 	roots := rootViews(findingViews(p.Findings))
 	s.topCause(roots)
+	s.ranks(p)
 	s.breakdown(p)
 	s.criticalPath(p)
 	s.otherCauses(roots, len(p.Findings))
@@ -198,6 +200,62 @@ func (s *summary) topCause(roots []findingView) {
 	}
 	if f.Rerun != "" {
 		s.line("    %s %s", s.style(ansiGreen, "rerun with"), s.style(ansiBold, clean(f.Rerun)))
+	}
+}
+
+// summaryRanks is how many ranks the summary's rank table lists at most: the slowest.
+const summaryRanks = 8
+
+// ranks sets a multi-rank run's ranks side by side, so that the slowest stands out: each rank's
+// mean step, its top root cause and what that costs per step, and its exposed communication (the
+// breakdown's comm part). With more than summaryRanks ranks, the slowest are listed.
+func (s *summary) ranks(p *analyze.Profile) {
+	if len(p.Ranks) < 2 {
+		return
+	}
+	rows := p.Ranks
+	slowest := 0
+	for k, r := range rows {
+		if r.MeanStepNs > rows[slowest].MeanStepNs {
+			slowest = k
+		}
+	}
+	note := "the rest of the summary is rank " + fmt.Sprint(p.Ranks[0].Rank) + "'s"
+	if len(rows) > summaryRanks {
+		idx := make([]int, len(rows))
+		for k := range idx {
+			idx[k] = k
+		}
+		textSortBy(idx, func(k int) int64 { return -rows[k].MeanStepNs })
+		keep := idx[:summaryRanks]
+		slices.Sort(keep)
+		kept := make([]analyze.RankSummary, 0, summaryRanks)
+		for _, k := range keep {
+			kept = append(kept, rows[k])
+		}
+		rows = kept
+		note = fmt.Sprintf("the %d slowest of %d; ", summaryRanks, len(p.Ranks)) + note
+	}
+	s.heading(fmt.Sprintf("Ranks (%d)", len(p.Ranks)), note)
+	s.line("  %s", s.style(ansiDim, fmt.Sprintf("%-5s %10s  %-28s %10s %7s", "rank", "mean step", "top root cause", "costs", "comm")))
+	for _, r := range rows {
+		cause, cost := "none", "-"
+		if c := r.TopCause; c != nil {
+			cause = c.ID
+			if c.NsPerStep > 0 {
+				cost = fmtDur(c.NsPerStep)
+			}
+		}
+		mark := ""
+		switch {
+		case r.Rank == p.Ranks[slowest].Rank && r.Straggler:
+			mark = s.style(ansiRed+ansiBold, "  slowest, straggler")
+		case r.Rank == p.Ranks[slowest].Rank:
+			mark = s.style(ansiBold, "  slowest")
+		case r.Straggler:
+			mark = s.style(ansiRed, "  straggler")
+		}
+		s.line("  %-5d %10s  %-28s %10s %7s%s", r.Rank, fmtDur(r.MeanStepNs), truncRunes(clean(cause), 28), cost, fmtPct(r.CommPercent), mark)
 	}
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -126,5 +127,52 @@ func TestSummaryPlurals(t *testing.T) {
 	}
 	if got := Plural(1204, "copy", "copies"); got != "1,204 copies" {
 		t.Errorf("Plural(1204) = %q", got)
+	}
+}
+
+// A multi-rank run's summary sets the ranks side by side, the slowest marked: each rank's mean
+// step, top root cause and its cost, and exposed communication; of many ranks, the slowest.
+func TestSummaryRanks(t *testing.T) {
+	p, _ := analyzed(t, 12, "spmm")
+	for r := range 10 {
+		rs := analyze.RankSummary{Rank: r, Steps: 12, MeanStepNs: int64(10+r%5) * 1_000_000, CommPercent: float64(r)}
+		if r == 7 {
+			rs.MeanStepNs, rs.Straggler = 25_000_000, true
+			rs.TopCause = &analyze.RankCause{ID: "input-bound", Title: "Sampler bound", NsPerStep: 12_500_000, StepShare: 0.5}
+		}
+		p.Ranks = append(p.Ranks, rs)
+	}
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, p, SummaryOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	t.Logf("summary:\n%s", out)
+	if !strings.Contains(out, "Ranks (10)  the 8 slowest of 10; the rest of the summary is rank 0's") {
+		t.Error("no rank table, or it does not say which ranks it lists")
+	}
+	row := regexp.MustCompile(`(?m)^  (\d+) +(\S+ ms)  (\S+) +(\S+ ms|-) +(\S+%)(  .*)?$`)
+	rows := row.FindAllStringSubmatch(out, -1)
+	var ranks []string
+	for _, m := range rows {
+		ranks = append(ranks, m[1])
+		if m[1] == "7" && (m[2] != "25.0 ms" || m[3] != "input-bound" || m[4] != "12.5 ms" || m[5] != "7.0%" || m[6] != "  slowest, straggler") {
+			t.Errorf("rank 7's row %q", m[0])
+		}
+	}
+	// The two fastest (ranks 0 and 5, 10 ms) are left out.
+	if got := strings.Join(ranks, " "); got != "1 2 3 4 6 7 8 9" {
+		t.Errorf("ranks listed %q; want the 8 slowest in rank order", got)
+	}
+	// The HTML report's rank table has the same columns, for every rank.
+	var page bytes.Buffer
+	if err := WriteHTML(&page, p, nil, nil, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `<td class="num">25.0 ms</td><td>input-bound</td><td class="num">12.5 ms</td><td class="num">7.0%</td>`; !strings.Contains(page.String(), want) {
+		t.Errorf("the HTML rank table lacks rank 7's row %s", want)
+	}
+	if n := strings.Count(page.String(), `<td>none</td><td class="num">-</td>`); n != 9 {
+		t.Errorf("the HTML rank table has %d rows without a root cause; want 9", n)
 	}
 }

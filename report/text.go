@@ -379,8 +379,11 @@ func (t *textWriter) ranks(p *analyze.Profile) {
 		if r.Straggler {
 			mark = "  [straggler]"
 		}
-		t.f("  rank %-3d %4d steps, mean %10s, findings: %s%s\n", r.Rank, r.Steps, fmtDur(r.MeanStepNs),
-			textOrNone(strings.Join(r.Findings, ", ")), mark)
+		t.f("  rank %-3d %4d steps, mean %10s, comm %s, findings: %s%s\n", r.Rank, r.Steps, fmtDur(r.MeanStepNs),
+			fmtPct(r.CommPercent), textOrNone(strings.Join(r.Findings, ", ")), mark)
+		if c := r.TopCause; c != nil {
+			t.f("           top root cause: %s (%s), %s\n", c.ID, c.Title, ImpactText(analyze.Impact{NsPerStep: c.NsPerStep, StepShare: c.StepShare}))
+		}
 		for _, tb := range r.Temporal {
 			t.f("           device %d: compute %.1f%%, communication %.1f%%, memory %.1f%%, idle %.1f%%; comm overlapped %.0f%%\n",
 				tb.Device, tb.ComputePercent, tb.CommPercent, tb.MemoryPercent, tb.IdlePercent, tb.CommOverlapPercent)

@@ -49,7 +49,7 @@ func TestWriteText(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Copies (36, 60.0 MiB, 7.20 ms)", "HtoD", "Memory (peak 66.0 MiB)",
-		"rank 1     12 steps, mean    30.0 ms, findings: none  [straggler]",
+		"rank 1     12 steps, mean    30.0 ms, comm 0.0%, findings: none  [straggler]",
 		"Warnings (12)", "  - warning 9\n", "… and 2 more",
 	} {
 		if !strings.Contains(out, want) {

@@ -26,7 +26,7 @@ const (
 	Memset                // device memset
 	Runtime               // device runtime / driver API calls on the host
 	CPU                   // host operator execution not otherwise classified
-	Comm                  // collective communication on a device (NCCL kernels)
+	Comm                  // collective communication (NCCL kernels; torch's process-group collectives)
 	Count                 // the number of roles; not a role
 )
 

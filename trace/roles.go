@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/gnnprof/gnnprof/internal/stepname"
@@ -20,15 +21,17 @@ import (
 //	gpu_memset                             memset
 //	cuda_runtime, cuda_driver, cuda_event  runtime; the *Synchronize / StreamWaitEvent calls: sync
 //	cuda_sync                              sync
-//	cpu_op                                 cpu; sample for graph samplers' operators (below)
+//	cpu_op                                 cpu; comm for collectives, sample for graph samplers'
+//	                                       operators (below)
 //	user_annotation, gpu_user_annotation   by name (below)
 //	(none: legacy traces)                  by name; "aten::…" and other "ns::op" names: cpu, or
-//	                                       sample for graph samplers' operators
+//	                                       comm for collectives, sample for graph samplers' operators
 //	anything else                          other (with a warning for a category not listed here)
 //
 // Names, case-insensitively, first match wins:
 //
 //	ProfilerStep#N              step
+//	c10d::, gloo:, nccl: …      comm
 //	DataLoader, dataload, DataPipe  dataload
 //	Optimizer, optim            optimizer
 //	backward, autograd          backward
@@ -42,14 +45,23 @@ import (
 //	d2h, to_host, .item         d2h
 //	sync                        sync
 //
+// Collectives are named by torch's process groups: "nccl:all_reduce", "gloo:all_reduce" (and
+// mpi:, ucc:) around each collective since torch 1.8, the dispatcher's operators
+// "c10d::allreduce_", "c10d::allgather_" … since 1.13, "record_param_comms" (2.x) and the functional
+// collectives' "_c10d_functional::all_reduce" and "c10d_functional::wait_tensor" (2.1+); they come
+// first, so that "nccl:all_gather" is no gather.
 // Graph samplers' operators (PyG's pyg::neighbor_sample, torch_sparse::sample_adj,
 // torch_cluster::random_walk, DGL's sampling ops) are named with "sampl" or "random_walk": sample.
 // The data loaders of PyG (NeighborLoader, LinkNeighborLoader, ClusterLoader …) and DGL
 // (dgl.dataloading.DataLoader) contain "loader": dataload.
-var nameRoles = []struct {
+// nameRole gives the role to the names that contain one of its keys.
+type nameRole struct {
 	keys []string
 	role role.Role
-}{
+}
+
+var nameRoles = []nameRole{
+	{[]string{"c10d::", "c10d_functional::", "record_param_comms", "nccl:", "gloo:", "mpi:", "ucc:"}, role.Comm},
 	{[]string{"dataloader", "dataload", "datapipe", "loader"}, role.Dataload},
 	{[]string{"optimizer", "optim"}, role.Optimizer},
 	{[]string{"backward", "autograd"}, role.Backward},
@@ -129,8 +141,15 @@ func (rd *reader) role(cat string, name, recorded []byte, noCategory bool) role.
 	return r
 }
 
-// opRole classifies a host operator: a graph sampler's operator samples; any other is cpu.
+// commKeys are nameRoles' keys of collectives, which operators' names match too.
+var commKeys = nameRoles[slices.IndexFunc(nameRoles, func(nr nameRole) bool { return nr.role == role.Comm })].keys
+
+// opRole classifies a host operator: a collective is comm, a graph sampler's operator samples; any
+// other is cpu.
 func opRole(name []byte) role.Role {
+	if slices.ContainsFunc(commKeys, func(k string) bool { return containsFold(name, k) }) {
+		return role.Comm
+	}
 	if containsFold(name, "sampl") || containsFold(name, "random_walk") {
 		return role.Sample
 	}

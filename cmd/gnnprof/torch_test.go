@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,10 +191,45 @@ func TestTorchPerRankTraces(t *testing.T) {
 	if len(p.Ranks) != 2 {
 		t.Fatalf("gnnprof report of the folder read %d ranks; want 2 (%s)", len(p.Ranks), dir)
 	}
+	slowest := 0
 	for k, r := range p.Ranks {
 		if want := filepath.Join(dir, fmt.Sprintf("rank%d.pt.trace.json.gz", k)); r.Rank != k || r.Path != want || r.Steps != torchSteps {
 			t.Errorf("rank %d: %d steps from %s; want rank %d, %d steps from %s", r.Rank, r.Steps, r.Path, k, torchSteps, want)
 		}
+		// DDP's gradient all-reduce: the training thread calls c10d::allreduce_ in backward,
+		// gloo runs gloo:all_reduce on its worker thread; both are communication, and the call
+		// is exposed communication.
+		if r.CommPercent <= 0 {
+			t.Errorf("rank %d: no communication in the breakdown", r.Rank)
+		}
+		if r.MeanStepNs > p.Ranks[slowest].MeanStepNs {
+			slowest = k
+		}
+	}
+	roles := map[string]string{}
+	for _, o := range p.Ops.ByName {
+		roles[o.Name] = o.Role.String()
+	}
+	for _, name := range []string{"c10d::allreduce_", "gloo:all_reduce"} {
+		if r, ok := roles[name]; ok && r != "comm" {
+			t.Errorf("%s has the role %s; want comm", name, r)
+		}
+	}
+	// The dominant operator, if any, is an operator: not the "backward" region that waits for
+	// the all-reduce.
+	for _, f := range p.Findings {
+		if f.ID == "dominant-op" && !strings.Contains(f.Evidence.Ops[0], "::") {
+			t.Errorf("dominant-op names %q, which is no operator", f.Evidence.Ops[0])
+		}
+	}
+	// The terminal summary sets the ranks side by side, the slowest marked.
+	summary, err := runCmd(t, "report", dir, "--no-html", "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(fmt.Sprintf(`(?m)^  %d +\S+ \S+  \S+ +\S+( \S+)? +\d+\.\d%%  slowest`, slowest))
+	if !strings.Contains(summary, "Ranks (2)") || !row.MatchString(summary) {
+		t.Errorf("the summary does not mark rank %d the slowest in a rank table:\n%s", slowest, summary)
 	}
 }
 
