@@ -281,7 +281,12 @@ func ruleStepsMissing(a *analysis, m *measure, p *Profile) *Finding {
 // parts) take inputBoundWarn percent of the step or more.
 //
 // Saves: a prefetching pipeline hides the input time behind compute, up to the compute:
-// min(input, compute) per step (hidden behind compute). When the input is a per-element loop —
+// min(input, compute) per step (hidden behind compute). Where the device's compute runs on the
+// host's own cores (gnnprof's CPU backend: hostCompute), the background loader competes with it
+// for them: it takes a core for as long as the input runs, of which the compute leaves free on
+// average cores − busy (the cores it keeps busy: its CPU time over its wall time), so that share
+// of the input hides and the rest is taken from the compute, whose parallel work waits for the
+// core as long: min(input, compute) × min(1, cores − busy). When the input is a per-element loop —
 // inputLoopOps operator calls per step or more inside the input spans, the median under
 // inputLoopOpNs — vectorising it removes the loop: the input time, whatever the compute.
 const (
@@ -314,6 +319,20 @@ func ruleInputBound(a *analysis, m *measure, p *Profile) *Finding {
 	spans := merge(slices.Concat(m.spans[role.Sample], m.spans[role.Gather], m.spans[role.Dataload]))
 	a.claims["input-bound"] = without(spans, a.computeIntervals())
 	impact := m.hides(min(input, m.total.ComputeNs), "prefetching hides the input time behind compute: min(input, compute) per step")
+	metrics := []Metric{
+		m.metric("input share", "input", input, inputBoundWarn),
+		partMetric(m, p, "sample share", role.Sample, 0),
+		partMetric(m, p, "gather share", role.Gather, 0),
+		partMetric(m, p, "dataload share", role.Dataload, 0),
+		m.metric("compute share", "compute", m.total.ComputeNs, 0)}
+	if hc, ok := a.hostCompute(m, p); ok {
+		impact = m.hides(int64(float64(min(input, m.total.ComputeNs))*hc.free()), fmt.Sprintf(
+			"the compute runs on the host's %d cores and keeps %.2f of them busy (%.2f of the %.0f%% the machine gave the run), so a background loader runs the input on the %.2f of a core it leaves free and takes the rest from the compute: min(input, compute) × min(1, cores − busy) per step",
+			hc.cores, hc.demand(), hc.busy, 100*hc.given, hc.free()))
+		metrics = append(metrics, Metric{Name: "host cores", Value: float64(hc.cores), Unit: "count"},
+			Metric{Name: "share of the cores given to the run", Value: 100 * hc.given, Unit: "%", Time: "train_cpu", Of: "train_ready"},
+			Metric{Name: "cores the compute keeps busy", Value: hc.demand(), Unit: "count"})
+	}
 	calls, opNs := a.opsWithin(spans)
 	perStep := float64(calls) / float64(max(m.n, 1))
 	if perStep >= inputLoopOps && opNs < inputLoopOpNs {
@@ -322,16 +341,82 @@ func ruleInputBound(a *analysis, m *measure, p *Profile) *Finding {
 	}
 	return &Finding{Title: title,
 		Summary: fmt.Sprintf("%s %.1f%% of the step with no compute hiding it (the breakdown's input parts: sample %.1f%%, gather %.1f%%, data loading %.1f%%).", what, v, sample, gather, load),
-		Evidence: Evidence{Metrics: []Metric{
-			m.metric("input share", "input", input, inputBoundWarn),
-			partMetric(m, p, "sample share", role.Sample, 0),
-			partMetric(m, p, "gather share", role.Gather, 0),
-			partMetric(m, p, "dataload share", role.Dataload, 0),
-			m.metric("compute share", "compute", m.total.ComputeNs, 0),
-			{Name: "operator calls per step in the input", Value: perStep, Unit: "count", Threshold: inputLoopOps}},
+		Evidence: Evidence{Metrics: append(metrics,
+			Metric{Name: "operator calls per step in the input", Value: perStep, Unit: "count", Threshold: inputLoopOps}),
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.Sample, role.Gather, role.Dataload)},
 		Impact: impact,
 		Fix:    fix}
+}
+
+// hostCompute is what a trace says of a device whose compute runs on the host's own cores (its
+// run metadata's "compute": gnnprof's CPU backend): the cores the process can run on, the share of
+// them the machine gave the run (its threads' time on a core over their time ready to run, the
+// trainers' trace.TrainCPUCounter and trace.TrainWaitCounter: other processes took the rest; 1
+// where the trace does not say), and how many of them the compute keeps busy on average over the
+// measured steps — the process's CPU time in the compute phases (trace.ComputeCPUCounter) over
+// their wall time.
+type hostCompute struct {
+	cores       int
+	given, busy float64
+}
+
+// demand is the cores the compute would keep busy on a machine of its own: those it kept busy over
+// the share of the cores the machine gave the run.
+func (hc hostCompute) demand() float64 { return hc.busy / hc.given }
+
+// free is the share of a core the compute leaves a background thread on a machine of its own: the
+// cores less the compute's demand, at most one.
+func (hc hostCompute) free() float64 { return min(max(float64(hc.cores)-hc.demand(), 0), 1) }
+
+// hostCompute returns the trace's hostCompute; ok is false for a device of its own (a GPU), or a
+// trace that does not say.
+func (a *analysis) hostCompute(m *measure, p *Profile) (hc hostCompute, ok bool) {
+	c, _ := p.Trace.Meta["compute"].(map[string]any)
+	if on, _ := c["on_host"].(bool); !on || m.total.ComputeNs <= 0 {
+		return hc, false
+	}
+	cores, _ := number(c["host_cores"])
+	if threads, ok := number(c["threads"]); ok && threads > 0 {
+		cores = min(cores, threads) // Go runs no more threads at once
+	}
+	if cores < 1 {
+		return hc, false
+	}
+	t := a.t
+	id := func(name string) int32 {
+		if k := slices.Index(t.Strings, name); k > 0 {
+			return int32(k)
+		}
+		return -1
+	}
+	compute, ran, waited := id(trace.ComputeCPUCounter), id(trace.TrainCPUCounter), id(trace.TrainWaitCounter)
+	if compute < 0 {
+		return hc, false
+	}
+	var cpu, run, wait float64
+	for i := range t.Len() {
+		if t.Kind[i] != trace.KindCounter {
+			continue
+		}
+		switch t.Name[i] {
+		case compute:
+			if k := a.stepOf[i]; k >= 0 && int(k) < len(m.measured) && m.measured[k] {
+				cpu += t.Value[i]
+			}
+		case ran:
+			run += t.Value[i]
+		case waited:
+			wait += t.Value[i]
+		}
+	}
+	if !(cpu > 0) {
+		return hc, false
+	}
+	hc = hostCompute{cores: int(cores), given: 1, busy: cpu / float64(m.total.ComputeNs)}
+	if run > 0 && wait >= 0 {
+		hc.given = run / (run + wait)
+	}
+	return hc, true
 }
 
 // opsWithin counts the step thread's operator calls (spans that are not phases) that start

@@ -568,3 +568,54 @@ func TestInputLoopIsVectorised(t *testing.T) {
 		}
 	}
 }
+
+// On a device whose compute runs on the host's own cores (gnnprof's CPU backend, as its run
+// metadata says), input-bound prices prefetching by the cores the compute leaves free: the compute
+// keeps busy its CPU time in the compute phases over their wall time, over the share of the cores
+// the machine gave the run, and a background loader hides the share of the input the rest runs.
+func TestInputBoundOnHostCores(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		busy        float64 // CPU time per compute wall time, as recorded
+		ran, waited float64 // the run's threads: on a core, ready but waiting
+		want        int64
+	}{
+		{"half a core free", 1.5, 100, 0, 2 * ms},     // 2 cores − 1.5 busy: half of min(4, 6) ms
+		{"a core free", 0.9, 100, 0, 4 * ms},          // the whole input hides
+		{"busy under load", 1.5, 75, 25, 0},           // 1.5 of the 75% given: both cores wanted
+		{"some free under load", 1.2, 80, 20, 2 * ms}, // 1.2 / 0.8 = 1.5 busy on a machine of its own
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			meta := map[string]any{"compute": map[string]any{"on_host": true, "host_cores": 2, "threads": 2}}
+			s := newScenarioAt(t, t.TempDir()+"/trace.json.gz", meta)
+			for n := range 4 {
+				s.step(n, func() {
+					s.span("sample_subgraph", role.Sample, 4*ms, nil)
+					for _, phase := range []struct {
+						name string
+						r    role.Role
+					}{{"forward", role.Forward}, {"backward", role.Backward}} {
+						s.span(phase.name, phase.r, 3*ms, nil)
+						s.extra = append(s.extra, trace.Event{Kind: trace.KindCounter, Device: trace.NoDevice, Step: int32(n),
+							Name: trace.ComputeCPUCounter, Start: s.cur, Value: c.busy * float64(3*ms)})
+					}
+				})
+			}
+			for name, v := range map[string]float64{trace.TrainCPUCounter: c.ran * float64(ms), trace.TrainWaitCounter: c.waited * float64(ms)} {
+				s.extra = append(s.extra, trace.Event{Kind: trace.KindCounter, Device: trace.NoDevice, Step: -1, Name: name, Start: s.cur, Value: v})
+			}
+			p := s.profile()
+			f := hasFinding(p, "input-bound")
+			if f == nil {
+				t.Fatalf("no input-bound: %v", findingIDsOf(p))
+			}
+			if d := f.Impact.NsPerStep - c.want; d > us || d < -us || !f.Impact.Hides || !strings.Contains(f.Impact.Model, "host's 2 cores") {
+				t.Errorf("impact %+v, want %s hidden, its model on the host's cores", f.Impact, durString(c.want))
+			}
+		})
+	}
+	// Without the metadata (a GPU's trace) the compute runs elsewhere: min(input, compute).
+	if f := hasFinding(inputBound(true)(t), "input-bound"); f == nil || f.Impact.NsPerStep != 4*ms {
+		t.Errorf("input-bound without host compute: %+v, want 4 ms", f)
+	}
+}

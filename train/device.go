@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -29,6 +30,14 @@ type DeviceConfig struct {
 	Link *device.LinkModel
 	// MemoryLimit is the device memory in bytes; 0: no limit.
 	MemoryLimit int64
+}
+
+// Compute says, for the run's metadata, where the device's compute runs: the CPU backend computes
+// on the host's own cores ("on_host"), as many as "threads" at once (nn's kernels split over
+// GOMAXPROCS goroutines), of the "host_cores" the process may use. The analyzer prices moving
+// work off the step (prefetching) by the cores the compute leaves free.
+func (c DeviceConfig) Compute() map[string]any {
+	return map[string]any{"on_host": true, "host_cores": runtime.NumCPU(), "threads": runtime.GOMAXPROCS(0)}
 }
 
 // deviceIndex is the number of the device trainers run on.
