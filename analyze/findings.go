@@ -1358,23 +1358,33 @@ func ruleLowUtilization(a *analysis, m *measure, p *Profile) *Finding {
 		Fix:    "Give the device more to do per launch and keep it fed: larger batches (mind convergence), prefetch input so the device never waits, fuse small kernels, and remove host syncs from the loop. The other findings say which of these applies."}
 }
 
-// memory-near-limit: peak allocated is memoryNearLimit percent of device memory or more
-// (TensorBoard's rule). Critical: the next larger batch fails.
+// memory-near-limit: the peak memory held is memoryNearLimit percent of device memory or more
+// (TensorBoard's rule, on what the allocator holds: the reserved total where the trace gives it,
+// since a caching allocator keeps freed memory, else the allocated one). Critical: the next
+// larger batch fails.
 //
-// Saves (memory): capping batches brings the peak down to the median step's peak, or at least
-// under the limit's memoryNearLimit percent: peak − min(median step peak, that line).
+// Saves (memory): capping batches brings the peak down to the median step's, or at least under
+// the limit's memoryNearLimit percent: held peak − min(median step peak × held/allocated at the
+// peak, that line).
 const memoryNearLimit = 90.0
 
 func ruleMemoryNearLimit(a *analysis, m *measure, p *Profile) *Finding {
 	for _, d := range p.Memory.Devices {
-		if d.LimitBytes > 0 && d.PeakPercent >= memoryNearLimit {
+		if d.LimitBytes > 0 && d.HeldPeakPercent >= memoryNearLimit {
 			line := int64(float64(d.LimitBytes) * memoryNearLimit / 100)
+			held := fmt.Sprintf(" (%s in use)", bytesString(d.PeakBytes))
+			target := d.StepPeakMedian
+			if d.HeldPeakBytes == d.PeakBytes {
+				held = ""
+			} else if d.PeakBytes > 0 {
+				target = int64(float64(d.StepPeakMedian) * float64(d.HeldPeakBytes) / float64(d.PeakBytes))
+			}
 			return &Finding{Title: "Memory near the device limit",
-				Summary: fmt.Sprintf("Device %d peaks at %s, %.0f%% of its %s.", d.Device, bytesString(d.PeakBytes), d.PeakPercent, bytesString(d.LimitBytes)),
-				Evidence: Evidence{Metrics: []Metric{{Name: "peak share of device memory", Value: d.PeakPercent, Unit: "%", Threshold: memoryNearLimit, Of: "device_memory"},
-					{Name: "peak", Value: float64(d.PeakBytes), Unit: "bytes"}}},
-				Impact: Impact{Bytes: max(d.PeakBytes-min(d.StepPeakMedian, line), 0),
-					Model: "capping batches brings the peak down to the median step's peak or under the limit's line: peak − min(median step peak, 90% of the limit)"},
+				Summary: fmt.Sprintf("Device %d holds up to %s%s, %.0f%% of its %s.", d.Device, bytesString(d.HeldPeakBytes), held, d.HeldPeakPercent, bytesString(d.LimitBytes)),
+				Evidence: Evidence{Metrics: []Metric{{Name: "peak share of device memory", Value: d.HeldPeakPercent, Unit: "%", Threshold: memoryNearLimit, Of: "device_memory"},
+					{Name: "peak held", Value: float64(d.HeldPeakBytes), Unit: "bytes"}, {Name: "peak in use", Value: float64(d.PeakBytes), Unit: "bytes"}}},
+				Impact: Impact{Bytes: max(d.HeldPeakBytes-min(target, line), 0),
+					Model: "capping batches brings the peak down to the median step's peak or under the limit's line: held peak − min(median step peak × held/in use at the peak, 90% of the limit)"},
 				Where: Where{Lane: deviceName(d.Device)},
 				Fix:   "Cap the batch: bound the sampled subgraph (fewer seed nodes, smaller fan-out, or GAS partitions per batch), or trade compute for memory with activation checkpointing and mixed precision."}
 		}

@@ -33,14 +33,14 @@ func (a *analysis) memory(st *Steps) Memory {
 			dm.LimitBytes = a.deviceMemoryLimit(int(d))
 		}
 		for _, i := range idx {
-			total := t.Total[i]
-			if total > dm.PeakBytes {
+			if total := t.Total[i]; total > dm.PeakBytes {
 				dm.PeakBytes, dm.PeakAtNs = total, t.Start[i]-a.origin
 			}
-			if k := a.stepOf[i]; k >= 0 && int(k) < len(dm.StepPeaks) {
-				dm.StepPeaks[k] = max(dm.StepPeaks[k], total)
-			}
+			dm.HeldPeakBytes = max(dm.HeldPeakBytes, t.Reserved[i])
 		}
+		dm.HeldPeakBytes = max(dm.HeldPeakBytes, dm.PeakBytes)
+		dm.HeldPeakPercent = pct(dm.HeldPeakBytes, dm.LimitBytes)
+		a.stepPeaks(idx, dm.StepPeaks)
 		dm.PeakPercent = pct(dm.PeakBytes, dm.LimitBytes)
 		var measured []int64
 		for k, p := range dm.StepPeaks {
@@ -58,6 +58,30 @@ func (a *analysis) memory(st *Steps) Memory {
 		m.Devices = append(m.Devices, dm)
 	}
 	return m
+}
+
+// stepPeaks sets each step's peak: the highest running total while the step runs, counting what
+// was allocated before it (the total the last event before the step left), so that a step which
+// allocates nothing — buffers kept from step to step, as a caching allocator keeps them — still
+// holds its memory. idx are one device's memory events, in time order.
+func (a *analysis) stepPeaks(idx []int32, peaks []int64) {
+	t := a.t
+	j, total := 0, int64(0) // the next event, and the running total before it
+	for k := range peaks {
+		if k >= len(a.wallIv) {
+			break
+		}
+		w := a.wallIv[k] // the steps' intervals are in order and disjoint
+		for j < len(idx) && t.Start[idx[j]] < w.s {
+			total = t.Total[idx[j]]
+			j++
+		}
+		peak := total
+		for i := j; i < len(idx) && t.Start[idx[i]] < w.e; i++ {
+			peak = max(peak, t.Total[idx[i]])
+		}
+		peaks[k] = peak
+	}
 }
 
 // curve reduces memory events (sorted by time) to at most maxCurvePoints points, keeping each time

@@ -238,6 +238,11 @@ type DeviceMemory struct {
 	PeakAtNs    int64   `json:"peak_at_ns"`
 	LimitBytes  int64   `json:"limit_bytes"` // device memory size, 0 if unknown
 	PeakPercent float64 `json:"peak_percent"`
+	// HeldPeakBytes is the most memory the device's allocator held at once: the reserved total
+	// where the trace gives one (a caching allocator keeps freed memory for reuse), else the
+	// allocated peak; HeldPeakPercent is its share of LimitBytes. A run runs out of memory on it.
+	HeldPeakBytes   int64   `json:"held_peak_bytes"`
+	HeldPeakPercent float64 `json:"held_peak_percent"`
 	// StepPeaks are the peak totals per step (step order); their spread says whether memory spikes
 	// between batches.
 	StepPeaks      []int64 `json:"step_peaks"`

@@ -101,10 +101,14 @@ type Event struct {
 	Name   string
 	Start  int64
 	Dur    int64
-	Bytes  int64   // copies: bytes moved; memory: +allocated / −freed; spans: bytes touched
-	FLOPs  int64   // spans: floating-point operations done
-	Total  int64   // memory: the device's allocated bytes after this event
-	Value  float64 // counters
+	Bytes  int64 // copies: bytes moved; memory: +allocated / −freed; spans: bytes touched
+	FLOPs  int64 // spans: floating-point operations done
+	Total  int64 // memory: the device's allocated bytes (in use) after this event
+	// Reserved, for memory events, is the bytes the device's allocator holds after this event,
+	// the allocated ones and those it keeps cached for reuse (Kineto's "Total Reserved"); 0 where
+	// the trace does not say.
+	Reserved int64
+	Value    float64 // counters
 }
 
 // LaneInfo describes a lane: a host thread or a device stream. Pid and Tid are the Chrome trace
