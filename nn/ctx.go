@@ -66,7 +66,7 @@ func (c *Ctx) Resize(m *Mat, rows, cols int) *Mat {
 // ResizeZero is Resize followed by zeroing.
 func (c *Ctx) ResizeZero(m *Mat, rows, cols int) *Mat {
 	m = c.Resize(m, rows, cols)
-	clear(m.Data)
+	zero(m.Data)
 	return m
 }
 

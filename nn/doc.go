@@ -1,6 +1,7 @@
 // Package nn owns the numerics of gnnprof's trainers: float32 row-major matrices, the kernels
-// a GNN spends its time in (GEMM through gonum's BLAS, CSR×dense SpMM and its transpose, gathers
-// and scatter-adds, edge softmax, element-wise ops), layers with hand-written forward and
+// a GNN spends its time in (GEMM — narrow products by row kernels, wide ones by a blocked AVX2
+// kernel, gonum's BLAS without AVX2 — CSR×dense SpMM and its transpose, gathers and
+// scatter-adds, edge softmax, element-wise ops), layers with hand-written forward and
 // backward passes (GCN, GraphSAGE, GAT in three forms, GIN, APPNP, Linear, dropout, activations,
 // batch norm), the two-layer node classifiers NewModel builds from them, losses, Adam and Glorot
 // initialization.
@@ -13,4 +14,10 @@
 //
 // Every forward and backward kernel runs inside a trace span (role forward or backward) carrying
 // its FLOP and byte counts; with a nil *trace.Lane in the Ctx, recording costs nothing.
+//
+// Kernels split their work into chunks that the calling goroutine and a team of persistent
+// worker goroutines share (parallel.go); every output element is computed by one chunk in one
+// order, so results are the same bits on any number of threads (SetKernelThreads).
+// BenchmarkRoofline measures the machine's FMA peak and memory bandwidth and each hot kernel's
+// share of them.
 package nn

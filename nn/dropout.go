@@ -78,9 +78,11 @@ func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	// that here rather than let a backward pass transpose from scratch every step.
 	xt, tEdge := x.Transpose()
 	tVals := c.floats(d.sT.Val, len(vals))
-	for i, e := range tEdge {
-		tVals[i] = vals[e]
-	}
+	parallelFor(len(tEdge), 4*int64(len(tEdge)), func(lo, hi int) {
+		for i, e := range tEdge[lo:hi] {
+			tVals[lo+i] = vals[e]
+		}
+	})
 	d.sT = Sparse{Rows: xt.Rows, Cols: xt.Cols, Indptr: xt.Indptr, Indices: xt.Indices, Val: tVals}
 	d.sOut = Sparse{Rows: x.Rows, Cols: x.Cols, Indptr: x.Indptr, Indices: x.Indices, Val: vals, t: &d.sT, tEdge: tEdge}
 	sp.EndWork(int64(len(vals)), 12*int64(len(vals)))

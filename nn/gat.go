@@ -78,13 +78,13 @@ type GATConv struct {
 	aSrc, aDst     []float32 // ns×H, nd×H attention projections
 	alpha          []float32 // softmax: H×|E| head-major (reorganized), |E|×H (naive)
 	alphaD         []float32 // reorganized: H×|E| attention after dropout
-	alphaT         []float32 // reorganized backward: alphaD in transposed-entry order
+	alphaT         []float32 // reorganized backward: alphaD edge-major, |E|×H
 	rowMax, rowSum []float32 // nd×H softmax statistics (recompute)
 	cat, msg       []float32 // naive: |E|×2HC endpoint features, |E|×HC messages
 	agg, out       *Mat
 	// backward buffers
 	dO           *Mat
-	ds           []float32 // |E|×H score gradients (naive, reorganized)
+	ds           []float32 // |E|×H score gradients, edge-major (naive, reorganized)
 	dmsg, dcat   []float32 // naive
 	daSrc, daDst []float32
 	rowDot       []float32 // nd×H softmax terms Σ α·dα (recompute)
@@ -150,20 +150,26 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	}
 
 	sp := c.Begin("gat.bias", role.Forward)
+	width := C
 	if l.Concat {
-		l.out = c.Resize(l.out, adj.Rows, H*C)
-		copy(l.out.Data, l.agg.Data)
-	} else {
-		l.out = c.ResizeZero(l.out, adj.Rows, C)
-		inv := 1 / float32(H)
-		for i := 0; i < adj.Rows; i++ {
+		width = H * C
+	}
+	l.out = c.Resize(l.out, adj.Rows, width)
+	inv := 1 / float32(H)
+	parallelFor(adj.Rows, int64(adj.Rows*H*C), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
 			o, a := l.out.Row(i), l.agg.Row(i)
-			for h := 0; h < H; h++ {
-				axpy(inv, a[h*C:(h+1)*C], o)
+			if l.Concat {
+				copy(o, a)
+			} else {
+				clear(o)
+				for h := 0; h < H; h++ {
+					axpy(inv, a[h*C:(h+1)*C], o)
+				}
 			}
 		}
-	}
-	AddBias(l.out, l.B.W.Data)
+		addBiasRows(l.out, l.B.W.Data, lo, hi)
+	})
 	sp.EndWork(int64(adj.Rows*H*C), l.agg.Bytes()+l.out.Bytes())
 	return l.out
 }
@@ -181,14 +187,16 @@ func (l *GATConv) Backward(c *Ctx, dy *Mat) *Mat {
 	} else {
 		l.dO = c.Resize(l.dO, nd, HC)
 		inv := 1 / float32(H)
-		for i := 0; i < nd; i++ {
-			d, g := l.dO.Row(i), dy.Row(i)
-			for h := 0; h < H; h++ {
-				for k, v := range g {
-					d[h*C+k] = v * inv
+		parallelFor(nd, int64(nd*HC), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				d, g := l.dO.Row(i), dy.Row(i)
+				for h := 0; h < H; h++ {
+					for k, v := range g {
+						d[h*C+k] = v * inv
+					}
 				}
 			}
-		}
+		})
 	}
 	sp.EndWork(int64(nd*HC), dy.Bytes()+int64(nd*HC)*4)
 
@@ -290,17 +298,31 @@ func (l *GATConv) backwardProject(c *Ctx) {
 			}
 		}
 	})
+	// The attention vectors' gradients, summed over nodes in node order: workers take groups of
+	// heads whose columns fill whole cache lines.
 	gs, gd := l.AttSrc.G.Data, l.AttDst.G.Data
-	for j := 0; j < ns; j++ {
-		row := l.h.Row(j)
-		for h := 0; h < H; h++ {
-			axpy(l.daSrc[j*H+h], row[h*C:(h+1)*C], gs[h*C:(h+1)*C])
-			if j < nd {
-				axpy(l.daDst[j*H+h], row[h*C:(h+1)*C], gd[h*C:(h+1)*C])
+	unit := 16 / gcd(C, 16) // heads per line-aligned group
+	parallelFor((H+unit-1)/unit, int64(ns*H*C*2), func(g0, g1 int) {
+		h0, h1 := g0*unit, min(H, g1*unit)
+		for j := 0; j < ns; j++ {
+			row := l.h.Row(j)
+			for h := h0; h < h1; h++ {
+				axpy(l.daSrc[j*H+h], row[h*C:(h+1)*C], gs[h*C:(h+1)*C])
+				if j < nd {
+					axpy(l.daDst[j*H+h], row[h*C:(h+1)*C], gd[h*C:(h+1)*C])
+				}
 			}
 		}
-	}
+	})
 	sp.EndWork(4*int64((ns+nd)*H*C), 2*l.h.Bytes()+l.dh.Bytes()*2)
+}
+
+// gcd is the greatest common divisor of two positive numbers.
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // transposed returns the adjacency's transpose pattern and entry map for a backward pass.
@@ -329,6 +351,18 @@ func (l *GATConv) dropRun(start int, src, dst []float32) {
 		copy(dst, src)
 		return
 	}
+	// Up to a word boundary, then whole groups of 16 in the dropout kernel (the same masks and
+	// products), then the rest.
+	k := min(len(src), (4-start&3)&3)
+	l.dropScalar(start, src[:k], dst[:k])
+	if k < len(src) {
+		k += 4 * dropMaskSIMD(l.seed, (start+k)/4, src[k:], dst[k:], l.thr, l.scale)
+	}
+	l.dropScalar(start+k, src[k:], dst[k:])
+}
+
+// dropScalar is dropRun one value at a time.
+func (l *GATConv) dropScalar(start int, src, dst []float32) {
 	var z uint64
 	for k, v := range src {
 		i := start + k

@@ -63,8 +63,7 @@ func (l *GCNConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	}
 	l.xw = mulWSpan(c, l.linName, x, w, l.xw)
 	sp := c.Begin(l.spmmName, role.Forward)
-	l.out = SpMM(adj, l.xw, c.Resize(l.out, adj.Rows, w.Cols))
-	AddBias(l.out, l.B.W.Data)
+	l.out = spmmBias(adj, l.xw, c.Resize(l.out, adj.Rows, w.Cols), l.B.W.Data)
 	sp.EndWork(2*int64(adj.NNZ())*int64(w.Cols)+int64(l.out.Len()), spmmBytes(adj, w.Cols))
 	return l.out
 }

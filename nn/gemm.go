@@ -7,12 +7,18 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// float32BLAS is the BLAS level-3 engine behind Gemm: gonum's pure-Go implementation, or
-// OpenBLAS when built with the openblas tag.
+// float32BLAS is the BLAS level-3 engine behind Gemm where nn's own kernels do not apply (no
+// AVX2): gonum's pure-Go implementation, or OpenBLAS when built with the openblas tag.
 var float32BLAS blas.Float32Level3 = gonum.Implementation{}
 
-// BLASName names the GEMM engine in use ("gonum" or "openblas").
-var BLASName = "gonum"
+// BLASName names the engine of Gemm's wide products: "nn-avx2" (gemmBlocked), or where that does
+// not apply "gonum", or "openblas" when built with the openblas tag.
+var BLASName = func() string {
+	if useAVX {
+		return "nn-avx2"
+	}
+	return "gonum"
+}()
 
 // Gemm computes c = alpha·op(a)·op(b) + beta·c, where op transposes its argument when the
 // matching flag is set. c must already have the result's shape.
@@ -36,6 +42,9 @@ func Gemm(transA, transB bool, alpha float32, a, b *Mat, beta float32, c *Mat) {
 		return
 	}
 	if alpha == 1 && (beta == 0 || beta == 1) && gemmSmall(transA, transB, a, b, c, beta == 1) {
+		return
+	}
+	if gemmBlocked(transA, transB, alpha, a, b, beta, c) {
 		return
 	}
 	ta, tb := blas.NoTrans, blas.NoTrans

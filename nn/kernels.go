@@ -32,6 +32,15 @@ func gatherAccumulate(out, x []float32, stride int, idx []int32, val []float32, 
 	}
 }
 
+// gatherHeads adds, for each of H heads of C columns, Σ_e val[h·vs + e]·x[idx[e]*stride + hC :
+// +C] to out[hC : hC+C]: gatherAccumulate per head (GAT's aggregation, its attention head-major
+// with stride vs), several heads in one pass where a kernel has them, the same bits.
+func gatherHeads(out, x []float32, stride int, idx []int32, val []float32, vs, H, C int) {
+	for h := gatherHeadsSIMD(out, x, stride, idx, val, vs, H, C); h < H; h++ {
+		gatherAccumulate(out[h*C:(h+1)*C], x[h*C:], stride, idx, val[h*vs:h*vs+len(idx)], gatherVals)
+	}
+}
+
 // rank1Accumulate adds a[p]·b to row p of dst (row stride ldd) for every p < len(a), skipping
 // zero a[p].
 func rank1Accumulate(dst []float32, ldd int, a, b []float32) {
@@ -135,6 +144,15 @@ func gatherDot(v, x []float32, stride int, idx []int32, out []float32) {
 	for e, j := range idx {
 		base := int(j) * stride
 		out[e] += dotGo(v, x[base:base+len(v)])
+	}
+}
+
+// gatherDotHeads adds, for each of H heads of C columns, ⟨v[hC : hC+C], x[idx[e]*stride + hC :
+// +C]⟩ to out[h·vs + e]: gatherDot per head, several heads in one pass where a kernel has them,
+// the same bits.
+func gatherDotHeads(v, x []float32, stride int, idx []int32, out []float32, vs, H, C int) {
+	for h := gatherDotHeadsSIMD(v, x, stride, idx, out, vs, H, C); h < H; h++ {
+		gatherDot(v[h*C:(h+1)*C], x[h*C:], stride, idx, out[h*vs:h*vs+len(idx)])
 	}
 }
 

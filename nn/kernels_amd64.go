@@ -35,6 +35,12 @@ func gather32Ones(out, x *float32, stride int, idx *int32, val *float32, n int)
 func gather32Skip(out, x *float32, stride int, idx *int32, val *float32, n int)
 
 //go:noescape
+func gather64(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
+func gather64Ones(out, x *float32, stride int, idx *int32, val *float32, n int)
+
+//go:noescape
 func rank1Update8(dst *float32, ldd int, a *float32, k int, b *float32)
 
 //go:noescape
@@ -115,6 +121,15 @@ func gatherSIMD(out, x []float32, stride int, idx []int32, val []float32, mode g
 		vp = &val[0]
 	}
 	f, c := len(out), 0
+	if mode != gatherSkip {
+		wide := gather64
+		if mode == gatherOnes {
+			wide = gather64Ones
+		}
+		for ; c+64 <= f; c += 64 {
+			wide(&out[c], &x[c], stride, &idx[0], vp, len(idx))
+		}
+	}
 	for _, k := range [3]struct{ w, i int }{{32, 2}, {16, 1}, {8, 0}} {
 		for ; c+k.w <= f; c += k.w {
 			gatherKernels[k.i][mode](&out[c], &x[c], stride, &idx[0], vp, len(idx))
@@ -356,4 +371,144 @@ func scatterRowsSIMD(s *Sparse, x *Mat, c0, c1 int, dst []float32, ldd int) bool
 		scatterRows8Padded(&dst[c], ldd, ip, idx, val, rows, &x.Data[c], ldx, &laneMasks[c1-c][0])
 	}
 	return true
+}
+
+// cpuRelax tells the core that the caller is spinning on a memory location (PAUSE).
+//
+//go:noescape
+func cpuRelax()
+
+//go:noescape
+func gatherHeads8x8(out, x *float32, stride int, idx *int32, val *float32, vs int, n int)
+
+//go:noescape
+func gatherHeads16x4(out, x *float32, stride int, idx *int32, val *float32, vs int, n int)
+
+// gatherHeadsSIMD does the leading heads it has a kernel for (8 at a time of 8 columns, 4 of 16)
+// and returns how many it did.
+func gatherHeadsSIMD(out, x []float32, stride int, idx []int32, val []float32, vs, H, C int) int {
+	if !useAVX || len(idx) == 0 {
+		return 0
+	}
+	kernel, group := gatherHeads8x8, 8
+	switch C {
+	case 8:
+	case 16:
+		kernel, group = gatherHeads16x4, 4
+	default:
+		return 0
+	}
+	h := 0
+	for ; h+group <= H; h += group {
+		_, _ = val[(h+group-1)*vs+len(idx)-1], out[(h+group)*C-1]
+		kernel(&out[h*C], &x[h*C], stride, &idx[0], &val[h*vs], vs, len(idx))
+	}
+	return h
+}
+
+//go:noescape
+func gatherDotHeads8x8(v, x *float32, stride int, idx *int32, n int, out *float32, vs int)
+
+//go:noescape
+func gatherDotHeads16x4(v, x *float32, stride int, idx *int32, n int, out *float32, vs int)
+
+// gatherDotHeadsSIMD does the leading heads it has a kernel for (8 at a time of 8 columns, 4 of
+// 16) and returns how many it did.
+func gatherDotHeadsSIMD(v, x []float32, stride int, idx []int32, out []float32, vs, H, C int) int {
+	if !useAVX || len(idx) == 0 {
+		return 0
+	}
+	kernel, group := gatherDotHeads8x8, 8
+	switch C {
+	case 8:
+	case 16:
+		kernel, group = gatherDotHeads16x4, 4
+	default:
+		return 0
+	}
+	h := 0
+	for ; h+group <= H; h += group {
+		_, _ = out[(h+group-1)*vs+len(idx)-1], v[(h+group)*C-1]
+		kernel(&v[h*C], &x[h*C], stride, &idx[0], len(idx), &out[h*vs], vs)
+	}
+	return h
+}
+
+type spmmRowsFunc func(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+
+//go:noescape
+func spmmRows8(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+
+//go:noescape
+func spmmRows16(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+
+//go:noescape
+func spmmRows32(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+
+//go:noescape
+func spmmRows64(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+
+//go:noescape
+func spmmRows8Mask(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int, mask *int32)
+
+// spmmRowsSIMD computes rows [lo, hi) of y = s·x (+ y when accumulating, + bias unless nil) a
+// block of columns at a time over all the rows, when the AVX kernels are available and the rows
+// are narrow enough (at most 64 columns) to gain from it, and reports whether it did.
+func spmmRowsSIMD(s *Sparse, x, y *Mat, lo, hi int, accumulate bool, bias []float32) bool {
+	f := x.Cols
+	if !useAVX || f > 64 || lo >= hi || s.NNZ() == 0 {
+		return false
+	}
+	var vp, bp *float32
+	if s.Val != nil {
+		vp = &s.Val[0]
+	}
+	load := b2i(accumulate)
+	rows, ip, idx := hi-lo, &s.Indptr[lo], &s.Indices[0]
+	_ = y.Data[(hi-1)*f+f-1]
+	c := 0
+	for _, k := range [4]struct {
+		w  int
+		fn spmmRowsFunc
+	}{{64, spmmRows64}, {32, spmmRows32}, {16, spmmRows16}, {8, spmmRows8}} {
+		for ; c+k.w <= f; c += k.w {
+			if bias != nil {
+				bp = &bias[c]
+			}
+			k.fn(&y.Data[lo*f+c], f, ip, idx, vp, rows, &x.Data[c], f, bp, load)
+		}
+	}
+	if c < f {
+		if bias != nil {
+			bp = &bias[c]
+		}
+		spmmRows8Mask(&y.Data[lo*f+c], f, ip, idx, vp, rows, &x.Data[c], f, bp, load, &laneMasks[f-c][0])
+	}
+	return true
+}
+
+//go:noescape
+func reluAVX(x, y *float32, n int) int
+
+//go:noescape
+func reluBackwardAVX(y, dy, dx *float32, n int) int
+
+// reluSIMD does ReLU over the leading multiple of 8 values when the AVX kernels are available and
+// returns how many it did.
+func reluSIMD(x, y []float32) int {
+	if !useAVX || len(x) < 8 {
+		return 0
+	}
+	_ = y[len(x)-1]
+	return reluAVX(&x[0], &y[0], len(x))
+}
+
+// reluBackwardSIMD does ReLU's backward over the leading multiple of 8 values when the AVX kernels
+// are available and returns how many it did.
+func reluBackwardSIMD(y, dy, dx []float32) int {
+	if !useAVX || len(dy) < 8 {
+		return 0
+	}
+	_, _ = y[len(dy)-1], dx[len(dy)-1]
+	return reluBackwardAVX(&y[0], &dy[0], &dx[0], len(dy))
 }

@@ -1398,3 +1398,1001 @@ expDone:
 	MOVQ AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func cpuRelax()
+// A spin-wait hint (PAUSE): a waiting loop yields the core's resources to its sibling thread
+// and leaves the loop without a memory-order stall.
+TEXT ·cpuRelax(SB), NOSPLIT, $0-0
+	PAUSE
+	RET
+
+
+// gather64 and gather64Ones are gather16's kind for 64 columns: eight accumulators, one chain
+// per column in e order (the same sums as four gather16 calls), and the four lines of the row
+// eight edges ahead prefetched: rows are random, and demand misses alone would leave the core
+// waiting on memory a few rows at a time.
+
+// func gather64(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:64] += Σ_e<n val[e]·x[idx[e]*stride : +64]
+TEXT ·gather64(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	XORQ AX, AX
+	LEAQ -8(CX), R11
+loop:
+	CMPQ AX, CX
+	JGE done
+	CMPQ AX, R11
+	JGE nopf
+	MOVLQSX 32(R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 64(BX)
+	PREFETCHT0 128(BX)
+	PREFETCHT0 192(BX)
+nopf:
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VBROADCASTSS (R10)(AX*4), Y15
+	VFMADD231PS 0(BX), Y15, Y0
+	VFMADD231PS 32(BX), Y15, Y1
+	VFMADD231PS 64(BX), Y15, Y2
+	VFMADD231PS 96(BX), Y15, Y3
+	VFMADD231PS 128(BX), Y15, Y4
+	VFMADD231PS 160(BX), Y15, Y5
+	VFMADD231PS 192(BX), Y15, Y6
+	VFMADD231PS 224(BX), Y15, Y7
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func gather64Ones(out *float32, x *float32, stride int, idx *int32, val *float32, n int)
+// out[0:64] += Σ_e<n x[idx[e]*stride : +64] (val unused)
+TEXT ·gather64Ones(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	XORQ AX, AX
+	LEAQ -8(CX), R11
+loop:
+	CMPQ AX, CX
+	JGE done
+	CMPQ AX, R11
+	JGE nopf
+	MOVLQSX 32(R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 64(BX)
+	PREFETCHT0 128(BX)
+	PREFETCHT0 192(BX)
+nopf:
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VADDPS 0(BX), Y0, Y0
+	VADDPS 32(BX), Y1, Y1
+	VADDPS 64(BX), Y2, Y2
+	VADDPS 96(BX), Y3, Y3
+	VADDPS 128(BX), Y4, Y4
+	VADDPS 160(BX), Y5, Y5
+	VADDPS 192(BX), Y6, Y6
+	VADDPS 224(BX), Y7, Y7
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// gatherHeads8x8 and gatherHeads16x4 are gather8's and gather16's kind for several attention
+// heads at once (GAT's aggregation): head h's columns of each source row weighted by its own
+// attention, val[h·vs + e], one pass over the edges for 64 columns instead of one per head. Each
+// column is the same chain as a per-head gather's, so the same bits.
+
+// func gatherHeads8x8(out, x *float32, stride int, idx *int32, val *float32, vs int, n int)
+// out[8h : 8h+8] += Σ_e<n val[h·vs + e]·x[idx[e]·stride + 8h : +8] for h < 8
+TEXT ·gatherHeads8x8(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	SHLQ $2, R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ vs+40(FP), R12
+	SHLQ $2, R12
+	MOVQ n+48(FP), CX
+	LEAQ (R10)(R12*2), R11     // head 2's weights
+	LEAQ (R11)(R12*1), R13     // head 3's
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	XORQ AX, AX
+	LEAQ -8(CX), DX
+loop:
+	CMPQ AX, CX
+	JGE done
+	CMPQ AX, DX
+	JGE nopf
+	MOVLQSX 32(R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 64(BX)
+	PREFETCHT0 128(BX)
+	PREFETCHT0 192(BX)
+nopf:
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VBROADCASTSS (R10), Y15
+	VFMADD231PS 0(BX), Y15, Y0
+	VBROADCASTSS (R10)(R12*1), Y15
+	VFMADD231PS 32(BX), Y15, Y1
+	VBROADCASTSS (R10)(R12*2), Y15
+	VFMADD231PS 64(BX), Y15, Y2
+	VBROADCASTSS (R13), Y15
+	VFMADD231PS 96(BX), Y15, Y3
+	VBROADCASTSS (R10)(R12*4), Y15
+	VFMADD231PS 128(BX), Y15, Y4
+	VBROADCASTSS (R13)(R12*2), Y15
+	VFMADD231PS 160(BX), Y15, Y5
+	VBROADCASTSS (R11)(R12*4), Y15
+	VFMADD231PS 192(BX), Y15, Y6
+	VBROADCASTSS (R13)(R12*4), Y15
+	VFMADD231PS 224(BX), Y15, Y7
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R13
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func gatherHeads16x4(out, x *float32, stride int, idx *int32, val *float32, vs int, n int)
+// out[16h : 16h+16] += Σ_e<n val[h·vs + e]·x[idx[e]·stride + 16h : +16] for h < 4
+TEXT ·gatherHeads16x4(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	SHLQ $2, R8
+	MOVQ idx+24(FP), R9
+	MOVQ val+32(FP), R10
+	MOVQ vs+40(FP), R12
+	SHLQ $2, R12
+	MOVQ n+48(FP), CX
+	LEAQ (R10)(R12*2), R11     // head 2's weights
+	LEAQ (R11)(R12*1), R13     // head 3's
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	XORQ AX, AX
+	LEAQ -8(CX), DX
+loop:
+	CMPQ AX, CX
+	JGE done
+	CMPQ AX, DX
+	JGE nopf
+	MOVLQSX 32(R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 64(BX)
+	PREFETCHT0 128(BX)
+	PREFETCHT0 192(BX)
+nopf:
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VBROADCASTSS (R10), Y15
+	VFMADD231PS 0(BX), Y15, Y0
+	VFMADD231PS 32(BX), Y15, Y1
+	VBROADCASTSS (R10)(R12*1), Y15
+	VFMADD231PS 64(BX), Y15, Y2
+	VFMADD231PS 96(BX), Y15, Y3
+	VBROADCASTSS (R10)(R12*2), Y15
+	VFMADD231PS 128(BX), Y15, Y4
+	VFMADD231PS 160(BX), Y15, Y5
+	VBROADCASTSS (R13), Y15
+	VFMADD231PS 192(BX), Y15, Y6
+	VFMADD231PS 224(BX), Y15, Y7
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R13
+	INCQ AX
+	JMP loop
+done:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// gatherDotHeads8x8 and gatherDotHeads16x4 are gatherDot8's kind for several attention heads at
+// once (GAT's backward): head h's part of v dotted with head h's columns of each source row, into
+// out[h·vs + e], in one pass over the edges instead of one per head and 8 columns. Each dot is
+// summed as gatherDot8 sums it (a product vector, its halves added, two horizontal adds) and
+// added to out[h·vs + e] 8 columns at a time, so the same bits.
+
+// func gatherDotHeads8x8(v, x *float32, stride int, idx *int32, n int, out *float32, vs int)
+// out[h·vs + e] += ⟨v[8h : 8h+8], x[idx[e]·stride + 8h : +8]⟩ for h < 8, e < n
+TEXT ·gatherDotHeads8x8(SB), NOSPLIT, $0-56
+	MOVQ v+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	SHLQ $2, R8
+	MOVQ idx+24(FP), R9
+	MOVQ n+32(FP), CX
+	MOVQ out+40(FP), R10
+	MOVQ vs+48(FP), R12
+	SHLQ $2, R12
+	LEAQ (R10)(R12*2), R11     // head 2's outputs
+	LEAQ (R11)(R12*1), R13     // head 3's
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VMULPS 0(BX), Y0, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10), X8, X10
+	VMOVSS X10, (R10)
+	VMULPS 32(BX), Y1, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10)(R12*1), X8, X10
+	VMOVSS X10, (R10)(R12*1)
+	VMULPS 64(BX), Y2, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10)(R12*2), X8, X10
+	VMOVSS X10, (R10)(R12*2)
+	VMULPS 96(BX), Y3, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R13), X8, X10
+	VMOVSS X10, (R13)
+	VMULPS 128(BX), Y4, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10)(R12*4), X8, X10
+	VMOVSS X10, (R10)(R12*4)
+	VMULPS 160(BX), Y5, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R13)(R12*2), X8, X10
+	VMOVSS X10, (R13)(R12*2)
+	VMULPS 192(BX), Y6, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R11)(R12*4), X8, X10
+	VMOVSS X10, (R11)(R12*4)
+	VMULPS 224(BX), Y7, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R13)(R12*4), X8, X10
+	VMOVSS X10, (R13)(R12*4)
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R13
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// func gatherDotHeads16x4(v, x *float32, stride int, idx *int32, n int, out *float32, vs int)
+// out[h·vs + e] += ⟨v[16h : 16h+16], x[idx[e]·stride + 16h : +16]⟩ for h < 4, e < n
+TEXT ·gatherDotHeads16x4(SB), NOSPLIT, $0-56
+	MOVQ v+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ stride+16(FP), R8
+	SHLQ $2, R8
+	MOVQ idx+24(FP), R9
+	MOVQ n+32(FP), CX
+	MOVQ out+40(FP), R10
+	MOVQ vs+48(FP), R12
+	SHLQ $2, R12
+	LEAQ (R10)(R12*2), R11     // head 2's outputs
+	LEAQ (R11)(R12*1), R13     // head 3's
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVLQSX (R9)(AX*4), BX
+	IMULQ R8, BX
+	ADDQ SI, BX
+	VMULPS 0(BX), Y0, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10), X8, X10
+	VMULPS 32(BX), Y1, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS X8, X10, X10
+	VMOVSS X10, (R10)
+	VMULPS 64(BX), Y2, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10)(R12*1), X8, X10
+	VMULPS 96(BX), Y3, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS X8, X10, X10
+	VMOVSS X10, (R10)(R12*1)
+	VMULPS 128(BX), Y4, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R10)(R12*2), X8, X10
+	VMULPS 160(BX), Y5, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS X8, X10, X10
+	VMOVSS X10, (R10)(R12*2)
+	VMULPS 192(BX), Y6, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS (R13), X8, X10
+	VMULPS 224(BX), Y7, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VADDSS X8, X10, X10
+	VMOVSS X10, (R13)
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $4, R13
+	INCQ AX
+	JMP loop
+done:
+	VZEROUPPER
+	RET
+
+// spmmRows8, 16, 32, 64 and spmmRows8Mask compute a block of columns of SpMM rows in one call, so
+// that short rows (a citation graph's few neighbours) cost no Go call each: for r < rows,
+// y[r·ldy : +w] = (load ≠ 0 ? y[…] : 0) + Σ_e val[e]·x[idx[e]·ldx : +w] over e in
+// [indptr[r], indptr[r+1]) (val nil: weights 1), then + bias[0:w] unless bias is nil. Each
+// column is gather8's chain, and the bias is added as axpy adds it, so the same bits as the
+// row-at-a-time path; the row of the entry eight on is prefetched. The Mask kernel does the
+// first c < 8 columns (mask as for gather8Mask).
+
+// func spmmRows8(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+TEXT ·spmmRows8(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), R8
+	SHLQ $2, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, DX
+	MOVQ bias+64(FP), R14
+	MOVQ load+72(FP), R15
+	MOVQ (R9)(CX*8), R12
+	SUBQ $8, R12               // R12: the last entry whose row 8 entries on is prefetched
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	TESTQ R15, R15
+	JZ zero
+	VMOVUPS 0(DI), Y0
+	JMP entries
+zero:
+	VXORPS Y0, Y0, Y0
+entries:
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R13
+	TESTQ R11, R11
+	JZ onesloop
+valloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE vnopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+vnopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VBROADCASTSS (R11)(BX*4), Y15
+	VFMADD231PS 0(R15), Y15, Y0
+	INCQ BX
+	JMP valloop
+onesloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE onopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+onopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VADDPS 0(R15), Y0, Y0
+	INCQ BX
+	JMP onesloop
+rowdone:
+	TESTQ R14, R14
+	JZ store
+	VADDPS 0(R14), Y0, Y0
+store:
+	VMOVUPS Y0, 0(DI)
+	MOVQ load+72(FP), R15
+	ADDQ R8, DI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func spmmRows16(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+TEXT ·spmmRows16(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), R8
+	SHLQ $2, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, DX
+	MOVQ bias+64(FP), R14
+	MOVQ load+72(FP), R15
+	MOVQ (R9)(CX*8), R12
+	SUBQ $8, R12               // R12: the last entry whose row 8 entries on is prefetched
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	TESTQ R15, R15
+	JZ zero
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	JMP entries
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+entries:
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R13
+	TESTQ R11, R11
+	JZ onesloop
+valloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE vnopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+vnopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VBROADCASTSS (R11)(BX*4), Y15
+	VFMADD231PS 0(R15), Y15, Y0
+	VFMADD231PS 32(R15), Y15, Y1
+	INCQ BX
+	JMP valloop
+onesloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE onopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+onopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VADDPS 0(R15), Y0, Y0
+	VADDPS 32(R15), Y1, Y1
+	INCQ BX
+	JMP onesloop
+rowdone:
+	TESTQ R14, R14
+	JZ store
+	VADDPS 0(R14), Y0, Y0
+	VADDPS 32(R14), Y1, Y1
+store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	MOVQ load+72(FP), R15
+	ADDQ R8, DI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func spmmRows32(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+TEXT ·spmmRows32(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), R8
+	SHLQ $2, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, DX
+	MOVQ bias+64(FP), R14
+	MOVQ load+72(FP), R15
+	MOVQ (R9)(CX*8), R12
+	SUBQ $8, R12               // R12: the last entry whose row 8 entries on is prefetched
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	TESTQ R15, R15
+	JZ zero
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	JMP entries
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+entries:
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R13
+	TESTQ R11, R11
+	JZ onesloop
+valloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE vnopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+vnopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VBROADCASTSS (R11)(BX*4), Y15
+	VFMADD231PS 0(R15), Y15, Y0
+	VFMADD231PS 32(R15), Y15, Y1
+	VFMADD231PS 64(R15), Y15, Y2
+	VFMADD231PS 96(R15), Y15, Y3
+	INCQ BX
+	JMP valloop
+onesloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE onopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+onopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VADDPS 0(R15), Y0, Y0
+	VADDPS 32(R15), Y1, Y1
+	VADDPS 64(R15), Y2, Y2
+	VADDPS 96(R15), Y3, Y3
+	INCQ BX
+	JMP onesloop
+rowdone:
+	TESTQ R14, R14
+	JZ store
+	VADDPS 0(R14), Y0, Y0
+	VADDPS 32(R14), Y1, Y1
+	VADDPS 64(R14), Y2, Y2
+	VADDPS 96(R14), Y3, Y3
+store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	MOVQ load+72(FP), R15
+	ADDQ R8, DI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func spmmRows64(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int)
+TEXT ·spmmRows64(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), R8
+	SHLQ $2, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, DX
+	MOVQ bias+64(FP), R14
+	MOVQ load+72(FP), R15
+	MOVQ (R9)(CX*8), R12
+	SUBQ $8, R12               // R12: the last entry whose row 8 entries on is prefetched
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	TESTQ R15, R15
+	JZ zero
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	JMP entries
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+entries:
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R13
+	TESTQ R11, R11
+	JZ onesloop
+valloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE vnopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+	PREFETCHT0 128(R15)
+	PREFETCHT0 192(R15)
+vnopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VBROADCASTSS (R11)(BX*4), Y15
+	VFMADD231PS 0(R15), Y15, Y0
+	VFMADD231PS 32(R15), Y15, Y1
+	VFMADD231PS 64(R15), Y15, Y2
+	VFMADD231PS 96(R15), Y15, Y3
+	VFMADD231PS 128(R15), Y15, Y4
+	VFMADD231PS 160(R15), Y15, Y5
+	VFMADD231PS 192(R15), Y15, Y6
+	VFMADD231PS 224(R15), Y15, Y7
+	INCQ BX
+	JMP valloop
+onesloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE onopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+	PREFETCHT0 128(R15)
+	PREFETCHT0 192(R15)
+onopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VADDPS 0(R15), Y0, Y0
+	VADDPS 32(R15), Y1, Y1
+	VADDPS 64(R15), Y2, Y2
+	VADDPS 96(R15), Y3, Y3
+	VADDPS 128(R15), Y4, Y4
+	VADDPS 160(R15), Y5, Y5
+	VADDPS 192(R15), Y6, Y6
+	VADDPS 224(R15), Y7, Y7
+	INCQ BX
+	JMP onesloop
+rowdone:
+	TESTQ R14, R14
+	JZ store
+	VADDPS 0(R14), Y0, Y0
+	VADDPS 32(R14), Y1, Y1
+	VADDPS 64(R14), Y2, Y2
+	VADDPS 96(R14), Y3, Y3
+	VADDPS 128(R14), Y4, Y4
+	VADDPS 160(R14), Y5, Y5
+	VADDPS 192(R14), Y6, Y6
+	VADDPS 224(R14), Y7, Y7
+store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	MOVQ load+72(FP), R15
+	ADDQ R8, DI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func spmmRows8Mask(y *float32, ldy int, indptr *int64, idx *int32, val *float32, rows int, x *float32, ldx int, bias *float32, load int, mask *int32)
+TEXT ·spmmRows8Mask(SB), NOSPLIT, $0-88
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), R8
+	SHLQ $2, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ idx+24(FP), R10
+	MOVQ val+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ x+48(FP), SI
+	MOVQ ldx+56(FP), DX
+	SHLQ $2, DX
+	MOVQ bias+64(FP), R14
+	MOVQ load+72(FP), R15
+	MOVQ (R9)(CX*8), R12
+	SUBQ $8, R12               // R12: the last entry whose row 8 entries on is prefetched
+	MOVQ mask+80(FP), AX
+	VMOVDQU (AX), Y14
+	XORQ AX, AX
+rowloop:
+	CMPQ AX, CX
+	JGE done
+	TESTQ R15, R15
+	JZ zero
+	VMASKMOVPS (DI), Y14, Y0
+	JMP entries
+zero:
+	VXORPS Y0, Y0, Y0
+entries:
+	MOVQ (R9)(AX*8), BX
+	MOVQ 8(R9)(AX*8), R13
+	TESTQ R11, R11
+	JZ onesloop
+valloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE vnopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+vnopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VBROADCASTSS (R11)(BX*4), Y15
+	VMASKMOVPS (R15), Y14, Y13
+	VFMADD231PS Y13, Y15, Y0
+	INCQ BX
+	JMP valloop
+onesloop:
+	CMPQ BX, R13
+	JGE rowdone
+	CMPQ BX, R12
+	JGE onopf
+	MOVLQSX 32(R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	PREFETCHT0 0(R15)
+onopf:
+	MOVLQSX (R10)(BX*4), R15
+	IMULQ DX, R15
+	ADDQ SI, R15
+	VMASKMOVPS (R15), Y14, Y13
+	VADDPS Y13, Y0, Y0
+	INCQ BX
+	JMP onesloop
+rowdone:
+	TESTQ R14, R14
+	JZ store
+	VMASKMOVPS (R14), Y14, Y13
+	VADDPS Y13, Y0, Y0
+store:
+	VMASKMOVPS Y0, Y14, (DI)
+	MOVQ load+72(FP), R15
+	ADDQ R8, DI
+	INCQ AX
+	JMP rowloop
+done:
+	VZEROUPPER
+	RET
+
+// func reluAVX(x, y *float32, n int) int
+// y[i] = max(x[i], 0) as Go's max gives it, 8 at a time over the leading multiple of 8 (returned):
+// VMAXPS returns its second operand, +0, for zeros of both signs and for a NaN, and a NaN then
+// becomes x with its sign cleared, as Go's max returns it.
+TEXT ·reluAVX(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	ANDQ $-8, CX
+	VXORPS Y15, Y15, Y15
+	VPCMPEQD Y14, Y14, Y14
+	VPSRLD $1, Y14, Y14       // 0x7fffffff: all but the sign
+	XORQ AX, AX
+reluLoop:
+	CMPQ AX, CX
+	JGE reluDone
+	VMOVUPS (SI)(AX*4), Y0
+	VMAXPS Y15, Y0, Y1
+	VCMPPS $3, Y0, Y0, Y2     // unordered: NaN
+	VANDPS Y14, Y0, Y3
+	VBLENDVPS Y2, Y3, Y1, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP reluLoop
+reluDone:
+	MOVQ CX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func reluBackwardAVX(y, dy, dx *float32, n int) int
+// dx[i] = dy[i] where y[i] > 0 (ordered: not for NaN), else +0 — choose's bits — 8 at a time over
+// the leading multiple of 8 (returned).
+TEXT ·reluBackwardAVX(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), SI
+	MOVQ dy+8(FP), DX
+	MOVQ dx+16(FP), DI
+	MOVQ n+24(FP), CX
+	ANDQ $-8, CX
+	VXORPS Y15, Y15, Y15
+	XORQ AX, AX
+reluBackLoop:
+	CMPQ AX, CX
+	JGE reluBackDone
+	VMOVUPS (SI)(AX*4), Y0
+	VCMPPS $0x1e, Y15, Y0, Y0 // y > 0, ordered and quiet
+	VANDPS (DX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP reluBackLoop
+reluBackDone:
+	MOVQ CX, ret+32(FP)
+	VZEROUPPER
+	RET

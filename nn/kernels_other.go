@@ -42,3 +42,43 @@ func compactNonzeroSIMD(val []float32, idxIn, idxOut []int32, bits, before []int
 }
 
 func scatterRowsSIMD(s *Sparse, x *Mat, c0, c1 int, dst []float32, ldd int) bool { return false }
+
+func cpuRelax() {}
+
+func gemm6x16(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, load int) {
+	panic("nn: gemm6x16 without AVX2")
+}
+
+func fmaPeak(n int) { panic("nn: fmaPeak without AVX2") }
+
+func triad(a, b, c *float32, s float32, n int) { panic("nn: triad without AVX2") }
+
+func packSlivers(dst, src *float32, ld, k, slivers int) { panic("nn: packSlivers without AVX2") }
+
+func gatherHeadsSIMD(out, x []float32, stride int, idx []int32, val []float32, vs, H, C int) int {
+	return 0
+}
+
+func gatherDotHeadsSIMD(v, x []float32, stride int, idx []int32, out []float32, vs, H, C int) int {
+	return 0
+}
+
+func spmmRowsSIMD(s *Sparse, x, y *Mat, lo, hi int, accumulate bool, bias []float32) bool {
+	return false
+}
+
+func reluSIMD(x, y []float32) int { return 0 }
+
+func reluBackwardSIMD(y, dy, dx []float32) int { return 0 }
+
+func gemm6x16NN(k int, a *float32, ld int, b *float32, c *float32, ldc int, load int) {
+	panic("nn: gemm6x16NN without AVX2")
+}
+
+func gemm6x16TN(k int, a *float32, ld int, b *float32, c *float32, ldc int, load int) {
+	panic("nn: gemm6x16TN without AVX2")
+}
+
+func prefetchRows(a *float32, ld, rows, n int) {}
+
+func packTiles6(dst, src *float32, ld, k, tiles int) { panic("nn: packTiles6 without AVX2") }

@@ -462,3 +462,133 @@ func TestExp32KernelMatchesGo(t *testing.T) {
 		t.Errorf("exp32s of a NaN: %v", nan)
 	}
 }
+
+// TestGatherHeadsMatchesPerHead: the multi-head gathers of GAT's aggregation give, bit for bit,
+// the per-head gathers they replace, for head widths with and without a kernel and head counts
+// around the kernels' groups.
+func TestGatherHeadsMatchesPerHead(t *testing.T) {
+	rng := NewRNG(21)
+	for _, C := range []int{7, 8, 16, 24} {
+		for _, H := range []int{1, 3, 4, 8, 9} {
+			for _, n := range []int{1, 5, 13} {
+				x := randomMat(40, H*C, rng)
+				idx := make([]int32, n)
+				for i := range idx {
+					idx[i] = int32(rng.IntN(40))
+				}
+				vs := n + 3
+				val := randomMat(1, H*vs, rng).Data
+				got, want := randomMat(1, H*C, rng).Data, make([]float32, H*C)
+				copy(want, got)
+				gatherHeads(got, x.Data, H*C, idx, val, vs, H, C)
+				for h := range H {
+					gatherAccumulate(want[h*C:(h+1)*C], x.Data[h*C:], H*C, idx, val[h*vs:h*vs+n], gatherVals)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("C=%d H=%d n=%d: multi-head gather differs from per-head gathers", C, H, n)
+				}
+			}
+		}
+	}
+}
+
+// TestGatherDotHeadsMatchesPerHead: the multi-head gather-dots of GAT's backward give, bit for
+// bit, the per-head gather-dots they replace.
+func TestGatherDotHeadsMatchesPerHead(t *testing.T) {
+	rng := NewRNG(22)
+	for _, C := range []int{7, 8, 16, 24} {
+		for _, H := range []int{1, 3, 4, 8, 9} {
+			for _, n := range []int{1, 5, 13} {
+				x, v := randomMat(40, H*C, rng), randomMat(1, H*C, rng).Data
+				idx := make([]int32, n)
+				for i := range idx {
+					idx[i] = int32(rng.IntN(40))
+				}
+				vs := n + 3
+				got, want := randomMat(1, H*vs, rng).Data, make([]float32, H*vs)
+				copy(want, got)
+				gatherDotHeads(v, x.Data, H*C, idx, got, vs, H, C)
+				for h := range H {
+					gatherDot(v[h*C:(h+1)*C], x.Data[h*C:], H*C, idx, want[h*vs:h*vs+n])
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("C=%d H=%d n=%d: multi-head gather-dot differs from per-head gather-dots", C, H, n)
+				}
+			}
+		}
+	}
+}
+
+// TestSpMMRowsMatchesRowByRow: the kernels that compute a block of SpMM rows in one call give,
+// bit for bit, the row-at-a-time gathers, for every width up to 64 (whole blocks and a masked
+// rest), weighted and unit weights, with and without accumulating and a bias, over empty rows.
+func TestSpMMRowsMatchesRowByRow(t *testing.T) {
+	if !useAVX {
+		t.Skip("no AVX kernels here")
+	}
+	rng := NewRNG(23)
+	s := randomSparseFeatures(60, 50, 5, rng)
+	s.Indptr = append(s.Indptr, s.Indptr[60], s.Indptr[60]) // two empty rows
+	s.Rows, s.Cols = 62, 50
+	for i := range s.Val {
+		s.Val[i] = float32(2*rng.Float64() - 1)
+	}
+	for _, weighted := range []bool{true, false} {
+		m := *s
+		if !weighted {
+			m.Val = nil
+		}
+		for f := 1; f <= 64; f++ {
+			x, y0 := randomMat(50, f, rng), randomMat(62, f, rng)
+			bias := randomMat(1, f, rng).Data
+			for _, acc := range []bool{false, true} {
+				for _, b := range [][]float32{nil, bias} {
+					got, want := y0.Clone(), y0.Clone()
+					if !spmmRowsSIMD(&m, x, got, 3, 62, acc, b) {
+						t.Fatal("spmmRowsSIMD declined")
+					}
+					spmmRowByRow(&m, x, want, 3, 62, acc, b)
+					if !slices.Equal(got.Data, want.Data) {
+						t.Fatalf("weighted=%v f=%d accumulate=%v bias=%v: rows kernels differ from row by row", weighted, f, acc, b != nil)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestReLUKernelMatchesGo: the AVX kernels of ReLU and its backward give the Go loops' bits — max
+// and choose — on zeros of both signs, tiny and huge values, infinities and NaNs (signs and
+// payloads), over lengths around the vector width, in place too.
+func TestReLUKernelMatchesGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no AVX kernels here")
+	}
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	special := []float32{0, float32(math.Copysign(0, -1)), 1e-40, -1e-40, 1e-30, -2, 3, inf, -inf, nan, -nan,
+		math.Float32frombits(0x7f800001), math.Float32frombits(0xff812345)} // signalling NaNs with payloads
+	rng := NewRNG(24)
+	for _, n := range []int{7, 8, 9, 16, 17, 33} {
+		x, g := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], g[i] = special[(i*7+n)%len(special)], special[(i*3+1)%len(special)]*float32(rng.Float64())
+		}
+		y := make([]float32, n)
+		dx := make([]float32, n)
+		ReLU(MatFrom(1, n, x), MatFrom(1, n, y))
+		ReLUBackward(MatFrom(1, n, x), MatFrom(1, n, g), MatFrom(1, n, dx))
+		for i, v := range x {
+			if want := max(v, 0); math.Float32bits(y[i]) != math.Float32bits(want) {
+				t.Errorf("n=%d: ReLU(%g) = %g (%#x), want %g (%#x)", n, v, y[i], math.Float32bits(y[i]), want, math.Float32bits(want))
+			}
+			if want := choose(v > 0, g[i], 0); math.Float32bits(dx[i]) != math.Float32bits(want) {
+				t.Errorf("n=%d: ReLU backward at %g of %g = %g, want %g", n, v, g[i], dx[i], want)
+			}
+		}
+		inPlace := slices.Clone(x)
+		ReLU(MatFrom(1, n, inPlace), MatFrom(1, n, inPlace))
+		if !slices.EqualFunc(inPlace, y, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+			t.Errorf("n=%d: ReLU in place differs", n)
+		}
+	}
+}

@@ -10,9 +10,11 @@ import (
 // LogSoftmax sets out row i = log softmax(x row i), stably.
 func LogSoftmax(x, out *Mat) *Mat {
 	out = Resize(out, x.Rows, x.Cols)
-	for i := 0; i < x.Rows; i++ {
-		logSoftmaxRow(x.Row(i), out.Row(i))
-	}
+	parallelFor(x.Rows, 20*int64(x.Len()), func(lo, hi int) { // an exponential is ~20 operations
+		for i := lo; i < hi; i++ {
+			logSoftmaxRow(x.Row(i), out.Row(i))
+		}
+	})
 	return out
 }
 

@@ -66,9 +66,12 @@ func getScratch(n int) *[]float32 {
 // ResizeZero is Resize followed by zeroing.
 func ResizeZero(m *Mat, rows, cols int) *Mat {
 	m = Resize(m, rows, cols)
-	clear(m.Data)
+	zero(m.Data)
 	return m
 }
+
+// zero clears d, in parallel when it is large.
+func zero(d []float32) { parallelElems(len(d), 1, func(lo, hi int) { clear(d[lo:hi]) }) }
 
 // Row returns row i (shared with m).
 func (m *Mat) Row(i int) []float32 { return m.Data[i*m.Cols : (i+1)*m.Cols] }

@@ -8,13 +8,15 @@ import (
 // Scale multiplies every element of m by a (a = 0 clears it).
 func Scale(m *Mat, a float32) {
 	d := m.Data[:m.Len()]
-	if a == 0 {
-		clear(d)
-		return
-	}
-	for i := range d {
-		d[i] *= a
-	}
+	parallelElems(len(d), 1, func(lo, hi int) {
+		if a == 0 {
+			clear(d[lo:hi])
+			return
+		}
+		for i := lo; i < hi; i++ {
+			d[i] *= a
+		}
+	})
 }
 
 // AddScaled computes y += a·x.
@@ -26,17 +28,28 @@ func AddScaled(y *Mat, a float32, x *Mat) {
 // AddBias adds bias (len Cols) to every row of m.
 func AddBias(m *Mat, bias []float32) {
 	checkCols("AddBias", "biases", len(bias), m)
-	for i := 0; i < m.Rows; i++ {
+	parallelFor(m.Rows, int64(m.Len()), func(lo, hi int) { addBiasRows(m, bias, lo, hi) })
+}
+
+// addBiasRows adds bias to rows [lo, hi) of m.
+func addBiasRows(m *Mat, bias []float32, lo, hi int) {
+	for i := lo; i < hi; i++ {
 		axpy(1, bias, m.Row(i))
 	}
 }
 
-// AddColSums adds the column sums of m to acc (the bias gradient).
+// AddColSums adds the column sums of m to acc (the bias gradient), each in row order: workers
+// take blocks of columns, so the sums do not depend on how many there are.
 func AddColSums(acc []float32, m *Mat) {
 	checkCols("AddColSums", "sums", len(acc), m)
-	for i := 0; i < m.Rows; i++ {
-		axpy(1, m.Row(i), acc)
-	}
+	f := m.Cols
+	blocks := columnBlocks(f)
+	parallelFor(blocks, int64(m.Len()), func(lo, hi int) {
+		c0, c1 := columnBlock(f, blocks, lo), columnBlock(f, blocks, hi)
+		for i := 0; i < m.Rows; i++ {
+			axpy(1, m.Data[i*f+c0:i*f+c1], acc[c0:c1])
+		}
+	})
 }
 
 // checkCols panics unless a per-column vector has m.Cols elements (a programming error).
@@ -50,9 +63,11 @@ func checkCols(op, what string, n int, m *Mat) {
 func ReLU(x, y *Mat) *Mat {
 	y = Resize(y, x.Rows, x.Cols)
 	yd, xd := y.Data, x.Data[:x.Len()]
-	for i, v := range xd {
-		yd[i] = max(v, 0)
-	}
+	parallelElems(len(xd), 1, func(lo, hi int) {
+		for i := lo + reluSIMD(xd[lo:hi], yd[lo:hi]); i < hi; i++ {
+			yd[i] = max(xd[i], 0)
+		}
+	})
 	return y
 }
 
@@ -60,9 +75,11 @@ func ReLU(x, y *Mat) *Mat {
 func ReLUBackward(y, dy, dx *Mat) *Mat {
 	dx = Resize(dx, dy.Rows, dy.Cols)
 	yd, dyd, dxd := y.Data[:y.Len()], dy.Data[:dy.Len()], dx.Data
-	for i, g := range dyd {
-		dxd[i] = choose(yd[i] > 0, g, 0)
-	}
+	parallelElems(len(dyd), 1, func(lo, hi int) {
+		for i := lo + reluBackwardSIMD(yd[lo:hi], dyd[lo:hi], dxd[lo:hi]); i < hi; i++ {
+			dxd[i] = choose(yd[i] > 0, dyd[i], 0)
+		}
+	})
 	return dx
 }
 
@@ -70,14 +87,17 @@ func ReLUBackward(y, dy, dx *Mat) *Mat {
 func ELU(x, y *Mat, alpha float32) *Mat {
 	y = Resize(y, x.Rows, x.Cols)
 	yd, xd := y.Data, x.Data[:x.Len()]
-	done := eluSIMD(xd, yd, alpha)
-	for i, v := range xd[done:] {
-		if v > 0 {
-			yd[done+i] = v
-		} else {
-			yd[done+i] = alpha * expm1Neg(v)
+	parallelElems(len(xd), 4, func(lo, hi int) {
+		xs, ys := xd[lo:hi], yd[lo:hi]
+		done := eluSIMD(xs, ys, alpha)
+		for i, v := range xs[done:] {
+			if v > 0 {
+				ys[done+i] = v
+			} else {
+				ys[done+i] = alpha * expm1Neg(v)
+			}
 		}
-	}
+	})
 	return y
 }
 
@@ -97,9 +117,11 @@ func choose(c bool, a, b float32) float32 {
 func ELUBackward(y, dy, dx *Mat, alpha float32) *Mat {
 	dx = Resize(dx, dy.Rows, dy.Cols)
 	yd, dyd, dxd := y.Data[:y.Len()], dy.Data[:dy.Len()], dx.Data
-	for i, g := range dyd {
-		dxd[i] = g * choose(yd[i] > 0, 1, yd[i]+alpha)
-	}
+	parallelElems(len(dyd), 2, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dxd[i] = dyd[i] * choose(yd[i] > 0, 1, yd[i]+alpha)
+		}
+	})
 	return dx
 }
 

@@ -95,7 +95,8 @@ func (a *Adam) Step() (flops, bytes int64) {
 		k.wd = g.WeightDecay
 		for _, p := range g.Params {
 			n := p.Size()
-			adamUpdate(p.W.Data[:n], p.G.Data[:n], a.m[p][:n], a.v[p][:n], &k)
+			w, g, m, v := p.W.Data[:n], p.G.Data[:n], a.m[p][:n], a.v[p][:n]
+			parallelElems(n, 12, func(lo, hi int) { adamUpdate(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], &k) })
 			flops += 12 * int64(n)
 			bytes += 5 * 4 * int64(n) // read w, g, m, v; write w, m, v (≈5 streams)
 		}

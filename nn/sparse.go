@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/gnnprof/gnnprof/internal/csr"
 )
@@ -132,7 +131,19 @@ func SpMM(s *Sparse, x, y *Mat) *Mat {
 		panic(fmt.Sprintf("nn: SpMM: %d×%d sparse times %d×%d", s.Rows, s.Cols, x.Rows, x.Cols))
 	}
 	y = Resize(y, s.Rows, x.Cols)
-	spmmInto(s, x, y, false)
+	spmmInto(s, x, y, false, nil)
+	return y
+}
+
+// spmmBias computes y = s·x + bias (y resized as by SpMM), adding the bias to each row as it is
+// done, in the same parallel pass.
+func spmmBias(s *Sparse, x, y *Mat, bias []float32) *Mat {
+	if x.Rows != s.Cols {
+		panic(fmt.Sprintf("nn: SpMM: %d×%d sparse times %d×%d", s.Rows, s.Cols, x.Rows, x.Cols))
+	}
+	checkCols("SpMM", "biases", len(bias), x)
+	y = Resize(y, s.Rows, x.Cols)
+	spmmInto(s, x, y, false, bias)
 	return y
 }
 
@@ -141,7 +152,7 @@ func SpMMAdd(s *Sparse, x, y *Mat) {
 	if x.Rows != s.Cols || y.Rows != s.Rows || y.Cols != x.Cols {
 		panic(fmt.Sprintf("nn: SpMMAdd: %d×%d sparse times %d×%d into %d×%d", s.Rows, s.Cols, x.Rows, x.Cols, y.Rows, y.Cols))
 	}
-	spmmInto(s, x, y, true)
+	spmmInto(s, x, y, true, nil)
 }
 
 // SpMMT computes y = sᵀ·x (y is resized to s.Cols × x.Cols) through the cached transpose, or,
@@ -202,7 +213,7 @@ func spmmTScatter(s *Sparse, x, y *Mat, accumulate bool) {
 	} else if !accumulate {
 		clear(out)
 	}
-	blocks := max(1, min(runtime.GOMAXPROCS(0), f/8))
+	blocks := columnBlocks(f)
 	parallelFor(blocks, int64(s.NNZ())*int64(f), func(lo, hi int) {
 		c0, c1 := columnBlock(f, blocks, lo), columnBlock(f, blocks, hi)
 		if scatterRowsSIMD(s, x, c0, c1, out, ld) {
@@ -228,36 +239,51 @@ func spmmTScatter(s *Sparse, x, y *Mat, accumulate bool) {
 	}
 }
 
-// columnBlock is where block b of f columns cut into blocks starts: blocks hold multiples of 8
-// columns (the vector width), the last the rest.
+// columnBlock is where block b of f columns cut into blocks starts: blocks hold multiples of 16
+// columns (a cache line of float32s, so that no two workers write one line of a row), the last
+// the rest.
 func columnBlock(f, blocks, b int) int {
 	if b == blocks {
 		return f
 	}
-	return min(f, (f/8*b/blocks)*8)
+	return min(f, (f/16*b/blocks)*16)
 }
 
-func spmmInto(s *Sparse, x, y *Mat, accumulate bool) {
-	f := x.Cols
-	if f == 0 {
+// columnBlocks is how many column blocks f columns are cut into for the workers.
+func columnBlocks(f int) int { return max(1, min(threads(), f/16)) }
+
+// spmmInto computes y = s·x (y += s·x when accumulating), plus bias unless nil.
+func spmmInto(s *Sparse, x, y *Mat, accumulate bool, bias []float32) {
+	if x.Cols == 0 {
 		return
 	}
-	parallelRows(s.Indptr, int64(s.NNZ())*int64(f), func(lo, hi int) {
-		mode := gatherVals
-		if s.Val == nil {
-			mode = gatherOnes
-		}
-		for i := lo; i < hi; i++ {
-			out := y.Data[i*f : (i+1)*f]
-			if !accumulate {
-				clear(out)
-			}
-			e0, e1 := s.Indptr[i], s.Indptr[i+1]
-			var val []float32
-			if s.Val != nil {
-				val = s.Val[e0:e1]
-			}
-			gatherAccumulate(out, x.Data, f, s.Indices[e0:e1], val, mode)
+	parallelRows(s.Indptr, int64(s.NNZ())*int64(x.Cols), func(lo, hi int) {
+		if !spmmRowsSIMD(s, x, y, lo, hi, accumulate, bias) {
+			spmmRowByRow(s, x, y, lo, hi, accumulate, bias)
 		}
 	})
+}
+
+// spmmRowByRow computes rows [lo, hi) of spmmInto's product a row at a time.
+func spmmRowByRow(s *Sparse, x, y *Mat, lo, hi int, accumulate bool, bias []float32) {
+	f := x.Cols
+	mode := gatherVals
+	if s.Val == nil {
+		mode = gatherOnes
+	}
+	for i := lo; i < hi; i++ {
+		out := y.Data[i*f : (i+1)*f]
+		if !accumulate {
+			clear(out)
+		}
+		e0, e1 := s.Indptr[i], s.Indptr[i+1]
+		var val []float32
+		if s.Val != nil {
+			val = s.Val[e0:e1]
+		}
+		gatherAccumulate(out, x.Data, f, s.Indices[e0:e1], val, mode)
+		if bias != nil {
+			axpy(1, bias, out)
+		}
+	}
 }

@@ -107,11 +107,11 @@ func fmtMetric(v float64, unit string) string {
 	case "%":
 		return fmtPct(v)
 	case "ns":
-		return fmtDur(int64(v))
+		return fmtDur(int64(math.Round(v)))
 	case "bytes":
-		return fmtBytes(int64(v))
-	case "count":
-		return Commas(int64(v))
+		return fmtBytes(int64(math.Round(v)))
+	case "count": // rounded as the findings' sentences round it (%.0f)
+		return Commas(int64(math.Round(v)))
 	case "x":
 		return fmt.Sprintf("%.2f×", v)
 	case "GB/s":

@@ -113,9 +113,10 @@ func TestRunSaintWritesRunDirectory(t *testing.T) {
 // TestSaintNaiveAugmentFindings: the analyzer tells naive MH-Aug's bottleneck from a trace. On
 // the naive implementation (thousands of scalar read-backs per chain step) sync-storm and
 // augment-dominated fire, the storm the top root cause in the augmentation, fixed by --impl fast,
-// with augment-dominated its evidence; on the fast one, same seed and graph, neither fires. A few proposals per
-// epoch at most (--max-tries) keep the fast chain's share small, and 8 epochs the averages steady,
-// however loaded the machine is.
+// with augment-dominated its evidence; on the fast one, same seed and graph, the storm is gone. The
+// fast chain's own work may still dominate a step whose compute is small (the blocked kernels made
+// forward and backward twice as fast): then augment-dominated is a root cause of its own, not the
+// storm's evidence. 8 epochs keep the averages steady, however loaded the machine is.
 func TestSaintNaiveAugmentFindings(t *testing.T) {
 	impls := []string{"naive", "fast"}
 	dirs := make([]string, len(impls))
@@ -130,11 +131,12 @@ func TestSaintNaiveAugmentFindings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, id := range []string{"sync-storm", "augment-dominated"} {
-			fired := slices.ContainsFunc(p.Findings, func(f analyze.Finding) bool { return f.ID == id })
-			if fired != (impl == "naive") {
-				t.Errorf("%s MH-Aug: %s fired = %v; findings %v", impl, id, fired, findingIDs(p.Findings))
-			}
+		if fired := slices.ContainsFunc(p.Findings, func(f analyze.Finding) bool { return f.ID == "sync-storm" }); fired != (impl == "naive") {
+			t.Errorf("%s MH-Aug: sync-storm fired = %v; findings %v", impl, fired, findingIDs(p.Findings))
+		}
+		i := slices.IndexFunc(p.Findings, func(f analyze.Finding) bool { return f.ID == "augment-dominated" })
+		if impl == "naive" && (i < 0 || p.Findings[i].CausedBy != "sync-storm") || impl == "fast" && i >= 0 && p.Findings[i].CausedBy != "" {
+			t.Errorf("%s MH-Aug: augment-dominated at %d of %v", impl, i, findingIDs(p.Findings))
 		}
 		if impl == "naive" {
 			top := p.Findings[0]
@@ -151,7 +153,7 @@ func TestSaintNaiveAugmentFindings(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"- [critical] sync-storm, costs ", "augment-dominated, evidence of sync-storm"} {
+	for _, want := range []string{"- [critical] sync-storm, costs ", "- [critical] small-copies, evidence of sync-storm"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("gnnprof diff naive fast lacks %q:\n%s", want, out.String())
 		}
