@@ -1363,28 +1363,35 @@ func ruleLowUtilization(a *analysis, m *measure, p *Profile) *Finding {
 // since a caching allocator keeps freed memory, else the allocated one). Critical: the next
 // larger batch fails.
 //
-// Saves (memory): capping batches brings the peak down to the median step's, or at least under
-// the limit's memoryNearLimit percent: held peak − min(median step peak × held/allocated at the
-// peak, that line).
-const memoryNearLimit = 90.0
+// Saves (memory): capping batches brings the peak down to the median step's, or at least to
+// memoryCapShare percent of the limit, a tenth under the threshold (where --batch-memory auto
+// keeps it): held peak − min(median step peak × held peak/largest step peak, that line). The
+// steps' peaks in use are capped at that target × largest step peak/held peak (what a batch uses
+// per byte held), which splits the steps over it ([memorySplit]).
+const (
+	memoryNearLimit = 90.0
+	memoryCapShare  = 80.0
+)
 
 func ruleMemoryNearLimit(a *analysis, m *measure, p *Profile) *Finding {
 	for _, d := range p.Memory.Devices {
 		if d.LimitBytes > 0 && d.HeldPeakPercent >= memoryNearLimit {
-			line := int64(float64(d.LimitBytes) * memoryNearLimit / 100)
+			line := int64(float64(d.LimitBytes) * memoryCapShare / 100)
 			held := fmt.Sprintf(" (%s in use)", bytesString(d.PeakBytes))
-			target := d.StepPeakMedian
+			inUse := 1.0 // bytes a batch uses per byte held: the largest step's peak in use over the held peak
 			if d.HeldPeakBytes == d.PeakBytes {
 				held = ""
-			} else if d.PeakBytes > 0 {
-				target = int64(float64(d.StepPeakMedian) * float64(d.HeldPeakBytes) / float64(d.PeakBytes))
 			}
+			if d.HeldPeakBytes > 0 && d.StepPeakMax > 0 {
+				inUse = min(float64(d.StepPeakMax)/float64(d.HeldPeakBytes), 1)
+			}
+			target := min(int64(float64(d.StepPeakMedian)/inUse), line)
 			return &Finding{Title: "Memory near the device limit",
 				Summary: fmt.Sprintf("Device %d holds up to %s%s, %.0f%% of its %s.", d.Device, bytesString(d.HeldPeakBytes), held, d.HeldPeakPercent, bytesString(d.LimitBytes)),
 				Evidence: Evidence{Metrics: []Metric{{Name: "peak share of device memory", Value: d.HeldPeakPercent, Unit: "%", Threshold: memoryNearLimit, Of: "device_memory"},
 					{Name: "peak held", Value: float64(d.HeldPeakBytes), Unit: "bytes"}, {Name: "peak in use", Value: float64(d.PeakBytes), Unit: "bytes"}}},
-				Impact: Impact{Bytes: max(d.HeldPeakBytes-min(target, line), 0),
-					Model: "capping batches brings the peak down to the median step's peak or under the limit's line: held peak − min(median step peak × held/in use at the peak, 90% of the limit)"},
+				Impact: Impact{Bytes: max(d.HeldPeakBytes-target, 0), Split: memorySplit(p, &d, int64(float64(target)*inUse)),
+					Model: "capping batches brings the peak down to the median step's peak or to the limit's 80% line: held peak − min(median step peak × held peak/largest step peak, 80% of the limit); the steps over that target (in use) split into smaller ones"},
 				Where: Where{Lane: deviceName(d.Device)},
 				Fix:   "Cap the batch: bound the sampled subgraph (fewer seed nodes, smaller fan-out, or GAS partitions per batch), or trade compute for memory with activation checkpointing and mixed precision."}
 		}
@@ -1405,7 +1412,7 @@ func deviceName(d int) string {
 // Warning: the spike sets the memory a run needs.
 //
 // Saves (memory): capping batches at the median batch's memory: the largest step peak − the
-// median step peak.
+// median step peak; the steps over it split into smaller ones ([memorySplit]).
 const (
 	memorySpikeMinSteps = 3
 	memorySpikeFactor   = 1.5
@@ -1433,11 +1440,34 @@ func ruleMemorySpikes(a *analysis, m *measure, p *Profile) *Finding {
 			Evidence: Evidence{Metrics: []Metric{{Name: "max/median step peak", Value: ratio, Unit: "x", Threshold: memorySpikeFactor},
 				{Name: "max step peak", Value: float64(d.StepPeakMax), Unit: "bytes"}, {Name: "median step peak", Value: float64(d.StepPeakMedian), Unit: "bytes"}},
 				Steps: stepList(p.Steps.Steps, idx)},
-			Impact: Impact{Bytes: d.StepPeakMax - d.StepPeakMedian, Model: "capping batches at the median batch's memory: largest step peak − median step peak"},
-			Where:  Where{Lane: deviceName(d.Device)},
-			Fix:    "Cap the batch size in nodes and edges, not just seeds: limit the sampled subgraph (fan-out, node budget per batch) or split oversized batches, so the peak stays near the median and you can raise the typical batch instead."}
+			Impact: Impact{Bytes: d.StepPeakMax - d.StepPeakMedian, Split: memorySplit(p, &d, d.StepPeakMedian),
+				Model: "capping batches at the median batch's memory: largest step peak − median step peak; the steps over it split into smaller ones"},
+			Where: Where{Lane: deviceName(d.Device)},
+			Fix:   "Cap the batch size in nodes and edges, not just seeds: limit the sampled subgraph (fan-out, node budget per batch) or split oversized batches, so the peak stays near the median and you can raise the typical batch instead."}
 	}
 	return nil
+}
+
+// memorySplit is how many steps capping the batches at cap bytes in use makes of a measured step of
+// device d, on average: a step's batch holds its peak less what stays between steps, and a batch
+// holding r times the cap's room becomes r steps (fractions count: the parts of the split batches
+// pack into full ones). The work stays the same, so the mean step divides by it.
+func memorySplit(p *Profile, d *DeviceMemory, cap int64) float64 {
+	room := float64(cap - d.BetweenStepsBytes)
+	if room <= 0 {
+		return 1 // no batch fits: nothing to predict
+	}
+	var n, steps float64
+	for k, peak := range d.StepPeaks {
+		if !p.Steps.Steps[k].Warmup {
+			n++
+			steps += max(1, float64(peak-d.BetweenStepsBytes)/room)
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	return steps / n
 }
 
 // step-outliers: see the outlier rule in steps.go.

@@ -83,7 +83,7 @@ func TestRules(t *testing.T) {
 		{"gat-edge-redundancy", gat(true), gat(false), 5 * ms * 2 / 3},
 		{"low-utilization", utilization(2 * ms), utilization(8 * ms), 0},
 		// Peak 960 MiB down to 90% of 1 GiB.
-		{"memory-near-limit", memoryPeaks(1<<30, []int64{950 << 20, 960 << 20, 950 << 20}), memoryPeaks(1<<30, []int64{500 << 20, 510 << 20, 500 << 20}), 960<<20 - (1<<30)*9/10},
+		{"memory-near-limit", memoryPeaks(1<<30, []int64{950 << 20, 960 << 20, 950 << 20}), memoryPeaks(1<<30, []int64{500 << 20, 510 << 20, 500 << 20}), 960<<20 - (1<<30)*8/10},
 		{"memory-spikes", memoryPeaks(0, []int64{100 << 20, 100 << 20, 300 << 20, 100 << 20}), memoryPeaks(0, []int64{100 << 20, 110 << 20, 105 << 20, 100 << 20}), 200 << 20},
 		// 15 ms over the median in 5 steps.
 		{"step-outliers", stepTimes([]int64{10, 10, 25, 10, 10}), stepTimes([]int64{10, 11, 10, 12, 10}), 3 * ms},
@@ -484,9 +484,11 @@ func TestSharesQuoteTheirQuantity(t *testing.T) {
 
 // PredictStepNs combines fixes without counting a time twice: removals add up, what hides behind
 // compute adds up to the compute, evidence whose root cause is fixed adds nothing, and a finding
-// not asked for adds nothing.
+// not asked for adds nothing; a memory fix splits the steps, the largest split counting.
 func TestPredictStepNs(t *testing.T) {
 	p := &Profile{Quantities: Quantities{StepNs: 20 * ms, ComputeNs: 6 * ms}, Findings: []Finding{
+		{ID: "memory-near-limit", Impact: Impact{Bytes: 1 << 20, Split: 1.25}},
+		{ID: "memory-spikes", Impact: Impact{Bytes: 1 << 20, Split: 2}, CausedBy: "memory-near-limit"},
 		{ID: "sync-storm", Impact: Impact{NsPerStep: 3 * ms}, Explains: []string{"transfer-bound"}},
 		{ID: "input-bound", Impact: Impact{NsPerStep: 4 * ms, Hides: true}},
 		{ID: "history-exposed", Impact: Impact{NsPerStep: 5 * ms, Hides: true}},
@@ -504,6 +506,10 @@ func TestPredictStepNs(t *testing.T) {
 		{[]string{"input-bound", "history-exposed"}, 14 * ms},            // 9 ms hidden behind 6 ms of compute
 		{[]string{"sync-storm", "input-bound", "eval-in-step"}, 12 * ms}, // 3 + 1 removed, 4 hidden
 		{[]string{"sync-storm", "input-bound", "history-exposed", "eval-in-step"}, 10 * ms},
+		{[]string{"memory-near-limit"}, 16 * ms},
+		{[]string{"memory-near-limit", "memory-spikes"}, 16 * ms}, // the evidence's split is its root's
+		{[]string{"memory-spikes"}, 10 * ms},
+		{[]string{"memory-near-limit", "sync-storm"}, 17 * ms * 4 / 5},
 	} {
 		if got := PredictStepNs(p, c.ids); got != c.want {
 			t.Errorf("PredictStepNs(%v) = %v, want %v", c.ids, got, c.want)

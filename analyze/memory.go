@@ -40,18 +40,21 @@ func (a *analysis) memory(st *Steps) Memory {
 		}
 		dm.HeldPeakBytes = max(dm.HeldPeakBytes, dm.PeakBytes)
 		dm.HeldPeakPercent = pct(dm.HeldPeakBytes, dm.LimitBytes)
-		a.stepPeaks(idx, dm.StepPeaks)
+		lows := make([]int64, len(st.Steps))
+		a.stepPeaks(idx, dm.StepPeaks, lows)
 		dm.PeakPercent = pct(dm.PeakBytes, dm.LimitBytes)
-		var measured []int64
+		var measured, between []int64
 		for k, p := range dm.StepPeaks {
 			if !st.Steps[k].Warmup {
 				measured = append(measured, p)
+				between = append(between, lows[k])
 			}
 			st.Steps[k].PeakMemory = max(st.Steps[k].PeakMemory, p)
 		}
 		if len(measured) > 0 {
 			dm.StepPeakMin, dm.StepPeakMax = slices.Min(measured), slices.Max(measured)
 			dm.StepPeakMedian = median(measured)
+			dm.BetweenStepsBytes = slices.Min(between)
 		}
 		dm.Curve = a.curve(idx)
 		m.PeakBytes = max(m.PeakBytes, dm.PeakBytes)
@@ -63,8 +66,8 @@ func (a *analysis) memory(st *Steps) Memory {
 // stepPeaks sets each step's peak: the highest running total while the step runs, counting what
 // was allocated before it (the total the last event before the step left), so that a step which
 // allocates nothing — buffers kept from step to step, as a caching allocator keeps them — still
-// holds its memory. idx are one device's memory events, in time order.
-func (a *analysis) stepPeaks(idx []int32, peaks []int64) {
+// holds its memory; and its low, the lowest. idx are one device's memory events, in time order.
+func (a *analysis) stepPeaks(idx []int32, peaks, lows []int64) {
 	t := a.t
 	j, total := 0, int64(0) // the next event, and the running total before it
 	for k := range peaks {
@@ -76,11 +79,11 @@ func (a *analysis) stepPeaks(idx []int32, peaks []int64) {
 			total = t.Total[idx[j]]
 			j++
 		}
-		peak := total
+		peak, low := total, total
 		for i := j; i < len(idx) && t.Start[idx[i]] < w.e; i++ {
-			peak = max(peak, t.Total[idx[i]])
+			peak, low = max(peak, t.Total[idx[i]]), min(low, t.Total[idx[i]])
 		}
-		peaks[k] = peak
+		peaks[k], lows[k] = peak, low
 	}
 }
 

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -98,7 +99,37 @@ func TestMemoryNearLimitCountsWhatIsHeld(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("memory-near-limit did not fire on 960 MiB held of 1 GiB; findings %v", p.Findings)
 	}
-	if got, want := p.Findings[i].Impact.Bytes, int64(960*mib-(1<<30)*9/10); got != want {
-		t.Errorf("saving %d bytes, want held peak − 90%% of the limit, %d", got, want)
+	if got, want := p.Findings[i].Impact.Bytes, int64(960*mib-(1<<30)*8/10); got != want {
+		t.Errorf("saving %d bytes, want held peak − 80%% of the limit, %d", got, want)
+	}
+}
+
+// The memory findings' split: with 100 MiB staying between steps, steps peaking at 300 MiB
+// (200 MiB of batch) capped at the median's 150 MiB (50 MiB of room) become four steps each, the
+// rest one: 13 steps of 7.
+func TestMemorySpikesSplit(t *testing.T) {
+	const mib = 1 << 20
+	s := newScenario(t)
+	s.memory(1*ms, 100*mib) // parameters, before the first step
+	for n, peak := range []int64{150, 300, 150, 150, 300, 150, 150} {
+		start := int64(n+1) * 10 * ms
+		s.main.Complete(stepName(n), role.Step, start, start+10*ms)
+		s.memory(start+2*ms, peak*mib)
+		s.memory(start+8*ms, 100*mib)
+	}
+	p := s.profile()
+	d := p.Memory.Devices[0]
+	if d.BetweenStepsBytes != 100*mib || d.StepPeakMedian != 150*mib || p.Steps.Measured != 7 {
+		t.Fatalf("between steps %d, median step peak %d, %d measured steps", d.BetweenStepsBytes, d.StepPeakMedian, p.Steps.Measured)
+	}
+	i := slices.IndexFunc(p.Findings, func(f Finding) bool { return f.ID == "memory-spikes" })
+	if i < 0 {
+		t.Fatalf("memory-spikes did not fire: %+v", d)
+	}
+	if got := p.Findings[i].Impact.Split; math.Abs(got-13.0/7) > 1e-9 {
+		t.Errorf("split %v, want 13/7", got)
+	}
+	if got, want := PredictStepNs(p, []string{"memory-spikes"}), int64(float64(p.Quantities.StepNs)*7/13); got != want {
+		t.Errorf("predicted step %d, want the mean step %d × 7/13 = %d", got, p.Quantities.StepNs, want)
 	}
 }
