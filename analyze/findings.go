@@ -820,8 +820,15 @@ func ruleTransferBound(a *analysis, m *measure, p *Profile) *Finding {
 			m.metric("compute share", "compute", m.total.ComputeNs, 0),
 			{Name: "copied bytes per step", Value: float64(p.Copies.TotalBytes) / float64(max(p.Steps.Count, 1)), Unit: "bytes"}},
 			Steps: stepList(p.Steps.Steps, steps)},
-		Impact: m.hides(min(wait, m.total.ComputeNs-m.total.CopyOverlapNs), "copying asynchronously ahead of use hides the copy wait behind compute: min(copy wait, compute − copy overlap) per step"),
+		Impact: copyImpact(m.hides(min(wait, m.total.ComputeNs-m.total.CopyOverlapNs), "copying asynchronously ahead of use hides the copy wait behind compute: min(copy wait, compute − copy overlap) per step")),
 		Fix:    fix}
+}
+
+// copyImpact marks a saving as the time of copies: all of it is time the other copy findings count
+// too ([Impact.CopyNs]).
+func copyImpact(imp Impact) Impact {
+	imp.CopyNs = imp.NsPerStep
+	return imp
 }
 
 // largeCopyBytes returns the bytes of the host↔device copies of smallCopyBytes or more in the
@@ -1175,7 +1182,7 @@ func ruleCopiesNotOverlapped(a *analysis, m *measure, p *Profile) *Finding {
 			{Name: "overlapped with compute", Value: ov, Unit: "%", Threshold: copyOverlapMax, Time: "copy_overlap", Of: "copy"},
 			m.metric("copy wait share", "copy_wait", q.CopyWaitNs, 0),
 			m.metric("compute share", "compute", q.ComputeNs, 0)}},
-		Impact: m.hides(min(q.CopyNs, q.ComputeNs)-q.CopyOverlapNs, "overlapping the copies hides their exposed copy time behind compute: min(copy, compute) − copy overlap per step"),
+		Impact: copyImpact(m.hides(min(q.CopyNs, q.ComputeNs)-q.CopyOverlapNs, "overlapping the copies hides their exposed copy time behind compute: min(copy, compute) − copy overlap per step")),
 		Fix:    "Overlap them: issue copies asynchronously (non_blocking=True from pinned memory, on a separate stream or transfer worker) and prefetch the next batch's data while the current batch computes; synchronise only right before the data is used."}
 }
 
@@ -1256,7 +1263,12 @@ func ruleAugmentDominated(a *analysis, m *measure, p *Profile) *Finding {
 // time out.
 //
 // Saves: asynchronous history transfers hide the exposed history behind compute, up to the
-// compute: min(exposed history, compute) per step (hidden behind compute).
+// compute: min(exposed history, compute) per step (hidden behind compute). Of it, the waits on
+// copies are the copy findings' time too (Impact.CopyNs). On a device whose compute runs on the
+// host's own cores, only those waits hide for free: the history's own host work (gathering rows,
+// filling pinned buffers) moves to a transfer worker, which runs it on the share of a core the
+// compute leaves free and takes the rest from the compute (input-bound's model): min(copy waits +
+// host work × min(1, cores − busy), compute) per step.
 const historyShare = 3.0
 
 func ruleHistoryExposed(a *analysis, m *measure, p *Profile) *Finding {
@@ -1266,14 +1278,27 @@ func ruleHistoryExposed(a *analysis, m *measure, p *Profile) *Finding {
 		return nil
 	}
 	_, steps := share(p, role.History)
-	a.claims["history-exposed"] = m.spans[role.History]
+	history := m.spans[role.History]
+	a.claims["history-exposed"] = history
+	waits := min(common(without(history, a.computeIntervals()), merge(slices.Concat(m.copyCalls, m.readback))), exposed)
+	metrics := []Metric{m.metric("exposed history share", "history_exposed", exposed, historyShare),
+		m.metric("copy wait share", "copy_wait", m.total.CopyWaitNs, 0),
+		m.metric("compute share", "compute", m.total.ComputeNs, 0)}
+	impact := m.hides(min(exposed, m.total.ComputeNs), "asynchronous history transfers hide the exposed history behind compute: min(exposed history, compute) per step")
+	if hc, ok := a.hostCompute(m, p); ok {
+		impact = m.hides(min(waits+int64(float64(exposed-waits)*hc.free()), m.total.ComputeNs), fmt.Sprintf(
+			"asynchronous history transfers hide the history's copy waits behind compute; its host work moves to a transfer worker, which the compute on the host's %d cores (keeping %.2f busy) leaves %.2f of a core: min(copy waits + host work × min(1, cores − busy), compute) per step",
+			hc.cores, hc.demand(), hc.free()))
+		metrics = append(metrics, m.metric("history copy wait share", "history_copy_wait", waits, 0),
+			Metric{Name: "host cores", Value: float64(hc.cores), Unit: "count"},
+			Metric{Name: "cores the compute keeps busy", Value: hc.demand(), Unit: "count"})
+	}
+	impact.CopyNs = min(m.perStep(waits), impact.NsPerStep)
 	return &Finding{Title: "History I/O not hidden",
 		Summary: fmt.Sprintf("GNNAutoScale history pulls and pushes take %.1f%% of the step on the step's thread with no compute beside them (exposed history).", v),
-		Evidence: Evidence{Metrics: []Metric{m.metric("exposed history share", "history_exposed", exposed, historyShare),
-			m.metric("copy wait share", "copy_wait", m.total.CopyWaitNs, 0),
-			m.metric("compute share", "compute", m.total.ComputeNs, 0)},
+		Evidence: Evidence{Metrics: metrics,
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.History)},
-		Impact: m.hides(min(exposed, m.total.ComputeNs), "asynchronous history transfers hide the exposed history behind compute: min(exposed history, compute) per step"),
+		Impact: impact,
 		Fix:    "Overlap history transfers with compute: pull layer l+1's histories asynchronously (pinned buffers, a transfer worker or side stream) while layer l computes, and push asynchronously after; keep histories on the device if they fit."}
 }
 

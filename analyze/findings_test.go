@@ -625,3 +625,19 @@ func TestInputBoundOnHostCores(t *testing.T) {
 		t.Errorf("input-bound without host compute: %+v, want 4 ms", f)
 	}
 }
+
+// Copy time that several copy findings hide is counted once: copies-not-overlapped's 8 ms and
+// history-exposed's 5 ms of copy waits are the same copies, so fixing both hides 8 ms of copies
+// and history's 2 ms of host work.
+func TestPredictStepNsCountsCopiesOnce(t *testing.T) {
+	p := &Profile{Quantities: Quantities{StepNs: 30 * ms, ComputeNs: 20 * ms}, Findings: []Finding{
+		{ID: "copies-not-overlapped", Impact: Impact{NsPerStep: 8 * ms, CopyNs: 8 * ms, Hides: true}},
+		{ID: "history-exposed", Impact: Impact{NsPerStep: 7 * ms, CopyNs: 5 * ms, Hides: true}},
+	}}
+	if got, want := PredictStepNs(p, []string{"copies-not-overlapped", "history-exposed"}), 20*ms; got != want {
+		t.Errorf("PredictStepNs = %v, want %v", got, want)
+	}
+	if got, want := PredictStepNs(p, []string{"history-exposed"}), 23*ms; got != want {
+		t.Errorf("history-exposed alone: PredictStepNs = %v, want %v", got, want)
+	}
+}

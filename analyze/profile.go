@@ -562,6 +562,10 @@ type Impact struct {
 	// ([PredictStepNs]).
 	Split float64 `json:"split,omitempty"`
 	Model string  `json:"model"` // the what-if model, in one line
+	// CopyNs is, of NsPerStep, the copy time the fix hides (the host waiting on copies, or copies
+	// nothing overlaps): the same time for every finding about copies, which [PredictStepNs]
+	// counts once.
+	CopyNs int64 `json:"copy_ns,omitempty"`
 	// Hides says the saving hides time behind compute (overlapping, prefetching) rather than
 	// removing it: savings that hide behind the same compute are capped by it ([PredictStepNs]).
 	Hides bool `json:"hides,omitempty"`
