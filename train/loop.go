@@ -149,6 +149,11 @@ func (l *Loop) Run(ctx context.Context) (*Result, error) {
 		Phase(l.Lane, PhaseEval, role.Eval, func() {
 			l.recordSched(s0) // in the phase, which holds the trace's writer: reading takes a moment
 			sc, err = l.Eval(ctx, epoch)
+			if l.Device != nil {
+				// Scored, the evaluation's activations are no longer in use (their buffers stay, as
+				// a caching allocator keeps them): the next step does not hold them.
+				l.Device.Arena.Release()
+			}
 		})
 		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		if err == nil {
