@@ -215,12 +215,13 @@ func TestBatchMemoryAutoClearsNearLimit(t *testing.T) {
 	}
 	bm := capped.BatchMemory
 	t.Logf("capped: batches %+v; split predicted %.2f, steps %d → %d; test accuracy %.4f → %.4f", bm, f.Impact.Split,
-		before.Steps.Measured, after.Steps.Measured, res.TestAcc.Before, res.TestAcc.After)
+		before.Steps.Count, after.Steps.Count, res.TestAcc.Before, res.TestAcc.After)
 	if g := memoryFinding(after); g != nil || bm == nil || bm.CapBytes == 0 || bm.Split == 0 || bm.Spread > 1.2 {
 		t.Errorf("with --batch-memory auto: memory finding %+v, batch memory %+v; want none, batches split, spread ≤ 1.2", g, bm)
 	}
-	if steps := float64(after.Steps.Measured) / float64(before.Steps.Measured); math.Abs(f.Impact.Split-steps) > 0.25*steps {
-		t.Errorf("split predicted %.2f steps per step, measured %.2f (%d → %d steps): more than 25%% off", f.Impact.Split, steps, before.Steps.Measured, after.Steps.Measured)
+	// All steps, not the measured ones: which steps are warm-up depends on the machine's load.
+	if steps := float64(after.Steps.Count) / float64(before.Steps.Count); math.Abs(f.Impact.Split-steps) > 0.25*steps {
+		t.Errorf("split predicted %.2f steps per step, measured %.2f (%d → %d steps): more than 25%% off", f.Impact.Split, steps, before.Steps.Count, after.Steps.Count)
 	}
 	if d := math.Abs(res.TestAcc.After - res.TestAcc.Before); d > 0.03 {
 		t.Errorf("test accuracy %.4f → %.4f: more than 3 points apart", res.TestAcc.Before, res.TestAcc.After)
