@@ -465,19 +465,25 @@ func setFixFlags(fs []Finding, meta map[string]any) {
 // fixed, from their impact estimates combined without counting a time twice: an evidence finding
 // whose root cause is among ids adds nothing (its time is the root's); what the fixes remove adds
 // up; what they hide behind compute adds up to the compute at most (they hide behind the same
-// compute). The prediction is never below zero.
+// compute), the copy time they hide counted once (the largest: every copy finding's is of the
+// same copies). A memory fix caps the batches: the same work in more, smaller steps, so the step
+// divides by the most steps a fix makes of one (Impact.Split). The prediction is never below zero.
 func PredictStepNs(p *Profile, ids []string) int64 {
-	var removed, hidden int64
+	var removed, hidden, copies int64
+	split := 1.0
 	for _, f := range p.Findings {
 		if !slices.Contains(ids, f.ID) || f.CausedBy != "" && slices.Contains(ids, f.CausedBy) {
 			continue
 		}
 		if f.Impact.Hides {
-			hidden += f.Impact.NsPerStep
+			hidden += f.Impact.NsPerStep - f.Impact.CopyNs
+			copies = max(copies, f.Impact.CopyNs)
 		} else {
 			removed += f.Impact.NsPerStep
 		}
+		split = max(split, f.Impact.Split)
 	}
+	hidden += copies
 	step := p.Quantities.StepNs
-	return max(step-removed-min(hidden, p.Quantities.ComputeNs), 0)
+	return int64(float64(max(step-removed-min(hidden, p.Quantities.ComputeNs), 0)) / split)
 }

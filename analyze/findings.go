@@ -281,7 +281,12 @@ func ruleStepsMissing(a *analysis, m *measure, p *Profile) *Finding {
 // parts) take inputBoundWarn percent of the step or more.
 //
 // Saves: a prefetching pipeline hides the input time behind compute, up to the compute:
-// min(input, compute) per step (hidden behind compute). When the input is a per-element loop —
+// min(input, compute) per step (hidden behind compute). Where the device's compute runs on the
+// host's own cores (gnnprof's CPU backend: hostCompute), the background loader competes with it
+// for them: it takes a core for as long as the input runs, of which the compute leaves free on
+// average cores − busy (the cores it keeps busy: its CPU time over its wall time), so that share
+// of the input hides and the rest is taken from the compute, whose parallel work waits for the
+// core as long: min(input, compute) × min(1, cores − busy). When the input is a per-element loop —
 // inputLoopOps operator calls per step or more inside the input spans, the median under
 // inputLoopOpNs — vectorising it removes the loop: the input time, whatever the compute.
 const (
@@ -314,6 +319,20 @@ func ruleInputBound(a *analysis, m *measure, p *Profile) *Finding {
 	spans := merge(slices.Concat(m.spans[role.Sample], m.spans[role.Gather], m.spans[role.Dataload]))
 	a.claims["input-bound"] = without(spans, a.computeIntervals())
 	impact := m.hides(min(input, m.total.ComputeNs), "prefetching hides the input time behind compute: min(input, compute) per step")
+	metrics := []Metric{
+		m.metric("input share", "input", input, inputBoundWarn),
+		partMetric(m, p, "sample share", role.Sample, 0),
+		partMetric(m, p, "gather share", role.Gather, 0),
+		partMetric(m, p, "dataload share", role.Dataload, 0),
+		m.metric("compute share", "compute", m.total.ComputeNs, 0)}
+	if hc, ok := a.hostCompute(m, p); ok {
+		impact = m.hides(int64(float64(min(input, m.total.ComputeNs))*hc.free()), fmt.Sprintf(
+			"the compute runs on the host's %d cores and keeps %.2f of them busy (%.2f of the %.0f%% the machine gave the run), so a background loader runs the input on the %.2f of a core it leaves free and takes the rest from the compute: min(input, compute) × min(1, cores − busy) per step",
+			hc.cores, hc.demand(), hc.busy, 100*hc.given, hc.free()))
+		metrics = append(metrics, Metric{Name: "host cores", Value: float64(hc.cores), Unit: "count"},
+			Metric{Name: "share of the cores given to the run", Value: 100 * hc.given, Unit: "%", Time: "train_cpu", Of: "train_ready"},
+			Metric{Name: "cores the compute keeps busy", Value: hc.demand(), Unit: "count"})
+	}
 	calls, opNs := a.opsWithin(spans)
 	perStep := float64(calls) / float64(max(m.n, 1))
 	if perStep >= inputLoopOps && opNs < inputLoopOpNs {
@@ -322,16 +341,82 @@ func ruleInputBound(a *analysis, m *measure, p *Profile) *Finding {
 	}
 	return &Finding{Title: title,
 		Summary: fmt.Sprintf("%s %.1f%% of the step with no compute hiding it (the breakdown's input parts: sample %.1f%%, gather %.1f%%, data loading %.1f%%).", what, v, sample, gather, load),
-		Evidence: Evidence{Metrics: []Metric{
-			m.metric("input share", "input", input, inputBoundWarn),
-			partMetric(m, p, "sample share", role.Sample, 0),
-			partMetric(m, p, "gather share", role.Gather, 0),
-			partMetric(m, p, "dataload share", role.Dataload, 0),
-			m.metric("compute share", "compute", m.total.ComputeNs, 0),
-			{Name: "operator calls per step in the input", Value: perStep, Unit: "count", Threshold: inputLoopOps}},
+		Evidence: Evidence{Metrics: append(metrics,
+			Metric{Name: "operator calls per step in the input", Value: perStep, Unit: "count", Threshold: inputLoopOps}),
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.Sample, role.Gather, role.Dataload)},
 		Impact: impact,
 		Fix:    fix}
+}
+
+// hostCompute is what a trace says of a device whose compute runs on the host's own cores (its
+// run metadata's "compute": gnnprof's CPU backend): the cores the process can run on, the share of
+// them the machine gave the run (its threads' time on a core over their time ready to run, the
+// trainers' trace.TrainCPUCounter and trace.TrainWaitCounter: other processes took the rest; 1
+// where the trace does not say), and how many of them the compute keeps busy on average over the
+// measured steps — the process's CPU time in the compute phases (trace.ComputeCPUCounter) over
+// their wall time.
+type hostCompute struct {
+	cores       int
+	given, busy float64
+}
+
+// demand is the cores the compute would keep busy on a machine of its own: those it kept busy over
+// the share of the cores the machine gave the run.
+func (hc hostCompute) demand() float64 { return hc.busy / hc.given }
+
+// free is the share of a core the compute leaves a background thread on a machine of its own: the
+// cores less the compute's demand, at most one.
+func (hc hostCompute) free() float64 { return min(max(float64(hc.cores)-hc.demand(), 0), 1) }
+
+// hostCompute returns the trace's hostCompute; ok is false for a device of its own (a GPU), or a
+// trace that does not say.
+func (a *analysis) hostCompute(m *measure, p *Profile) (hc hostCompute, ok bool) {
+	c, _ := p.Trace.Meta["compute"].(map[string]any)
+	if on, _ := c["on_host"].(bool); !on || m.total.ComputeNs <= 0 {
+		return hc, false
+	}
+	cores, _ := number(c["host_cores"])
+	if threads, ok := number(c["threads"]); ok && threads > 0 {
+		cores = min(cores, threads) // Go runs no more threads at once
+	}
+	if cores < 1 {
+		return hc, false
+	}
+	t := a.t
+	id := func(name string) int32 {
+		if k := slices.Index(t.Strings, name); k > 0 {
+			return int32(k)
+		}
+		return -1
+	}
+	compute, ran, waited := id(trace.ComputeCPUCounter), id(trace.TrainCPUCounter), id(trace.TrainWaitCounter)
+	if compute < 0 {
+		return hc, false
+	}
+	var cpu, run, wait float64
+	for i := range t.Len() {
+		if t.Kind[i] != trace.KindCounter {
+			continue
+		}
+		switch t.Name[i] {
+		case compute:
+			if k := a.stepOf[i]; k >= 0 && int(k) < len(m.measured) && m.measured[k] {
+				cpu += t.Value[i]
+			}
+		case ran:
+			run += t.Value[i]
+		case waited:
+			wait += t.Value[i]
+		}
+	}
+	if !(cpu > 0) {
+		return hc, false
+	}
+	hc = hostCompute{cores: int(cores), given: 1, busy: cpu / float64(m.total.ComputeNs)}
+	if run > 0 && wait >= 0 {
+		hc.given = run / (run + wait)
+	}
+	return hc, true
 }
 
 // opsWithin counts the step thread's operator calls (spans that are not phases) that start
@@ -740,8 +825,15 @@ func ruleTransferBound(a *analysis, m *measure, p *Profile) *Finding {
 			m.metric("compute share", "compute", m.total.ComputeNs, 0),
 			{Name: "copied bytes per step", Value: float64(p.Copies.TotalBytes) / float64(max(p.Steps.Count, 1)), Unit: "bytes"}},
 			Steps: stepList(p.Steps.Steps, steps)},
-		Impact: m.hides(min(wait, m.total.ComputeNs-m.total.CopyOverlapNs), "copying asynchronously ahead of use hides the copy wait behind compute: min(copy wait, compute − copy overlap) per step"),
+		Impact: copyImpact(m.hides(min(wait, m.total.ComputeNs-m.total.CopyOverlapNs), "copying asynchronously ahead of use hides the copy wait behind compute: min(copy wait, compute − copy overlap) per step")),
 		Fix:    fix}
+}
+
+// copyImpact marks a saving as the time of copies: all of it is time the other copy findings count
+// too ([Impact.CopyNs]).
+func copyImpact(imp Impact) Impact {
+	imp.CopyNs = imp.NsPerStep
+	return imp
 }
 
 // largeCopyBytes returns the bytes of the host↔device copies of smallCopyBytes or more in the
@@ -1095,7 +1187,7 @@ func ruleCopiesNotOverlapped(a *analysis, m *measure, p *Profile) *Finding {
 			{Name: "overlapped with compute", Value: ov, Unit: "%", Threshold: copyOverlapMax, Time: "copy_overlap", Of: "copy"},
 			m.metric("copy wait share", "copy_wait", q.CopyWaitNs, 0),
 			m.metric("compute share", "compute", q.ComputeNs, 0)}},
-		Impact: m.hides(min(q.CopyNs, q.ComputeNs)-q.CopyOverlapNs, "overlapping the copies hides their exposed copy time behind compute: min(copy, compute) − copy overlap per step"),
+		Impact: copyImpact(m.hides(min(q.CopyNs, q.ComputeNs)-q.CopyOverlapNs, "overlapping the copies hides their exposed copy time behind compute: min(copy, compute) − copy overlap per step")),
 		Fix:    "Overlap them: issue copies asynchronously (non_blocking=True from pinned memory, on a separate stream or transfer worker) and prefetch the next batch's data while the current batch computes; synchronise only right before the data is used."}
 }
 
@@ -1176,7 +1268,12 @@ func ruleAugmentDominated(a *analysis, m *measure, p *Profile) *Finding {
 // time out.
 //
 // Saves: asynchronous history transfers hide the exposed history behind compute, up to the
-// compute: min(exposed history, compute) per step (hidden behind compute).
+// compute: min(exposed history, compute) per step (hidden behind compute). Of it, the waits on
+// copies are the copy findings' time too (Impact.CopyNs). On a device whose compute runs on the
+// host's own cores, only those waits hide for free: the history's own host work (gathering rows,
+// filling pinned buffers) moves to a transfer worker, which runs it on the share of a core the
+// compute leaves free and takes the rest from the compute (input-bound's model): min(copy waits +
+// host work × min(1, cores − busy), compute) per step.
 const historyShare = 3.0
 
 func ruleHistoryExposed(a *analysis, m *measure, p *Profile) *Finding {
@@ -1186,14 +1283,27 @@ func ruleHistoryExposed(a *analysis, m *measure, p *Profile) *Finding {
 		return nil
 	}
 	_, steps := share(p, role.History)
-	a.claims["history-exposed"] = m.spans[role.History]
+	history := m.spans[role.History]
+	a.claims["history-exposed"] = history
+	waits := min(common(without(history, a.computeIntervals()), merge(slices.Concat(m.copyCalls, m.readback))), exposed)
+	metrics := []Metric{m.metric("exposed history share", "history_exposed", exposed, historyShare),
+		m.metric("copy wait share", "copy_wait", m.total.CopyWaitNs, 0),
+		m.metric("compute share", "compute", m.total.ComputeNs, 0)}
+	impact := m.hides(min(exposed, m.total.ComputeNs), "asynchronous history transfers hide the exposed history behind compute: min(exposed history, compute) per step")
+	if hc, ok := a.hostCompute(m, p); ok {
+		impact = m.hides(min(waits+int64(float64(exposed-waits)*hc.free()), m.total.ComputeNs), fmt.Sprintf(
+			"asynchronous history transfers hide the history's copy waits behind compute; its host work moves to a transfer worker, which the compute on the host's %d cores (keeping %.2f busy) leaves %.2f of a core: min(copy waits + host work × min(1, cores − busy), compute) per step",
+			hc.cores, hc.demand(), hc.free()))
+		metrics = append(metrics, m.metric("history copy wait share", "history_copy_wait", waits, 0),
+			Metric{Name: "host cores", Value: float64(hc.cores), Unit: "count"},
+			Metric{Name: "cores the compute keeps busy", Value: hc.demand(), Unit: "count"})
+	}
+	impact.CopyNs = min(m.perStep(waits), impact.NsPerStep)
 	return &Finding{Title: "History I/O not hidden",
 		Summary: fmt.Sprintf("GNNAutoScale history pulls and pushes take %.1f%% of the step on the step's thread with no compute beside them (exposed history).", v),
-		Evidence: Evidence{Metrics: []Metric{m.metric("exposed history share", "history_exposed", exposed, historyShare),
-			m.metric("copy wait share", "copy_wait", m.total.CopyWaitNs, 0),
-			m.metric("compute share", "compute", m.total.ComputeNs, 0)},
+		Evidence: Evidence{Metrics: metrics,
 			Steps: stepList(p.Steps.Steps, steps), Ops: topOps(p, role.History)},
-		Impact: m.hides(min(exposed, m.total.ComputeNs), "asynchronous history transfers hide the exposed history behind compute: min(exposed history, compute) per step"),
+		Impact: impact,
 		Fix:    "Overlap history transfers with compute: pull layer l+1's histories asynchronously (pinned buffers, a transfer worker or side stream) while layer l computes, and push asynchronously after; keep histories on the device if they fit."}
 }
 
@@ -1278,23 +1388,40 @@ func ruleLowUtilization(a *analysis, m *measure, p *Profile) *Finding {
 		Fix:    "Give the device more to do per launch and keep it fed: larger batches (mind convergence), prefetch input so the device never waits, fuse small kernels, and remove host syncs from the loop. The other findings say which of these applies."}
 }
 
-// memory-near-limit: peak allocated is memoryNearLimit percent of device memory or more
-// (TensorBoard's rule). Critical: the next larger batch fails.
+// memory-near-limit: the peak memory held is memoryNearLimit percent of device memory or more
+// (TensorBoard's rule, on what the allocator holds: the reserved total where the trace gives it,
+// since a caching allocator keeps freed memory, else the allocated one). Critical: the next
+// larger batch fails.
 //
-// Saves (memory): capping batches brings the peak down to the median step's peak, or at least
-// under the limit's memoryNearLimit percent: peak − min(median step peak, that line).
-const memoryNearLimit = 90.0
+// Saves (memory): capping batches brings the peak down to the median step's, or at least to
+// memoryCapShare percent of the limit, a tenth under the threshold (where --batch-memory auto
+// keeps it): held peak − min(median step peak × held peak/largest step peak, that line). The
+// steps' peaks in use are capped at that target × largest step peak/held peak (what a batch uses
+// per byte held), which splits the steps over it ([memorySplit]).
+const (
+	memoryNearLimit = 90.0
+	memoryCapShare  = 80.0
+)
 
 func ruleMemoryNearLimit(a *analysis, m *measure, p *Profile) *Finding {
 	for _, d := range p.Memory.Devices {
-		if d.LimitBytes > 0 && d.PeakPercent >= memoryNearLimit {
-			line := int64(float64(d.LimitBytes) * memoryNearLimit / 100)
+		if d.LimitBytes > 0 && d.HeldPeakPercent >= memoryNearLimit {
+			line := int64(float64(d.LimitBytes) * memoryCapShare / 100)
+			held := fmt.Sprintf(" (%s in use)", bytesString(d.PeakBytes))
+			inUse := 1.0 // bytes a batch uses per byte held: the largest step's peak in use over the held peak
+			if d.HeldPeakBytes == d.PeakBytes {
+				held = ""
+			}
+			if d.HeldPeakBytes > 0 && d.StepPeakMax > 0 {
+				inUse = min(float64(d.StepPeakMax)/float64(d.HeldPeakBytes), 1)
+			}
+			target := min(int64(float64(d.StepPeakMedian)/inUse), line)
 			return &Finding{Title: "Memory near the device limit",
-				Summary: fmt.Sprintf("Device %d peaks at %s, %.0f%% of its %s.", d.Device, bytesString(d.PeakBytes), d.PeakPercent, bytesString(d.LimitBytes)),
-				Evidence: Evidence{Metrics: []Metric{{Name: "peak share of device memory", Value: d.PeakPercent, Unit: "%", Threshold: memoryNearLimit, Of: "device_memory"},
-					{Name: "peak", Value: float64(d.PeakBytes), Unit: "bytes"}}},
-				Impact: Impact{Bytes: max(d.PeakBytes-min(d.StepPeakMedian, line), 0),
-					Model: "capping batches brings the peak down to the median step's peak or under the limit's line: peak − min(median step peak, 90% of the limit)"},
+				Summary: fmt.Sprintf("Device %d holds up to %s%s, %.0f%% of its %s.", d.Device, bytesString(d.HeldPeakBytes), held, d.HeldPeakPercent, bytesString(d.LimitBytes)),
+				Evidence: Evidence{Metrics: []Metric{{Name: "peak share of device memory", Value: d.HeldPeakPercent, Unit: "%", Threshold: memoryNearLimit, Of: "device_memory"},
+					{Name: "peak held", Value: float64(d.HeldPeakBytes), Unit: "bytes"}, {Name: "peak in use", Value: float64(d.PeakBytes), Unit: "bytes"}}},
+				Impact: Impact{Bytes: max(d.HeldPeakBytes-target, 0), Split: memorySplit(p, &d, int64(float64(target)*inUse)),
+					Model: "capping batches brings the peak down to the median step's peak or to the limit's 80% line: held peak − min(median step peak × held peak/largest step peak, 80% of the limit); the steps over that target (in use) split into smaller ones"},
 				Where: Where{Lane: deviceName(d.Device)},
 				Fix:   "Cap the batch: bound the sampled subgraph (fewer seed nodes, smaller fan-out, or GAS partitions per batch), or trade compute for memory with activation checkpointing and mixed precision."}
 		}
@@ -1315,7 +1442,7 @@ func deviceName(d int) string {
 // Warning: the spike sets the memory a run needs.
 //
 // Saves (memory): capping batches at the median batch's memory: the largest step peak − the
-// median step peak.
+// median step peak; the steps over it split into smaller ones ([memorySplit]).
 const (
 	memorySpikeMinSteps = 3
 	memorySpikeFactor   = 1.5
@@ -1343,11 +1470,34 @@ func ruleMemorySpikes(a *analysis, m *measure, p *Profile) *Finding {
 			Evidence: Evidence{Metrics: []Metric{{Name: "max/median step peak", Value: ratio, Unit: "x", Threshold: memorySpikeFactor},
 				{Name: "max step peak", Value: float64(d.StepPeakMax), Unit: "bytes"}, {Name: "median step peak", Value: float64(d.StepPeakMedian), Unit: "bytes"}},
 				Steps: stepList(p.Steps.Steps, idx)},
-			Impact: Impact{Bytes: d.StepPeakMax - d.StepPeakMedian, Model: "capping batches at the median batch's memory: largest step peak − median step peak"},
-			Where:  Where{Lane: deviceName(d.Device)},
-			Fix:    "Cap the batch size in nodes and edges, not just seeds: limit the sampled subgraph (fan-out, node budget per batch) or split oversized batches, so the peak stays near the median and you can raise the typical batch instead."}
+			Impact: Impact{Bytes: d.StepPeakMax - d.StepPeakMedian, Split: memorySplit(p, &d, d.StepPeakMedian),
+				Model: "capping batches at the median batch's memory: largest step peak − median step peak; the steps over it split into smaller ones"},
+			Where: Where{Lane: deviceName(d.Device)},
+			Fix:   "Cap the batch size in nodes and edges, not just seeds: limit the sampled subgraph (fan-out, node budget per batch) or split oversized batches, so the peak stays near the median and you can raise the typical batch instead."}
 	}
 	return nil
+}
+
+// memorySplit is how many steps capping the batches at cap bytes in use makes of a measured step of
+// device d, on average: a step's batch holds its peak less what stays between steps, and a batch
+// holding r times the cap's room becomes r steps (fractions count: the parts of the split batches
+// pack into full ones). The work stays the same, so the mean step divides by it.
+func memorySplit(p *Profile, d *DeviceMemory, cap int64) float64 {
+	room := float64(cap - d.BetweenStepsBytes)
+	if room <= 0 {
+		return 1 // no batch fits: nothing to predict
+	}
+	var n, steps float64
+	for k, peak := range d.StepPeaks {
+		if !p.Steps.Steps[k].Warmup {
+			n++
+			steps += max(1, float64(peak-d.BetweenStepsBytes)/room)
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	return steps / n
 }
 
 // step-outliers: see the outlier rule in steps.go.

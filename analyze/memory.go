@@ -33,31 +33,58 @@ func (a *analysis) memory(st *Steps) Memory {
 			dm.LimitBytes = a.deviceMemoryLimit(int(d))
 		}
 		for _, i := range idx {
-			total := t.Total[i]
-			if total > dm.PeakBytes {
+			if total := t.Total[i]; total > dm.PeakBytes {
 				dm.PeakBytes, dm.PeakAtNs = total, t.Start[i]-a.origin
 			}
-			if k := a.stepOf[i]; k >= 0 && int(k) < len(dm.StepPeaks) {
-				dm.StepPeaks[k] = max(dm.StepPeaks[k], total)
-			}
+			dm.HeldPeakBytes = max(dm.HeldPeakBytes, t.Reserved[i])
 		}
+		dm.HeldPeakBytes = max(dm.HeldPeakBytes, dm.PeakBytes)
+		dm.HeldPeakPercent = pct(dm.HeldPeakBytes, dm.LimitBytes)
+		lows := make([]int64, len(st.Steps))
+		a.stepPeaks(idx, dm.StepPeaks, lows)
 		dm.PeakPercent = pct(dm.PeakBytes, dm.LimitBytes)
-		var measured []int64
+		var measured, between []int64
 		for k, p := range dm.StepPeaks {
 			if !st.Steps[k].Warmup {
 				measured = append(measured, p)
+				between = append(between, lows[k])
 			}
 			st.Steps[k].PeakMemory = max(st.Steps[k].PeakMemory, p)
 		}
 		if len(measured) > 0 {
 			dm.StepPeakMin, dm.StepPeakMax = slices.Min(measured), slices.Max(measured)
 			dm.StepPeakMedian = median(measured)
+			dm.BetweenStepsBytes = slices.Min(between)
 		}
 		dm.Curve = a.curve(idx)
 		m.PeakBytes = max(m.PeakBytes, dm.PeakBytes)
 		m.Devices = append(m.Devices, dm)
 	}
 	return m
+}
+
+// stepPeaks sets each step's peak: the highest running total while the step runs, counting what
+// was allocated before it (the total the last event before the step left), so that a step which
+// allocates nothing — buffers kept from step to step, as a caching allocator keeps them — still
+// holds its memory; and its low, the lowest. idx are one device's memory events, in time order.
+func (a *analysis) stepPeaks(idx []int32, peaks, lows []int64) {
+	t := a.t
+	j, total := 0, int64(0) // the next event, and the running total before it
+	for k := range peaks {
+		if k >= len(a.wallIv) {
+			break
+		}
+		w := a.wallIv[k] // the steps' intervals are in order and disjoint
+		for j < len(idx) && t.Start[idx[j]] < w.s {
+			total = t.Total[idx[j]]
+			j++
+		}
+		peak, low := total, total
+		for i := j; i < len(idx) && t.Start[idx[i]] < w.e; i++ {
+			peak, low = max(peak, t.Total[idx[i]]), min(low, t.Total[idx[i]])
+		}
+		peaks[k], lows[k] = peak, low
+	}
 }
 
 // curve reduces memory events (sorted by time) to at most maxCurvePoints points, keeping each time

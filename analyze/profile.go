@@ -238,12 +238,21 @@ type DeviceMemory struct {
 	PeakAtNs    int64   `json:"peak_at_ns"`
 	LimitBytes  int64   `json:"limit_bytes"` // device memory size, 0 if unknown
 	PeakPercent float64 `json:"peak_percent"`
+	// HeldPeakBytes is the most memory the device's allocator held at once: the reserved total
+	// where the trace gives one (a caching allocator keeps freed memory for reuse), else the
+	// allocated peak; HeldPeakPercent is its share of LimitBytes. A run runs out of memory on it.
+	HeldPeakBytes   int64   `json:"held_peak_bytes"`
+	HeldPeakPercent float64 `json:"held_peak_percent"`
 	// StepPeaks are the peak totals per step (step order); their spread says whether memory spikes
 	// between batches.
 	StepPeaks      []int64 `json:"step_peaks"`
 	StepPeakMin    int64   `json:"step_peak_min"`
 	StepPeakMedian int64   `json:"step_peak_median"`
 	StepPeakMax    int64   `json:"step_peak_max"`
+	// BetweenStepsBytes is the least memory in use during the measured steps: what stays on the
+	// device from batch to batch (parameters, optimizer state, buffers kept), which a smaller
+	// batch does not shrink.
+	BetweenStepsBytes int64 `json:"between_steps_bytes"`
 	// Curve is the allocated total over time, reduced to at most a few hundred points that keep
 	// every bucket's maximum.
 	Curve []MemoryPoint `json:"curve"`
@@ -547,8 +556,16 @@ type Impact struct {
 	NsPerStep int64   `json:"ns_per_step"` // step time recovered per measured step
 	StepShare float64 `json:"step_share"`  // NsPerStep over the mean measured step, 0–1
 	// Bytes is the device memory saved at the peak, for the memory findings (which save no time).
-	Bytes int64  `json:"bytes,omitempty"`
-	Model string `json:"model"` // the what-if model, in one line
+	Bytes int64 `json:"bytes,omitempty"`
+	// Split, for the memory findings, is how many steps capping the batches makes of a step, on
+	// average (1 or more): the same work in more, smaller steps, so the mean step divides by it
+	// ([PredictStepNs]).
+	Split float64 `json:"split,omitempty"`
+	Model string  `json:"model"` // the what-if model, in one line
+	// CopyNs is, of NsPerStep, the copy time the fix hides (the host waiting on copies, or copies
+	// nothing overlaps): the same time for every finding about copies, which [PredictStepNs]
+	// counts once.
+	CopyNs int64 `json:"copy_ns,omitempty"`
 	// Hides says the saving hides time behind compute (overlapping, prefetching) rather than
 	// removing it: savings that hide behind the same compute are capped by it ([PredictStepNs]).
 	Hides bool `json:"hides,omitempty"`

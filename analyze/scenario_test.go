@@ -99,7 +99,12 @@ func (s *scenario) copyAt(dir trace.Dir, flags trace.Flags, bytes, start, dur in
 // memory records device 0's allocated total at a time (Lane.Memory stamps the current time, so
 // these too are appended after reading).
 func (s *scenario) memory(at, total int64) {
-	s.extra = append(s.extra, trace.Event{Kind: trace.KindMemory, Device: 0, Step: -1, Name: "[memory]", Start: at, Total: total})
+	s.memoryReserved(at, total, 0)
+}
+
+// memoryReserved records device 0's memory in use and held by its allocator at a time.
+func (s *scenario) memoryReserved(at, total, reserved int64) {
+	s.extra = append(s.extra, trace.Event{Kind: trace.KindMemory, Device: 0, Step: -1, Name: "[memory]", Start: at, Total: total, Reserved: reserved})
 }
 
 // table closes the recorder and reads the trace back.

@@ -23,6 +23,7 @@ type accounts struct {
 	info                  MemInfo    // info.Limit is the device memory limit (0: none)
 	pinLimit              int64      // the pinned memory limit (0: none)
 	reserved, pinReserved int64
+	cached                int64 // of info.Used, the bytes a caching allocator above keeps unused (Cache)
 
 	copies [trace.DirH2H + 1]struct{ count, bytes atomic.Int64 } // by direction
 }
@@ -132,8 +133,21 @@ func (a *accounts) freed(size int64, pinned bool) {
 	a.record(pinned, -size)
 }
 
-// record writes a memory event with the running total; a.mu is held, so the totals appear in the
-// trace in the order the accounting changed.
+// Cache counts delta more bytes of the allocated device memory as cached, holding nothing in
+// use, and records the change in use.
+func (a *accounts) Cache(delta int64) {
+	if delta == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.cached += delta
+	a.record(false, -delta)
+}
+
+// record writes a memory event with the running totals (device memory: in use, and all that is
+// allocated as reserved); a.mu is held, so the totals appear in the trace in the order the
+// accounting changed.
 func (a *accounts) record(pinned bool, delta int64) {
 	if a.lane == nil {
 		return
@@ -141,7 +155,7 @@ func (a *accounts) record(pinned bool, delta int64) {
 	if pinned {
 		a.lane.Memory(trace.NoDevice, delta, a.info.PinnedUsed)
 	} else {
-		a.lane.Memory(a.index, delta, a.info.Used)
+		a.lane.MemoryReserved(a.index, delta, a.info.Used-a.cached, a.info.Used)
 	}
 }
 

@@ -42,6 +42,13 @@ type Device interface {
 	// failure of asynchronous work. The wait is recorded on lane.
 	Synchronize(lane *trace.Lane) error
 
+	// Cache says that delta more bytes of the device memory allocated through the device hold
+	// nothing in use (negative: delta fewer), kept by a caching allocator above it for reuse. The
+	// trace's memory events then count the memory in use (allocated less cached) as their total,
+	// and all that is allocated as reserved, as a caching allocator's (PyTorch's "Total Allocated"
+	// and "Total Reserved"); MemInfo counts all that is allocated.
+	Cache(delta int64)
+
 	// MemInfo returns the memory accounting.
 	MemInfo() MemInfo
 	// Copies returns the number and bytes of the copies done so far, by direction.

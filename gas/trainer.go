@@ -129,6 +129,7 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 	if t.mem, err = train.NewBatchMemory(d, cfg.BatchMemory, t.memoryPrior()); err != nil {
 		return err
 	}
+	t.mem.Nominal(t.nominalShapes())
 	bufferRows := cfg.BufferRows
 	for _, g := range plan(partOrder(cfg.Parts, nil), cfg.BatchParts, t.shaper, t.mem) {
 		var b Batch
@@ -200,6 +201,26 @@ func (t *Trainer) Close() error {
 	}
 	t.Histories, t.out, t.state = nil, nil, nil
 	return errors.Join(errs...)
+}
+
+// nominalShapes are the shapes of the batches of a few epochs planned without a memory cap (their
+// parts shuffled as training shuffles them, by a source of their own): the typical batches a cap
+// compares the others with.
+func (t *Trainer) nominalShapes() []train.BatchShape {
+	const epochs = 4
+	rng := rand.New(rand.NewPCG(t.Config.Seed, 0x6e6f6d696e616c))
+	var shapes []train.BatchShape
+	for range epochs {
+		for _, g := range plan(partOrder(t.Config.Parts, rng), t.Config.BatchParts, t.shaper, nil) {
+			var sh train.BatchShape
+			t.shaper.begin()
+			for _, p := range g {
+				t.shaper.add(p, &sh)
+			}
+			shapes = append(shapes, sh)
+		}
+	}
+	return shapes
 }
 
 // TrainEpoch trains on every batch once, each batch a step on lane, and returns the mean loss

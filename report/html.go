@@ -251,6 +251,8 @@ func rootViews(views []findingView) []findingView {
 // step ("costs 38.4 ms per step (83.6% of the mean step)"), or the memory it saves.
 func ImpactText(imp analyze.Impact) string {
 	switch {
+	case imp.Bytes > 0 && imp.Split >= 1.01:
+		return fmt.Sprintf("saves %s of device memory at the peak, in %.2f× as many steps", fmtBytes(imp.Bytes), imp.Split)
 	case imp.Bytes > 0:
 		return "saves " + fmtBytes(imp.Bytes) + " of device memory at the peak"
 	case imp.NsPerStep > 0:

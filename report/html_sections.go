@@ -208,9 +208,13 @@ func (b *pageBuilder) memory(p *analyze.Profile) {
 	for _, d := range p.Memory.Devices {
 		limit := "unknown"
 		if d.LimitBytes > 0 {
-			limit = fmtBytes(d.LimitBytes) + " (" + fmtPct(d.PeakPercent) + " used at peak)"
+			limit = fmtBytes(d.LimitBytes) + " (" + fmtPct(d.HeldPeakPercent) + " used at peak)"
 		}
-		b.page.Memory = append(b.page.Memory, memRow{Device: deviceName(d.Device), Peak: fmtBytes(d.PeakBytes), PeakAt: "+" + fmtDur(d.PeakAtNs),
+		peak := fmtBytes(d.PeakBytes)
+		if d.HeldPeakBytes > d.PeakBytes {
+			peak += " in use, " + fmtBytes(d.HeldPeakBytes) + " held"
+		}
+		b.page.Memory = append(b.page.Memory, memRow{Device: deviceName(d.Device), Peak: peak, PeakAt: "+" + fmtDur(d.PeakAtNs),
 			Limit: limit, Events: Commas(int64(d.Events)),
 			StepPeaks: fmt.Sprintf("%s / %s / %s", fmtBytes(d.StepPeakMin), fmtBytes(d.StepPeakMedian), fmtBytes(d.StepPeakMax))})
 	}

@@ -259,8 +259,11 @@ func (t *textWriter) memory(p *analyze.Profile) {
 			where = "host"
 		}
 		t.f("  %-9s peak %s at %s", where, fmtBytes(d.PeakBytes), fmtDur(d.PeakAtNs))
+		if d.HeldPeakBytes > d.PeakBytes {
+			t.f(", %s held", fmtBytes(d.HeldPeakBytes))
+		}
 		if d.LimitBytes > 0 {
-			t.f(" (%.0f%% of %s)", d.PeakPercent, fmtBytes(d.LimitBytes))
+			t.f(" (%.0f%% of %s)", d.HeldPeakPercent, fmtBytes(d.LimitBytes))
 		}
 		if d.StepPeakMax > 0 {
 			t.f("; step peaks min %s median %s max %s", fmtBytes(d.StepPeakMin), fmtBytes(d.StepPeakMedian), fmtBytes(d.StepPeakMax))

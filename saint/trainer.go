@@ -271,7 +271,10 @@ func (t *Trainer) trainStep(lane *trace.Lane, next func(*trace.Lane) (*batch, er
 	}
 	c := &t.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, true, role.Other
-	train.Phase(lane, "gather", role.Gather, func() { err = t.x.gather(c, t.dev, t.full.In.X, b.nodes) })
+	// The batch's features are gathered on the device, from the features it holds: device work
+	// of the step (an index_select kernel on a GPU), not the loader's input, which prefetching
+	// could move off the step.
+	train.Phase(lane, "features.gather", role.Forward, func() { err = t.x.gather(c, t.dev, t.full.In.X, b.nodes) })
 	if err != nil {
 		return false, 0, err
 	}

@@ -44,6 +44,7 @@ const (
 	keyExternalID = 1<<63 + iota + 1
 	keyCorrelation
 	keyTotalAllocated
+	keyTotalReserved
 	keyDeviceType
 	keyDeviceID
 	keyInputDims
@@ -58,6 +59,8 @@ func longKey(key []byte) uint64 {
 		return keyCorrelation
 	case "Total Allocated":
 		return keyTotalAllocated
+	case "Total Reserved":
+		return keyTotalReserved
 	case "Device Type":
 		return keyDeviceType
 	case "Device Id":
@@ -224,6 +227,8 @@ func (rd *reader) fastWalk(b []byte) (int, bool) {
 				i = fastID(b, i, &e.corr)
 			case keyTotalAllocated:
 				i = fastInt(b, i, &e.total, &has)
+			case keyTotalReserved:
+				i = fastInt(b, i, &e.reserved, &has)
 			case keyDeviceType:
 				i = fastInt(b, i, &e.devType, &has)
 			case keyDeviceID:

@@ -72,6 +72,22 @@ const (
 // NoDevice is the Device of an event that concerns host memory or no device.
 const NoDevice = -1
 
+// ComputeCPUCounter names the counter gnnprof's trainers record as each span of a compute phase
+// (forward, backward, optimizer) ends, on the phase's lane: the process's CPU time during the
+// span, all its threads, in nanoseconds. Beside the spans' wall time it says how many cores the
+// compute keeps busy, and so how much of the host a background worker finds free when the
+// device's compute runs on the host's own cores (the CPU backend).
+const ComputeCPUCounter = "compute.cpu_ns"
+
+// The counters gnnprof's trainers record after each epoch's training (on Linux, from the threads'
+// schedstat): the time the process's threads ran (TrainCPUCounter) and the time they were ready to
+// run but waited for a core (TrainWaitCounter), in nanoseconds. Their ratio is the share of the
+// cores the machine gave the run: other processes' load takes the rest.
+const (
+	TrainCPUCounter  = "train.cpu_ns"
+	TrainWaitCounter = "train.wait_ns"
+)
+
 // Event is one recorded event, in the form a [Sink] takes and [Table.Event] gives back.
 // Times are nanoseconds since the trace's origin.
 type Event struct {
@@ -85,10 +101,14 @@ type Event struct {
 	Name   string
 	Start  int64
 	Dur    int64
-	Bytes  int64   // copies: bytes moved; memory: +allocated / −freed; spans: bytes touched
-	FLOPs  int64   // spans: floating-point operations done
-	Total  int64   // memory: the device's allocated bytes after this event
-	Value  float64 // counters
+	Bytes  int64 // copies: bytes moved; memory: +allocated / −freed; spans: bytes touched
+	FLOPs  int64 // spans: floating-point operations done
+	Total  int64 // memory: the device's allocated bytes (in use) after this event
+	// Reserved, for memory events, is the bytes the device's allocator holds after this event,
+	// the allocated ones and those it keeps cached for reuse (Kineto's "Total Reserved"); 0 where
+	// the trace does not say.
+	Reserved int64
+	Value    float64 // counters
 }
 
 // LaneInfo describes a lane: a host thread or a device stream. Pid and Tid are the Chrome trace

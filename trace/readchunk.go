@@ -97,7 +97,7 @@ func (c *chunk) reset() {
 	r.Kind, r.Role, r.Dir, r.Flags = r.Kind[:0], r.Role[:0], r.Dir[:0], r.Flags[:0]
 	r.Device, r.Step, r.Lane = r.Device[:0], r.Step[:0], r.Lane[:0]
 	r.Name, r.Cat, r.Shape = r.Name[:0], r.Cat[:0], r.Shape[:0]
-	r.Start, r.Dur, r.Bytes, r.FLOPs, r.Total = r.Start[:0], r.Dur[:0], r.Bytes[:0], r.FLOPs[:0], r.Total[:0]
+	r.Start, r.Dur, r.Bytes, r.FLOPs, r.Total, r.Reserved = r.Start[:0], r.Dur[:0], r.Bytes[:0], r.FLOPs[:0], r.Total[:0], r.Reserved[:0]
 	r.Value, r.ExtID, r.Corr = r.Value[:0], r.ExtID[:0], r.Corr[:0]
 	*c = chunk{rows: *r, devices: c.devices[:0], names: c.names[:0], opens: c.opens[:0], ends: c.ends[:0],
 		laneDev: c.laneDev[:0], warnings: c.warnings[:0], damage: c.damage[:0], from: -1, cutAt: -1}
@@ -373,6 +373,7 @@ type rawEvent struct {
 	hasTS, hasDur, hasStep, async bool
 	step                          int64
 	bytes, flops, total, device   int64
+	reserved                      int64
 	hasBytes, hasDevice           bool
 	memBytes                      int64
 	devType, devID, stream        int64
@@ -564,6 +565,8 @@ func (rd *reader) args() error {
 			return rd.intField(&e.memBytes, nil, "args.Bytes")
 		case "Total Allocated":
 			return rd.intField(&e.total, nil, "args.Total Allocated")
+		case "Total Reserved":
+			return rd.intField(&e.reserved, nil, "args.Total Reserved")
 		case "Device Type":
 			return rd.intField(&e.devType, nil, "args.Device Type")
 		case "Device Id":
@@ -715,7 +718,7 @@ func (rd *reader) store() error {
 		ev.Kind, ev.Dur = KindInstant, 0
 		if string(e.name) == memoryName {
 			ev.Kind = KindMemory
-			ev.Bytes, ev.Total = e.memBytes, e.total
+			ev.Bytes, ev.Total, ev.Reserved = e.memBytes, e.total, e.reserved
 			if e.devType == 1 {
 				ev.Device = int16(e.devID)
 			}

@@ -568,6 +568,16 @@ func (l *Lane) Memory(device int, delta, total int64) {
 	l.record(Event{Kind: KindMemory, Device: int16(device), Name: memoryName, Start: l.rec.Now(), Bytes: delta, Total: total})
 }
 
+// MemoryReserved is [Lane.Memory] for a device whose allocator caches memory: total counts the
+// bytes allocated (in use), reserved those it holds, cached ones included (Kineto's "Total
+// Allocated" and "Total Reserved").
+func (l *Lane) MemoryReserved(device int, delta, total, reserved int64) {
+	if l == nil {
+		return
+	}
+	l.record(Event{Kind: KindMemory, Device: int16(device), Name: memoryName, Start: l.rec.Now(), Bytes: delta, Total: total, Reserved: reserved})
+}
+
 // Counter records a sampled value now.
 func (l *Lane) Counter(name string, value float64) {
 	if l == nil {

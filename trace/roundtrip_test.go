@@ -41,7 +41,12 @@ func recordRandom(t testing.TB, rec *Recorder, goroutines, steps int, seed uint6
 							start := rec.Now()
 							stream.Copy(Dir(1+rng.IntN(3)), Flags(rng.IntN(4)), 0, rng.Int64N(1<<30), start, start+rng.Int64N(1e6))
 						case 1:
-							lane.Memory(rng.IntN(2)-1, rng.Int64N(1e6)-5e5, rng.Int64N(1e9))
+							if rng.IntN(2) == 0 {
+								lane.Memory(rng.IntN(2)-1, rng.Int64N(1e6)-5e5, rng.Int64N(1e9))
+							} else {
+								total := rng.Int64N(1e9)
+								lane.MemoryReserved(rng.IntN(2)-1, rng.Int64N(1e6)-5e5, total, total+rng.Int64N(1e9))
+							}
 						case 2:
 							lane.Counter("queue depth", rng.Float64()*100)
 						case 3:

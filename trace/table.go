@@ -24,9 +24,11 @@ type Table struct {
 	Bytes  []int64
 	FLOPs  []int64
 	Total  []int64
-	Value  []float64
-	ExtID  []uint32 // torch "External id", 0 if none
-	Corr   []uint32 // CUDA "correlation" (32 bits, as CUPTI's), 0 if none
+	// Reserved is memory events' reserved total (Event.Reserved), 0 elsewhere.
+	Reserved []int64
+	Value    []float64
+	ExtID    []uint32 // torch "External id", 0 if none
+	Corr     []uint32 // CUDA "correlation" (32 bits, as CUPTI's), 0 if none
 
 	Strings []string // interned strings; Strings[0] is ""
 	Lanes   []LaneInfo
@@ -116,6 +118,7 @@ func (t *Table) appendRow(e *Event, name, cat, shape int32, ext, corr uint32) {
 	t.Bytes = append(t.Bytes, e.Bytes)
 	t.FLOPs = append(t.FLOPs, e.FLOPs)
 	t.Total = append(t.Total, e.Total)
+	t.Reserved = append(t.Reserved, e.Reserved)
 	t.Value = append(t.Value, e.Value)
 	t.ExtID = append(t.ExtID, ext)
 	t.Corr = append(t.Corr, corr)
@@ -126,7 +129,7 @@ func (t *Table) Event(i int) Event {
 	return Event{
 		Kind: t.Kind[i], Role: t.Role[i], Dir: t.Dir[i], Flags: t.Flags[i], Device: t.Device[i],
 		Step: t.stepOf(i), Lane: t.Lane[i], Name: t.Strings[t.Name[i]], Start: t.Start[i], Dur: t.Dur[i],
-		Bytes: t.Bytes[i], FLOPs: t.FLOPs[i], Total: t.Total[i], Value: t.Value[i],
+		Bytes: t.Bytes[i], FLOPs: t.FLOPs[i], Total: t.Total[i], Reserved: t.Reserved[i], Value: t.Value[i],
 	}
 }
 
@@ -162,7 +165,7 @@ func reserve(t *Table, n int) {
 	makeRoom(n, &t.Device)
 	makeRoom(n, &t.Value)
 	makeRoom(n, &t.Step, &t.Lane, &t.Name, &t.Cat, &t.Shape)
-	makeRoom(n, &t.Start, &t.Dur, &t.Bytes, &t.FLOPs, &t.Total)
+	makeRoom(n, &t.Start, &t.Dur, &t.Bytes, &t.FLOPs, &t.Total, &t.Reserved)
 	makeRoom(n, &t.ExtID, &t.Corr)
 }
 
@@ -189,6 +192,7 @@ func appendRows(t, r *Table, strs, lanes []int32) {
 	t.Name, t.Cat, t.Shape = extend(t.Name, r.Name), extend(t.Cat, r.Cat), extend(t.Shape, r.Shape)
 	t.Start, t.Dur, t.Bytes = extend(t.Start, r.Start), extend(t.Dur, r.Dur), extend(t.Bytes, r.Bytes)
 	t.FLOPs, t.Total, t.Value = extend(t.FLOPs, r.FLOPs), extend(t.Total, r.Total), extend(t.Value, r.Value)
+	t.Reserved = extend(t.Reserved, r.Reserved)
 	t.ExtID, t.Corr = extend(t.ExtID, r.ExtID), extend(t.Corr, r.Corr)
 	remapStrings(t.Name[n0:], strs)
 	remapStrings(t.Cat[n0:], strs)

@@ -177,7 +177,7 @@ func (w *writer) appendEvent(b []byte, e *Event, l *LaneInfo) []byte {
 	ids := &w.ids[e.Lane]
 	return chromejson.AppendEvent(b, &chromejson.Event{Kind: chromejson.Kind(e.Kind), Name: e.Name, Role: e.Role.String(),
 		Pid: ids[0], Tid: ids[1], OnDevice: l.Device != NoDevice, Start: e.Start, Dur: e.Dur, Step: e.Step,
-		Bytes: e.Bytes, FLOPs: e.FLOPs, Total: e.Total, Value: e.Value, Device: e.Device, Stream: l.Stream,
+		Bytes: e.Bytes, FLOPs: e.FLOPs, Total: e.Total, Reserved: e.Reserved, Value: e.Value, Device: e.Device, Stream: l.Stream,
 		Async: e.Flags&FlagAsync != 0})
 }
 

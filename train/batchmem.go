@@ -41,9 +41,11 @@ func (s BatchShape) regressors() [4]float64 {
 // limit, a tenth under the memory-near-limit finding's 90 %: a batch's peak in use is capped at
 // that share over autoHeld, the bytes the device holds per byte in use at a batch's peak (1.26
 // measured on a GAS run of 100,000 nodes, 100 parts). Buffers never shrink, so the cap holds
-// from the first batch, planned with the prior. After the first epoch, whose batches are measured
-// as they come, the cap is also at most autoTypicalFactor times its median batch, so that the
-// batches that spike are split.
+// from the first batch, planned with the prior. The cap is also at most autoTypicalFactor times
+// the typical batch, so that the batches that spike are split: the median of the peaks the model
+// predicts for the trainer's nominal batches (those it plans without a cap, [BatchMemory.Nominal]),
+// from the first batch and refined with every batch measured; for a trainer that gives none, the
+// median batch of the first epoch, measured as they come.
 const (
 	autoLimitShare    = 0.8
 	autoHeld          = 1.3
@@ -62,15 +64,18 @@ const (
 type BatchMemory struct {
 	dev *Device
 
-	mu      sync.Mutex
-	setting string // "", "auto" or a size, as given
-	cap     int64  // bytes; 0: none (yet)
-	rule    string // how cap was chosen
-	settled bool   // an auto cap has been settled from the first epoch
-	prior   [4]float64
-	fit     [4]float64 // bytes resident, and per node, entry and halo node
-	obs     []memObs
-	split   int // training batches split or ended early to stay under the cap
+	mu        sync.Mutex
+	setting   string // "", "auto" or a size, as given
+	cap       int64  // bytes; 0: none (yet)
+	rule      string // how cap was chosen
+	settled   bool   // an auto cap has been settled from the first epoch
+	limit     int64  // an auto cap's bound from the device memory limit (0: none)
+	limitRule string
+	nominal   []BatchShape // the trainer's batches as planned without a cap (Nominal)
+	prior     [4]float64
+	fit       [4]float64 // bytes resident, and per node, entry and halo node
+	obs       []memObs
+	split     int // training batches split or ended early to stay under the cap
 
 	shape   BatchShape // the batch being measured
 	pending bool
@@ -121,11 +126,44 @@ func NewBatchMemory(d *Device, setting string, prior BatchBytes) (*BatchMemory, 
 		limit := d.Config.MemoryLimit
 		m.cap = int64(autoLimitShare * float64(limit) / autoHeld)
 		m.rule = fmt.Sprintf("auto: %.0f%% of --device-memory %s over %.1f held per byte in use", 100*autoLimitShare, mib(limit), autoHeld)
+		m.limit, m.limitRule = m.cap, m.rule
 	}
 	if m.cap > 0 && m.cap <= resident {
 		return nil, fmt.Errorf("batch memory cap %s (%s) leaves nothing for a batch beside the %s already in use on the device", mib(m.cap), m.rule, mib(resident))
 	}
 	return m, nil
+}
+
+// Nominal gives an "auto" cap the shapes of the trainer's batches as it plans them without a cap:
+// the cap is then at most autoTypicalFactor times the median of their predicted peaks, from the
+// first batch on, and follows the model as every batch measured refits it.
+func (m *BatchMemory) Nominal(shapes []BatchShape) {
+	if m == nil || m.setting != "auto" || len(shapes) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.nominal = slices.Clone(shapes)
+	m.settled = true // no need to wait for an epoch's measurements
+	m.typicalCap()
+}
+
+// typicalCap sets an auto cap from the nominal batches' median predicted peak.
+func (m *BatchMemory) typicalCap() {
+	if len(m.nominal) == 0 {
+		return
+	}
+	peaks := make([]int64, len(m.nominal))
+	for i, s := range m.nominal {
+		peaks[i] = m.predict(s)
+	}
+	slices.Sort(peaks)
+	med := peaks[len(peaks)/2]
+	m.cap = int64(autoTypicalFactor * float64(med))
+	m.rule = fmt.Sprintf("auto: %.1f× the median batch, %s as the model predicts it", autoTypicalFactor, mib(med))
+	if m.limit > 0 && m.limit < m.cap {
+		m.cap, m.rule = m.limit, m.limitRule
+	}
 }
 
 // Cap is the cap in bytes of device memory in use at a batch's peak (0: none).
@@ -213,6 +251,7 @@ func (m *BatchMemory) End() {
 	m.obs = append(m.obs, memObs{shape: m.shape, peak: m.dev.InUsePeak(), predicted: m.predict(m.shape),
 		predictedWithFit: len(m.obs) > 0, capped: m.capped})
 	m.refit()
+	m.typicalCap()
 }
 
 // EndEpoch ends an epoch: after the first, an "auto" cap is settled from its batches, measured

@@ -2,9 +2,11 @@ package train
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/trace"
 )
 
 func testDevice(t *testing.T, limit int64) *Device {
@@ -156,5 +158,101 @@ func TestParseBatchMemory(t *testing.T) {
 		if err := b.Validate(); err == nil {
 			t.Errorf("%+v validated", b)
 		}
+	}
+}
+
+// TestBatchMemoryNominalCap: given the trainer's nominal batches, auto caps at 1.2× the median of
+// their predicted peaks from the first batch, under the memory limit's cap when that is lower, and
+// follows the model as measured batches refit it.
+func TestBatchMemoryNominalCap(t *testing.T) {
+	d := testDevice(t, 1<<30)
+	m, err := NewBatchMemory(d, "auto", BatchBytes{Node: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limitCap := m.Cap()
+	nominal := []BatchShape{{Nodes: 1000}, {Nodes: 3000}, {Nodes: 2000}, {Nodes: 50000}, {Nodes: 2500}}
+	m.Nominal(nominal)
+	if got, want := m.Cap(), int64(1.2*float64(m.Predict(BatchShape{Nodes: 2500}))); got != want || got >= limitCap {
+		t.Errorf("cap from nominal batches %d, want 1.2× the median's predicted peak, %d (under the limit's %d)", got, want, limitCap)
+	}
+	// Batches that take twice the prior's bytes per node: the cap follows.
+	var b Buf[int32]
+	for _, s := range nominal[:3] {
+		m.Begin(s)
+		if err := b.Grow(d, 200*s.Nodes/4, false, "batch"); err != nil {
+			t.Fatal(err)
+		}
+		b.Release(d)
+		m.End()
+	}
+	if got, want := m.Cap(), int64(1.2*float64(m.Predict(BatchShape{Nodes: 2500}))); got != want {
+		t.Errorf("cap after refitting %d, want 1.2× the median's predicted peak, %d", got, want)
+	}
+	if st := m.Stats(); !strings.Contains(st.Cap, "median batch") {
+		t.Errorf("cap rule %q does not say it is the median batch's", st.Cap)
+	}
+
+	// A limit below the nominal batches' cap keeps the limit's cap, and says so.
+	small := testDevice(t, 256<<10)
+	m, err = NewBatchMemory(small, "auto", BatchBytes{Node: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Nominal(nominal)
+	if m.Cap() != int64(0.8*float64(small.Config.MemoryLimit)/1.3) || !strings.Contains(m.rule, "--device-memory") {
+		t.Errorf("cap %d (%q), want the memory limit's", m.Cap(), m.rule)
+	}
+	if err := b.Free(d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTraceCountsMemoryInUse: the device's memory events count what the trainer's buffers hold
+// in use as their total and all that is allocated as reserved, as a caching allocator's do: a
+// buffer grown with room to spare, shrunk, reused and freed leaves a trace whose peak total is
+// the peak in use, whose peak reserved is the device's own peak, and whose deltas sum to each total.
+func TestTraceCountsMemoryInUse(t *testing.T) {
+	sink, table := trace.NewMemorySink()
+	rec := trace.NewRecorder(sink)
+	d, err := NewDevice(DeviceConfig{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b Buf[float32]
+	for _, n := range []int{1000, 300, 800, 2000, 10} {
+		if err := a.Grow(d, n, false, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Grow(d, 3000-n, false, "b"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inUsePeak, heldPeak := d.InUsePeak(), d.Dev.MemInfo().Peak
+	if err := a.Free(d); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Free(d); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var sum, peak, reserved int64
+	for i := range table.Len() {
+		if table.Kind[i] != trace.KindMemory || table.Device[i] == trace.NoDevice {
+			continue
+		}
+		sum += table.Bytes[i]
+		if table.Total[i] != sum || table.Total[i] > table.Reserved[i] {
+			t.Fatalf("event %d: total %d, reserved %d; the deltas so far sum to %d", i, table.Total[i], table.Reserved[i], sum)
+		}
+		peak, reserved = max(peak, table.Total[i]), max(reserved, table.Reserved[i])
+	}
+	if peak != inUsePeak || reserved != heldPeak || peak >= reserved || sum != 0 {
+		t.Errorf("trace: peak total %d, peak reserved %d, final %d; want the peak in use %d < the device's peak %d, final 0", peak, reserved, sum, inUsePeak, heldPeak)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -29,6 +30,14 @@ type DeviceConfig struct {
 	Link *device.LinkModel
 	// MemoryLimit is the device memory in bytes; 0: no limit.
 	MemoryLimit int64
+}
+
+// Compute says, for the run's metadata, where the device's compute runs: the CPU backend computes
+// on the host's own cores ("on_host"), as many as "threads" at once (nn's kernels split over
+// GOMAXPROCS goroutines), of the "host_cores" the process may use. The analyzer prices moving
+// work off the step (prefetching) by the cores the compute leaves free.
+func (c DeviceConfig) Compute() map[string]any {
+	return map[string]any{"on_host": true, "host_cores": runtime.NumCPU(), "threads": runtime.GOMAXPROCS(0)}
 }
 
 // deviceIndex is the number of the device trainers run on.
@@ -455,7 +464,9 @@ func (a *Arena) Err() error {
 }
 
 // usage accounts the device memory in use ([Device.InUse]): the tracked buffers ([Buf]s and the
-// arenas' buffers) count at the bytes in use, everything else at its size.
+// arenas' buffers) count at the bytes in use, everything else at its size. It tells the device
+// what the tracked buffers hold unused ([device.Device.Cache]), so that the trace's memory events
+// count the memory in use, as a caching allocator's do.
 type usage struct {
 	mu    sync.Mutex
 	used  map[*device.Buffer]int64 // the bytes in use of each tracked buffer
@@ -467,11 +478,19 @@ type usage struct {
 func (u *usage) alloc(dev device.Device, size, used int64, label string) (*device.Buffer, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	used = min(max(used, 0), size)
+	dev.Cache(size - used) // before the bytes exist: the trace never counts the spare ones in use
 	b, err := dev.Alloc(size, label)
 	if err != nil {
+		dev.Cache(used - size)
 		return nil, err
 	}
-	u.setLocked(dev, b, used)
+	if u.used == nil {
+		u.used = map[*device.Buffer]int64{}
+	}
+	u.used[b] = used
+	u.slack += size - used
+	u.peak = max(u.peak, dev.MemInfo().Used-u.slack)
 	return b, nil
 }
 
@@ -493,6 +512,7 @@ func (u *usage) setLocked(dev device.Device, b *device.Buffer, used int64) {
 	used = min(used, b.Size())
 	u.used[b] = used
 	u.slack += old - used
+	dev.Cache(old - used)
 	u.peak = max(u.peak, dev.MemInfo().Used-u.slack)
 }
 
@@ -500,11 +520,18 @@ func (u *usage) setLocked(dev device.Device, b *device.Buffer, used int64) {
 func (u *usage) free(dev device.Device, b *device.Buffer) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if used, ok := u.used[b]; ok {
-		delete(u.used, b)
-		u.slack -= b.Size() - used
+	used, ok := u.used[b]
+	if !ok {
+		return dev.Free(b)
 	}
-	return dev.Free(b)
+	spare := b.Size() - used
+	if err := dev.Free(b); err != nil { // after: the trace never counts the spare bytes in use
+		return err
+	}
+	delete(u.used, b)
+	u.slack -= spare
+	dev.Cache(-spare)
+	return nil
 }
 
 // bytesInUse is the bytes in use of a tracked buffer.

@@ -130,7 +130,7 @@ func (l *Loop) Run(ctx context.Context) (*Result, error) {
 		if !l.OwnSteps {
 			step = l.Lane.BeginStep(epoch)
 		}
-		t0, c0 := time.Now(), ProcessCPUSeconds()
+		t0, c0, s0 := time.Now(), ProcessCPUSeconds(), l.sched()
 		loss, err := l.Train(ctx, epoch)
 		secs, cpu := time.Since(t0).Seconds(), ProcessCPUSeconds()-c0
 		if err != nil {
@@ -146,7 +146,15 @@ func (l *Loop) Run(ctx context.Context) (*Result, error) {
 			return nil, fmt.Errorf("epoch %d: loss is %v (diverged; try a lower learning rate)", epoch, loss)
 		}
 		var sc Scores
-		Phase(l.Lane, PhaseEval, role.Eval, func() { sc, err = l.Eval(ctx, epoch) })
+		Phase(l.Lane, PhaseEval, role.Eval, func() {
+			l.recordSched(s0) // in the phase, which holds the trace's writer: reading takes a moment
+			sc, err = l.Eval(ctx, epoch)
+			if l.Device != nil {
+				// Scored, the evaluation's activations are no longer in use (their buffers stay, as
+				// a caching allocator keeps them): the next step does not hold them.
+				l.Device.Arena.Release()
+			}
+		})
 		e := rundir.Epoch{Epoch: epoch, Loss: loss, TrainAcc: sc.Train, ValAcc: sc.Val, TestAcc: sc.Test, Seconds: secs}
 		if err == nil {
 			rundir.RecordEpoch(l.Lane, e) // in the trace too, for watching the run live
@@ -193,6 +201,29 @@ func (l *Loop) Run(ctx context.Context) (*Result, error) {
 	res.Final.Seconds = time.Since(start).Seconds()
 	res.Final.PeakHostBytes = procmem.PeakRSS()
 	return res, nil
+}
+
+// sched reads the process's threads' scheduling times when the loop records (ok false otherwise,
+// or where the platform does not say).
+func (l *Loop) sched() schedTimes {
+	if l.Lane == nil {
+		return schedTimes{}
+	}
+	return readSched()
+}
+
+// recordSched records, after an epoch's training, the time the process's threads ran and waited
+// for a core since s0 ([trace.TrainCPUCounter], [trace.TrainWaitCounter]).
+func (l *Loop) recordSched(s0 schedTimes) {
+	if !s0.ok {
+		return
+	}
+	s := readSched()
+	if !s.ok || s.run < s0.run || s.wait < s0.wait {
+		return
+	}
+	l.Lane.Counter(trace.TrainCPUCounter, float64(s.run-s0.run))
+	l.Lane.Counter(trace.TrainWaitCounter, float64(s.wait-s0.wait))
 }
 
 // The heap in use, as runtime.MemStats.HeapInuse counts it, read through runtime/metrics, which

@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/gnnprof/gnnprof/internal/progress"
@@ -50,14 +51,21 @@ func TestLoopInterrupted(t *testing.T) {
 		if err := rec.Close(); err != nil {
 			t.Fatal(err)
 		}
-		steps := 0
+		steps, sched := 0, map[string]int{}
 		for i := range sinkTable.Len() {
 			if sinkTable.Event(i).Role == role.Step {
 				steps++
 			}
+			if name := sinkTable.NameOf(i); name == trace.TrainCPUCounter || name == trace.TrainWaitCounter {
+				sched[name]++
+			}
 		}
 		if steps != 3 { // an abandoned epoch's step is still closed in the trace
 			t.Errorf("abandon=%v: %d steps recorded, want 3", abandon, steps)
+		}
+		// Each epoch trained records its threads' time on a core and waiting for one (Linux).
+		if runtime.GOOS == "linux" && (sched[trace.TrainCPUCounter] != want || sched[trace.TrainWaitCounter] != want) {
+			t.Errorf("abandon=%v: scheduling counters %v, want %d of each", abandon, sched, want)
 		}
 	}
 }

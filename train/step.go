@@ -40,14 +40,15 @@ func Phase(lane *trace.Lane, name string, r role.Role, fn func()) {
 // BreakablePhase is [Phase] for a phase that work of another role interrupts: fn takes the
 // phase and runs that work through [OpenPhase.Break].
 func BreakablePhase(lane *trace.Lane, name string, r role.Role, fn func(p *OpenPhase)) {
-	p := &OpenPhase{lane: lane, name: name, role: r, span: lane.Begin(name, r)}
+	p := &OpenPhase{lane: lane, name: name, role: r, span: lane.Begin(name, r), cpu: -1}
+	p.startCPU()
 	lane.HoldWriter() // the trace's writer works between phases, not on the cores they use
 	lane.Do(context.Background(), r, func(ctx context.Context) {
 		p.labels = ctx
 		fn(p)
 	})
 	lane.ReleaseWriter()
-	p.span.End()
+	p.endSpan()
 }
 
 // OpenPhase is a phase being recorded by [BreakablePhase].
@@ -57,6 +58,26 @@ type OpenPhase struct {
 	role   role.Role
 	span   trace.Span
 	labels context.Context // the phase's CPU-profile labels, which a break restores after it
+	cpu    int64           // a compute phase's process CPU time when its span began (ns); −1: not measured
+}
+
+// startCPU notes the process CPU time as a compute phase's span begins (recording on).
+func (p *OpenPhase) startCPU() {
+	if p.lane != nil && (p.role == role.Forward || p.role == role.Backward || p.role == role.Optimizer) {
+		p.cpu = processCPUNs()
+	}
+}
+
+// endSpan ends the phase's span and, for a compute phase, records the process CPU time it took
+// ([trace.ComputeCPUCounter]): how busy the compute kept the cores.
+func (p *OpenPhase) endSpan() {
+	p.span.End()
+	if p.cpu >= 0 {
+		if now := processCPUNs(); now >= p.cpu {
+			p.lane.Counter(trace.ComputeCPUCounter, float64(now-p.cpu))
+		}
+		p.cpu = -1
+	}
 }
 
 // Break runs fn, work of role r inside the phase, in a break of it: the phase's span ends before
@@ -64,11 +85,12 @@ type OpenPhase struct {
 // breaks after each hidden layer for the history exchange, in which the host waits for history
 // rows: forward spans around it would claim that wait as compute.
 func (p *OpenPhase) Break(r role.Role, fn func()) {
-	p.span.End()
+	p.endSpan()
 	p.lane.ReleaseWriter()
 	p.lane.Do(p.labels, r, func(context.Context) { fn() })
 	p.lane.HoldWriter()
 	p.span = p.lane.Begin(p.name, p.role)
+	p.startCPU()
 }
 
 // OptimizerStep is every trainer's optimizer phase: the gradients' global L2 norm clipped to

@@ -89,6 +89,18 @@ func TestBreakablePhase(t *testing.T) {
 		}
 	}
 
+	// Each forward span records the process CPU time it took (the spin: about 0.1 s of CPU), and the
+	// break none: its CPU time is the history's, not the compute's.
+	var cpus []float64
+	for i := range tbl.Len() {
+		if tbl.Kind[i] == trace.KindCounter && tbl.NameOf(i) == trace.ComputeCPUCounter {
+			cpus = append(cpus, tbl.Value[i])
+		}
+	}
+	if len(cpus) != 2 || min(cpus[0], cpus[1]) < 0.02e9 || max(cpus[0], cpus[1]) > 2e9 {
+		t.Errorf("compute CPU counters %v ns, want one per forward span, each its spin's CPU time", cpus)
+	}
+
 	prof, err := profile.Parse(&cpu)
 	if err != nil {
 		t.Fatal(err)

@@ -47,9 +47,10 @@ func (o *deviceOptions) config() (train.DeviceConfig, error) {
 }
 
 // describe adds the device to a run's config: its name and link model as reports show them, the
-// --link flag as given, and the memory limit.
+// --link flag as given, the memory limit, and where its compute runs.
 func (o *deviceOptions) describe(config map[string]any, cfg train.DeviceConfig) {
 	config["device"], config["link"], config["link_model"], config["device_memory"] = cfg.String(), o.link, cfg.Link.String(), cfg.MemoryLimit
+	config["compute"] = cfg.Compute()
 }
 
 // onDevice runs train on a new device recording into rec, and closes the device.

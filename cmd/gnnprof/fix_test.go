@@ -156,12 +156,13 @@ func TestFixSyncTransfers(t *testing.T) {
 	}
 }
 
-// TestFixNothingToRerun: a run whose findings name no trainer option is left as it is — nothing
-// rerun, nothing written, exit 0 — and a path without a run.json is refused with the reason: a
+// TestFixNothingToRerun: a run whose findings name no trainer option (it already prefetches, so
+// whatever the machine's load makes of its two steps, input-bound names none) is left as it is —
+// nothing rerun, nothing written, exit 0 — and a path without a run.json is refused with the reason: a
 // torch.profiler trace, or a run that did not finish.
 func TestFixNothingToRerun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := runSaintArgs(dir, "--epochs", "2", "--budget", "200", "--no-report"); err != nil {
+	if _, err := runSaintArgs(dir, "--epochs", "2", "--budget", "200", "--prefetch", "2", "--no-report"); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := gnnprofCLI(t, "fix", dir)

@@ -155,7 +155,7 @@ type batchingFlags struct{ given train.Batching }
 // register registers the flags; prefetchDefault says what the trainer builds ahead by default.
 func (b *batchingFlags) register(f *pflag.FlagSet, prefetchDefault string) {
 	f.IntVar(&b.given.Prefetch, "prefetch", 0, "batches built ahead of the one training by a loader goroutine; 0: each batch is built inline, on the step's thread (default "+prefetchDefault+")")
-	f.StringVar(&b.given.BatchMemory, "batch-memory", "", "cap each batch's predicted peak device memory: auto (3/4 of --device-memory, and at most 1.2× the typical batch) or a size such as 256MiB; batches predicted to pass it are split (default: no cap)")
+	f.StringVar(&b.given.BatchMemory, "batch-memory", "", "cap each batch's predicted peak device memory: auto (what the device holds at 80% of --device-memory, and at most 1.2× the typical batch) or a size such as 256MiB; batches predicted to pass it are split (default: no cap)")
 }
 
 // apply overrides a trainer's default batching c with the flags given.

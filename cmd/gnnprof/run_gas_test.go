@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,12 +159,14 @@ func TestGASTransferFindings(t *testing.T) {
 }
 
 // TestBatchMemoryAutoClearsNearLimit: a GAS run whose device memory limit its peak comes within
-// 10% of gets the memory-near-limit finding (the trace tells the analyzer the device's memory);
-// the same run with --batch-memory auto, whose batches are capped from that limit, peaks below
-// 90% of it and does not.
+// 10% of gets the memory-near-limit finding (the trace tells the analyzer the device's memory),
+// which names --batch-memory auto as its fix; gnnprof fix reruns it so, and the capped run's peak
+// stays under 90% of the limit (the finding gone), its batches' peaks within 1.2× of their median,
+// its accuracy within noise, and the finding's split — the steps capping makes of a step, which
+// the predicted step time divides by — within 25% of the steps the capped run took per step.
 func TestBatchMemoryAutoClearsNearLimit(t *testing.T) {
-	args := []string{"run", "gas", "--data", "sbm:nodes=20000,classes=4,degree=10,features=32", "--parts", "20", "--batch-parts", "5",
-		"--epochs", "2", "--no-report"}
+	args := []string{"run", "gas", "--data", "sbm:nodes=20000,classes=4,degree=10,features=32", "--parts", "40", "--batch-parts", "8",
+		"--epochs", "3", "--no-report"}
 	free := filepath.Join(t.TempDir(), "free")
 	if _, _, err := gnnprofCLI(t, append(args, "--out", free)...); err != nil {
 		t.Fatal(err)
@@ -173,37 +176,54 @@ func TestBatchMemoryAutoClearsNearLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	limit := strconv.FormatInt(run.Final.PeakDeviceBytes*21/20, 10) // the peak is 95% of it
-	nearLimit := func(dir string) (bool, float64) {
-		p, err := analyze.Load(dir, analyze.Options{})
-		if err != nil {
-			t.Fatal(err)
+	memoryFinding := func(p *analyze.Profile) *analyze.Finding {
+		if i := slices.IndexFunc(p.Findings, func(f analyze.Finding) bool { return strings.HasPrefix(f.ID, "memory-") }); i >= 0 {
+			return &p.Findings[i]
 		}
-		pct := 0.0
-		for _, d := range p.Memory.Devices {
-			if d.Device == 0 {
-				pct = d.PeakPercent
-			}
-		}
-		return slices.ContainsFunc(p.Findings, func(f analyze.Finding) bool { return f.ID == "memory-near-limit" }), pct
+		return nil
 	}
 	limited := filepath.Join(t.TempDir(), "limited")
 	if _, _, err := gnnprofCLI(t, append(args, "--out", limited, "--device-memory", limit)...); err != nil {
 		t.Fatal(err)
 	}
-	if fired, pct := nearLimit(limited); !fired {
-		t.Errorf("peak at %.1f%% of --device-memory %s: memory-near-limit did not fire", pct, limit)
-	}
-	capped := filepath.Join(t.TempDir(), "capped")
-	if _, _, err := gnnprofCLI(t, append(args, "--out", capped, "--device-memory", limit, "--batch-memory", "auto")...); err != nil {
-		t.Fatal(err)
-	}
-	fired, pct := nearLimit(capped)
-	run, err = rundir.Read(capped)
+	before, err := analyze.Load(limited, analyze.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("capped: device peak at %.1f%% of the limit; batches %+v", pct, run.BatchMemory)
-	if fired || run.BatchMemory == nil || run.BatchMemory.CapBytes == 0 || run.BatchMemory.Split == 0 {
-		t.Errorf("with --batch-memory auto: memory-near-limit fired %v (peak at %.1f%%), batch memory %+v", fired, pct, run.BatchMemory)
+	f := memoryFinding(before)
+	if f == nil || f.ID != "memory-near-limit" || !slices.Equal(f.FixFlags, []string{"--batch-memory", "auto"}) || f.Impact.Split < 1 {
+		t.Fatalf("peak at 95%% of --device-memory %s: memory finding %+v, want memory-near-limit fixed by --batch-memory auto", limit, f)
+	}
+	out, stderr, err := gnnprofCLI(t, "fix", limited, "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var res fixResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if !slices.Equal(res.Applied, []string{"--batch-memory", "auto"}) || res.PredictedStepNs != analyze.PredictStepNs(before, []string{f.ID}) {
+		t.Fatalf("fix applied %v, predicted %d; want --batch-memory auto and PredictStepNs", res.Applied, res.PredictedStepNs)
+	}
+	after, err := analyze.Load(res.Out, analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	capped, err := rundir.Read(res.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm := capped.BatchMemory
+	t.Logf("capped: batches %+v; split predicted %.2f, steps %d → %d; test accuracy %.4f → %.4f", bm, f.Impact.Split,
+		before.Steps.Count, after.Steps.Count, res.TestAcc.Before, res.TestAcc.After)
+	if g := memoryFinding(after); g != nil || bm == nil || bm.CapBytes == 0 || bm.Split == 0 || bm.Spread > 1.2 {
+		t.Errorf("with --batch-memory auto: memory finding %+v, batch memory %+v; want none, batches split, spread ≤ 1.2", g, bm)
+	}
+	// All steps, not the measured ones: which steps are warm-up depends on the machine's load.
+	if steps := float64(after.Steps.Count) / float64(before.Steps.Count); math.Abs(f.Impact.Split-steps) > 0.25*steps {
+		t.Errorf("split predicted %.2f steps per step, measured %.2f (%d → %d steps): more than 25%% off", f.Impact.Split, steps, before.Steps.Count, after.Steps.Count)
+	}
+	if d := math.Abs(res.TestAcc.After - res.TestAcc.Before); d > 0.03 {
+		t.Errorf("test accuracy %.4f → %.4f: more than 3 points apart", res.TestAcc.Before, res.TestAcc.After)
 	}
 }

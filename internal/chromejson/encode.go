@@ -39,6 +39,7 @@ type Event struct {
 	Bytes    int64 // spans: bytes touched; copies: bytes moved; memory: +allocated / −freed
 	FLOPs    int64 // spans
 	Total    int64 // memory: the device's allocated bytes afterwards
+	Reserved int64 // memory: the bytes its allocator holds afterwards; 0: not written
 	Value    float64
 	Device   int16  // copies and memory; NoDevice for host memory
 	Stream   int32  // copies
@@ -175,6 +176,10 @@ func appendMemoryArgs(b []byte, e *Event) []byte {
 	b = strconv.AppendInt(b, e.Bytes, 10)
 	b = append(b, `,"Total Allocated":`...)
 	b = strconv.AppendInt(b, e.Total, 10)
+	if e.Reserved != 0 {
+		b = append(b, `,"Total Reserved":`...)
+		b = strconv.AppendInt(b, e.Reserved, 10)
+	}
 	if e.Device == NoDevice {
 		return append(b, `,"Device Type":0,"Device Id":-1`...)
 	}
