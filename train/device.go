@@ -29,6 +29,9 @@ type DeviceConfig struct {
 	Link *device.LinkModel
 	// MemoryLimit is the device memory in bytes; 0: no limit.
 	MemoryLimit int64
+	// CUDA runs the trainer on the GPU through the CUDA backend (the GPU build only): its layers
+	// compute there, and Link is unused, the copies crossing the real link.
+	CUDA bool
 }
 
 // deviceIndex is the number of the device trainers run on.
@@ -37,6 +40,9 @@ const deviceIndex = 0
 // String names the device and its link model, as reports show it: "cpu:0, PCIe 4.0 x16 link
 // model" (the model's figures are in Link.String()).
 func (c DeviceConfig) String() string {
+	if c.CUDA {
+		return fmt.Sprintf("cuda:%d", deviceIndex)
+	}
 	name := fmt.Sprintf("cpu:%d", deviceIndex)
 	if c.Link == nil {
 		return name + " (the CPU as the device, no link model)"
@@ -45,10 +51,15 @@ func (c DeviceConfig) String() string {
 }
 
 // Device is a trainer's accelerator: the CPU backend of package device, with its link model and
-// the [Arena]s that give nn's layers and the optimizer their buffers in device memory.
+// the [Arena]s that give nn's layers and the optimizer their buffers in device memory; or a GPU
+// (the CUDA backend), with the [nn.Engine] that computes the layers there.
 type Device struct {
 	Dev    device.Device
 	Config DeviceConfig
+	// Engine computes the layers that dispatch to one ([nn.Engine]) in the device's memory; nil
+	// on the CPU backend, whose memory the host computes in.
+	Engine nn.Engine
+	gpu    gpuEngine // Engine, with its copies
 	// Arena holds the layers' buffers: activations and gradients, one batch's working set.
 	Arena *Arena
 	// State holds the optimizer's state, which lives as long as the parameters.
@@ -61,8 +72,12 @@ type Device struct {
 	readBack Buf[int64] // device memory that values are read back from
 }
 
-// NewDevice returns a CPU device recording into rec (nil: not recorded). [Device.Close] it when done.
+// NewDevice returns the device cfg chooses, the CPU or a GPU, recording into rec (nil: not
+// recorded). [Device.Close] it when done.
 func NewDevice(cfg DeviceConfig, rec *trace.Recorder) (*Device, error) {
+	if cfg.CUDA {
+		return newCUDADevice(cfg, rec)
+	}
 	dev, err := device.NewCPU(device.CPUConfig{Index: deviceIndex, MemoryLimit: cfg.MemoryLimit, Recorder: rec, Link: cfg.Link})
 	if err != nil {
 		return nil, err
@@ -93,8 +108,13 @@ func (d *Device) Lane(name string) *trace.Lane {
 	return d.Rec.Lane(name)
 }
 
-// String names the device and its link model ([DeviceConfig.String]).
-func (d *Device) String() string { return d.Config.String() }
+// String names the device and its link model ([DeviceConfig.String]), or the GPU.
+func (d *Device) String() string {
+	if g, ok := d.Dev.(interface{ GPU() string }); ok {
+		return d.Config.String() + " (" + g.GPU() + ")"
+	}
+	return d.Config.String()
+}
 
 // Close waits for the device's queued work and stops it.
 func (d *Device) Close() error { return d.Dev.Close() }
@@ -137,6 +157,9 @@ func (d *Device) ReadBack(lane *trace.Lane, vals ...float64) ([]float64, error) 
 	if d == nil {
 		return vals, nil
 	}
+	if d.gpu != nil {
+		return nil, fmt.Errorf("reading back %d values: %w", len(vals), errOnGPU)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.readBack.Grow(d, len(vals), false, "read-back"); err != nil {
@@ -171,6 +194,9 @@ func (d *Device) ReadScores(lane *trace.Lane, s Scores) (Scores, error) {
 func (d *Device) Err() error {
 	if d == nil {
 		return nil
+	}
+	if d.gpu != nil {
+		return errors.Join(d.Arena.Err(), d.State.Err(), d.gpu.err())
 	}
 	return errors.Join(d.Arena.Err(), d.State.Err())
 }
