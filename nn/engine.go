@@ -51,6 +51,49 @@ type Engine interface {
 	CrossEntropy(logp *Mat, t Targets, grad, loss *Mat)
 	// Adam applies one step of Adam to the parameter w with gradient g and moments m, v.
 	Adam(st AdamStep, w, g, m, v *Mat)
+
+	// A GAT layer's attention, in the steps GATReorganized takes ([GATState] holds what they
+	// share): the projections onto the attention vectors, the edge softmax with its dropout, and
+	// the heads' aggregation into out (concatenated, or their mean); backward, from the output's
+	// gradient dy, the attention's and the projections' gradients, the aggregation's share of the
+	// features' gradient dh (added), and the projections' share of dh with the attention vectors'
+	// gradients gSrc and gDst (added).
+	GATProject(st *GATState)
+	GATSoftmax(st *GATState)
+	GATAggregate(st *GATState, out *Mat)
+	GATEdgeGrad(st *GATState, dy *Mat)
+	GATScatter(st *GATState, dh *Mat)
+	GATProjectBackward(st *GATState, dh, gSrc, gDst *Mat)
+}
+
+// GATState is a GAT layer's attention on an engine: its shape and what the forward pass keeps
+// for the backward, in the engine's memory (the engine sizes the matrices it writes). The
+// attention is edge-major, Alpha row e holding edge e's heads.
+type GATState struct {
+	Adj       *Sparse
+	Heads, Ch int
+	Concat    bool    // heads concatenated, else averaged
+	Slope     float32 // LeakyReLU's
+	// Drop, Seed and P are the attention dropout's: nn's masks for Seed.
+	Drop bool
+	Seed uint64
+	P    float32
+
+	H              *Mat // the projected features, Adj.Cols × Heads·Ch
+	AttSrc, AttDst *Mat // the attention vectors, Heads × Ch
+	ASrc, ADst     *Mat // the projections: Adj.Cols × Heads, Adj.Rows × Heads
+	Alpha, AlphaD  *Mat // the attention, NNZ × Heads, and after dropout (with Drop)
+	Agg            *Mat // the heads' aggregation before their mean
+
+	DOut, DAlphaD, DAlpha, DSrc, DDst *Mat // backward: the gradients of Agg, AlphaD, Alpha, ASrc, ADst
+}
+
+// Kept is the attention the aggregation weights with: after dropout while dropping.
+func (s *GATState) Kept() *Mat {
+	if s.Drop {
+		return s.AlphaD
+	}
+	return s.Alpha
 }
 
 // DeviceData is a matrix's storage in an engine's memory.

@@ -413,3 +413,88 @@ func (e *cudaEngine) readFloat64(lane *trace.Lane, m *nn.Mat) (float64, error) {
 	}
 	return v[0], e.err()
 }
+
+// gat is a GAT state's shape as the launchers take it.
+func (e *cudaEngine) gat(st *nn.GATState) cuda.GAT {
+	return cuda.GAT{Adj: e.csr(st.Adj), Heads: st.Heads, Ch: st.Ch, H: e.mat(st.H)}
+}
+
+func (e *cudaEngine) GATProject(st *nn.GATState) {
+	st.ASrc = e.Resize(st.ASrc, st.Adj.Cols, st.Heads)
+	st.ADst = e.Resize(st.ADst, st.Adj.Rows, st.Heads)
+	if e.ok() {
+		e.fail(e.k.GATProject(e.s, e.gat(st), e.mat(st.AttSrc).Mem, e.mat(st.AttDst).Mem, e.mat(st.ASrc).Mem, e.mat(st.ADst).Mem))
+	}
+}
+
+func (e *cudaEngine) GATSoftmax(st *nn.GATState) {
+	st.Alpha = e.Resize(st.Alpha, st.Adj.NNZ(), st.Heads)
+	if e.ok() {
+		e.fail(e.k.GATSoftmax(e.s, e.csr(st.Adj), st.Heads, st.Slope, e.mat(st.ASrc).Mem, e.mat(st.ADst).Mem, e.mat(st.Alpha).Mem))
+	}
+	if st.Drop {
+		st.AlphaD = e.Resize(st.AlphaD, st.Adj.NNZ(), st.Heads)
+		if e.ok() {
+			e.fail(e.k.GATAttnDropout(e.s, e.gat(st), st.Seed, st.P, e.mat(st.Alpha).Mem, e.mat(st.AlphaD).Mem))
+		}
+	}
+}
+
+func (e *cudaEngine) GATAggregate(st *nn.GATState, out *nn.Mat) {
+	agg := out
+	if !st.Concat {
+		st.Agg = e.Resize(st.Agg, st.Adj.Rows, st.Heads*st.Ch)
+		agg = st.Agg
+	}
+	if e.ok() {
+		e.fail(e.k.GATAggregate(e.s, e.gat(st), e.mat(st.Kept()).Mem, e.mat(agg)))
+	}
+	if !st.Concat && e.ok() {
+		e.fail(e.k.HeadMean(e.s, st.Heads, e.mat(agg), e.mat(out)))
+	}
+}
+
+func (e *cudaEngine) GATEdgeGrad(st *nn.GATState, dy *nn.Mat) {
+	dOut := dy
+	if !st.Concat {
+		st.DOut = e.Resize(st.DOut, st.Adj.Rows, st.Heads*st.Ch)
+		dOut = st.DOut
+		if e.ok() {
+			e.fail(e.k.HeadMeanBackward(e.s, st.Heads, e.mat(dy), e.mat(dOut)))
+		}
+	}
+	st.DOut = dOut
+	n := st.Adj.NNZ()
+	st.DAlphaD = e.Resize(st.DAlphaD, n, st.Heads)
+	if e.ok() {
+		e.fail(e.k.GATEdgeDot(e.s, e.gat(st), e.mat(dOut), e.mat(st.DAlphaD).Mem))
+	}
+	dAlpha := st.DAlphaD
+	if st.Drop {
+		st.DAlpha = e.Resize(st.DAlpha, n, st.Heads)
+		dAlpha = st.DAlpha
+		if e.ok() {
+			e.fail(e.k.GATAttnDropout(e.s, e.gat(st), st.Seed, st.P, e.mat(st.DAlphaD).Mem, e.mat(dAlpha).Mem))
+		}
+	}
+	st.DSrc = e.Resize(st.DSrc, st.Adj.Cols, st.Heads)
+	st.DDst = e.Resize(st.DDst, st.Adj.Rows, st.Heads)
+	e.Zero(st.DSrc)
+	if e.ok() {
+		e.fail(e.k.GATSoftmaxBackward(e.s, e.csr(st.Adj), st.Heads, st.Slope, e.mat(st.ASrc).Mem, e.mat(st.ADst).Mem,
+			e.mat(st.Alpha).Mem, e.mat(dAlpha).Mem, e.mat(st.DSrc).Mem, e.mat(st.DDst).Mem))
+	}
+}
+
+func (e *cudaEngine) GATScatter(st *nn.GATState, dh *nn.Mat) {
+	if e.ok() {
+		e.fail(e.k.GATScatter(e.s, e.gat(st), e.mat(st.Kept()).Mem, e.mat(st.DOut), e.mat(dh)))
+	}
+}
+
+func (e *cudaEngine) GATProjectBackward(st *nn.GATState, dh, gSrc, gDst *nn.Mat) {
+	if e.ok() {
+		e.fail(e.k.GATProjectBackward(e.s, e.gat(st), e.mat(st.AttSrc).Mem, e.mat(st.AttDst).Mem, e.mat(st.DSrc).Mem,
+			e.mat(st.DDst).Mem, e.mat(dh), e.mat(gSrc).Mem, e.mat(gDst).Mem))
+	}
+}

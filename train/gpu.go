@@ -33,7 +33,7 @@ type gpuEngine interface {
 
 // GPUModels are the models whose every layer computes on a GPU's engine, with the full-batch
 // trainer.
-var GPUModels = []string{"gcn"}
+var GPUModels = []string{"gcn", "gat"}
 
 // errOnGPU says that values a GPU computed are in its memory, to be copied back from there, not
 // the host's to read back.
