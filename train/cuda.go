@@ -3,6 +3,7 @@
 package train
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -40,7 +41,8 @@ type cudaEngine struct {
 	s   device.Stream
 	// ints are the int32 arrays uploaded for the loss's targets, by the host array's first element.
 	ints  map[*int32]device.Mem
-	first error // the first failure; the work after it is skipped
+	label string // what the matrices Resize allocates are ("" : activations)
+	first error  // the first failure; the work after it is skipped
 }
 
 // cudaMat is a matrix's storage in GPU memory: the values in use, mem, in a buffer of its own
@@ -74,6 +76,12 @@ func (e *cudaEngine) fail(err error) {
 
 func (e *cudaEngine) err() error { return e.first }
 
+func (e *cudaEngine) labelled(label string, fn func()) {
+	e.label = label
+	defer func() { e.label = "" }()
+	fn()
+}
+
 // alloc allocates device memory for n float32s, n in use, accounted as the arenas' buffers are.
 func (e *cudaEngine) alloc(floats, used int, label string) *device.Buffer {
 	b, err := e.d.use.alloc(e.dev, int64(floats)*4, int64(used)*4, label)
@@ -103,7 +111,7 @@ func (e *cudaEngine) Resize(m *nn.Mat, rows, cols int) *nn.Mat {
 	if dm.buf != nil {
 		e.fail(e.d.use.free(e.dev, dm.buf))
 	}
-	dm.buf = e.alloc(n+n/8, n, "activations") // room to spare, as the arenas keep
+	dm.buf = e.alloc(n+n/8, n, cmp.Or(e.label, "activations")) // room to spare, as the arenas keep
 	dm.mem = device.Mem{}
 	if dm.buf != nil {
 		dm.mem = dm.buf.Float32Range(0, n)
@@ -359,14 +367,8 @@ func (e *cudaEngine) uploadInt32s(lane *trace.Lane, v []int32, label string) err
 }
 
 func (e *cudaEngine) placeParams(lane *trace.Lane, params []*nn.Param) error {
-	total := 0
-	for _, p := range params {
-		total += p.Size()
-	}
-	host := make([]float32, 0, total)
-	for _, p := range params {
-		host = append(host, p.W.Data[:p.Size()]...)
-	}
+	host := packParams(params)
+	total := len(host)
 	w, err := upload(e, lane, host, "parameters")
 	if err != nil {
 		return err

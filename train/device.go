@@ -122,14 +122,8 @@ func (d *Device) Close() error { return d.Dev.Close() }
 // PlaceParams moves params into device memory: their values are copied to the device (one
 // recorded copy) and their gradients allocated there. Call it before building the optimizer.
 func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
-	total := 0
-	for _, p := range params {
-		total += p.Size()
-	}
-	host := make([]float32, 0, total)
-	for _, p := range params {
-		host = append(host, p.W.Data[:p.Size()]...)
-	}
+	host := packParams(params)
+	total := len(host)
 	var w, g Buf[float32]
 	if err := w.Alloc(d, total, false, "parameters"); err != nil {
 		return err
@@ -147,6 +141,19 @@ func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
 		off += n
 	}
 	return nil
+}
+
+// packParams returns the parameters' values one after another, as they are uploaded.
+func packParams(params []*nn.Param) []float32 {
+	total := 0
+	for _, p := range params {
+		total += p.Size()
+	}
+	host := make([]float32, 0, total)
+	for _, p := range params {
+		host = append(host, p.W.Data[:p.Size()]...)
+	}
+	return host
 }
 
 // ReadBack returns vals, computed on the device, as the host receives them: written to device

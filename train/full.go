@@ -175,7 +175,7 @@ func (f *FullBatch) Place(d *Device, lane *trace.Lane) error {
 			return fmt.Errorf("placing the full-batch trainer on %s: %w", d.Dev.Name(), err)
 		}
 		f.Dev, f.ctx.Engine = d, d.Engine
-		f.Opt = nn.NewAdamOn(d.Engine, float32(f.Config.LR), f.Model.ParamGroups()...)
+		d.gpu.labelled("optimizer state", func() { f.Opt = nn.NewAdamOn(d.Engine, float32(f.Config.LR), f.Model.ParamGroups()...) })
 		return d.Err()
 	}
 	if err := f.place(d, lane); err != nil {

@@ -29,6 +29,9 @@ type gpuEngine interface {
 	readFloat64(lane *trace.Lane, m *nn.Mat) (float64, error)
 	// err is the first failure of the engine's kernels or allocations.
 	err() error
+	// labelled runs fn with the matrices the engine allocates labelled label (as the CPU
+	// device's arenas label theirs).
+	labelled(label string, fn func())
 }
 
 // GPUModels are the models whose every layer computes on a GPU's engine, with the full-batch
