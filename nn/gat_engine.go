@@ -2,8 +2,8 @@ package nn
 
 import "github.com/gnnprof/gnnprof/role"
 
-// forwardEngine is Forward on an engine, after the projection: every form computes as
-// GATReorganized does there (the same function), with the same spans.
+// forwardEngine is Forward on an engine, after the projection: GATReorganized's steps, with its
+// spans (the engine has that form only: a trainer asks for it).
 func (l *GATConv) forwardEngine(c *Ctx, e Engine) *Mat {
 	adj, H, C := l.adj, l.Heads, l.Ch
 	st := &l.dev

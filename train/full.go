@@ -193,6 +193,9 @@ func (f *FullBatch) placeOnGPU(d *Device, lane *trace.Lane) error {
 	if !slices.Contains(GPUModels, f.Config.Model) {
 		return fmt.Errorf("model %s does not compute on the GPU yet (%s do)", f.Config.Model, strings.Join(GPUModels, ", "))
 	}
+	if f.Config.Model == "gat" && f.Config.GATForm != nn.GATReorganized.String() {
+		return fmt.Errorf("GAT's %s form does not compute on the GPU (the %s form does)", f.Config.GATForm, nn.GATReorganized)
+	}
 	g := d.gpu
 	var x nn.Input
 	if s := f.In.X.Sparse; s != nil {
