@@ -82,7 +82,7 @@ type GATConv struct {
 	rowMax, rowSum []float32 // nd×H softmax statistics (recompute)
 	cat, msg       []float32 // naive: |E|×2HC endpoint features, |E|×HC messages
 	agg, out       *Mat
-	dev GATState // the attention on an engine
+	dev            GATState // the attention on an engine
 	// backward buffers
 	dO           *Mat
 	ds           []float32 // |E|×H score gradients, edge-major (naive, reorganized)
