@@ -22,6 +22,9 @@ type Ctx struct {
 	// saved activations, gradients), so that a trainer can place them in accounted device
 	// memory. Nil: the Go heap.
 	Alloc Allocator
+	// Engine, when set, holds those buffers in its own memory and computes the layers that
+	// dispatch to it ([Engine]); Alloc is then unused. Nil: the host computes.
+	Engine Engine
 }
 
 // Allocator provides the memory of layer buffers. Layers keep and reuse their buffers, so an
@@ -52,6 +55,9 @@ func (c *Ctx) reuse(b []float32, n int) {
 
 // Resize is the package's Resize with the memory from the context's allocator.
 func (c *Ctx) Resize(m *Mat, rows, cols int) *Mat {
+	if c != nil && c.Engine != nil {
+		return c.Engine.Resize(m, rows, cols)
+	}
 	if c == nil || c.Alloc == nil {
 		return Resize(m, rows, cols)
 	}
@@ -66,6 +72,10 @@ func (c *Ctx) Resize(m *Mat, rows, cols int) *Mat {
 // ResizeZero is Resize followed by zeroing.
 func (c *Ctx) ResizeZero(m *Mat, rows, cols int) *Mat {
 	m = c.Resize(m, rows, cols)
+	if e := engineOf(m); e != nil {
+		e.Zero(m)
+		return m
+	}
 	zero(m.Data)
 	return m
 }

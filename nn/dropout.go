@@ -46,7 +46,11 @@ func (d *Dropout) Forward(c *Ctx, x *Mat) *Mat {
 		return x
 	}
 	d.out = c.Resize(d.out, x.Rows, x.Cols)
-	dropMask(d.seed, d.P, x.Data[:x.Len()], d.out.Data)
+	if e := engineOf(d.out); e != nil {
+		e.Dropout(d.seed, d.P, x, d.out)
+	} else {
+		dropMask(d.seed, d.P, x.Data[:x.Len()], d.out.Data)
+	}
 	sp.EndWork(int64(x.Len()), 2*x.Bytes())
 	return d.out
 }
@@ -59,6 +63,11 @@ func (d *Dropout) ForwardSparse(c *Ctx, x *Sparse) *Sparse {
 	sp, ok := d.begin(c)
 	if !ok {
 		return x
+	}
+	if x.Dev != nil {
+		x.Dev.Engine().DropoutSparse(d.seed, d.P, x, &d.sOut)
+		sp.EndWork(int64(x.NNZ()), 8*int64(x.NNZ()))
+		return &d.sOut
 	}
 	if x.Transient {
 		d.keep(c, x)
@@ -121,7 +130,11 @@ func (d *Dropout) Backward(c *Ctx, dy *Mat) *Mat {
 	}
 	sp := c.Begin(d.name, role.Backward)
 	d.dx = c.Resize(d.dx, dy.Rows, dy.Cols)
-	dropMask(d.seed, d.P, dy.Data[:dy.Len()], d.dx.Data)
+	if e := engineOf(d.dx); e != nil {
+		e.Dropout(d.seed, d.P, dy, d.dx)
+	} else {
+		dropMask(d.seed, d.P, dy.Data[:dy.Len()], d.dx.Data)
+	}
 	sp.EndWork(int64(dy.Len()), 2*dy.Bytes())
 	return d.dx
 }

@@ -82,6 +82,7 @@ type GATConv struct {
 	rowMax, rowSum []float32 // nd×H softmax statistics (recompute)
 	cat, msg       []float32 // naive: |E|×2HC endpoint features, |E|×HC messages
 	agg, out       *Mat
+	dev            GATState // the attention on an engine
 	// backward buffers
 	dO           *Mat
 	ds           []float32 // |E|×H score gradients, edge-major (naive, reorganized)
@@ -136,6 +137,9 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 	}
 	H, C := l.Heads, l.Ch
 	l.h = mulWSpan(c, "gat.linear", x, l.W.W, l.h)
+	if e := engineOf(l.h); e != nil {
+		return l.forwardEngine(c, e)
+	}
 
 	l.agg = c.Resize(l.agg, adj.Rows, H*C)
 	switch l.Form {
@@ -177,6 +181,9 @@ func (l *GATConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 // Backward accumulates the parameter gradients and returns dx (nil with NoInputGrad or a
 // sparse input).
 func (l *GATConv) Backward(c *Ctx, dy *Mat) *Mat {
+	if e := engineOf(l.h); e != nil {
+		return l.backwardEngine(c, e, dy)
+	}
 	adj, H, C := l.adj, l.Heads, l.Ch
 	HC := H * C
 	nd, ns := adj.Rows, l.h.Rows

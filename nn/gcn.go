@@ -57,13 +57,13 @@ func (l *GCNConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 		sp = c.Begin(l.linName, role.Forward)
 		l.out = c.Resize(l.out, adj.Rows, w.Cols)
 		Gemm(false, false, 1, l.ax, w, 0, l.out)
-		AddBias(l.out, l.B.W.Data)
+		addBiasParam(l.out, l.B.W)
 		sp.EndWork(gemmFLOPs(adj.Rows, w.Rows, w.Cols), l.ax.Bytes()+w.Bytes()+l.out.Bytes())
 		return l.out
 	}
 	l.xw = mulWSpan(c, l.linName, x, w, l.xw)
 	sp := c.Begin(l.spmmName, role.Forward)
-	l.out = spmmBias(adj, l.xw, c.Resize(l.out, adj.Rows, w.Cols), l.B.W.Data)
+	l.out = spmmBiasParam(adj, l.xw, c.Resize(l.out, adj.Rows, w.Cols), l.B.W)
 	sp.EndWork(2*int64(adj.NNZ())*int64(w.Cols)+int64(l.out.Len()), spmmBytes(adj, w.Cols))
 	return l.out
 }
@@ -71,7 +71,7 @@ func (l *GCNConv) Forward(c *Ctx, adj *Sparse, x Input) *Mat {
 // Backward accumulates dW, db and returns dx (nil with NoInputGrad or a sparse input).
 func (l *GCNConv) Backward(c *Ctx, dy *Mat) *Mat {
 	w, adj := l.W.W, l.adj
-	AddColSums(l.B.G.Data, dy)
+	addColSumsParam(l.B.G, dy)
 	if l.aggFirst {
 		sp := c.Begin(l.linName, role.Backward)
 		Gemm(true, false, 1, l.ax, dy, 1, l.W.G)

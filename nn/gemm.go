@@ -34,6 +34,10 @@ func Gemm(transA, transB bool, alpha float32, a, b *Mat, beta float32, c *Mat) {
 	if k != kb || c.Rows != m || c.Cols != n {
 		panic(fmt.Sprintf("nn: Gemm: op(a) %d×%d · op(b) %d×%d into %d×%d", m, k, kb, n, c.Rows, c.Cols))
 	}
+	if e := engineOf(c); e != nil {
+		e.Gemm(transA, transB, alpha, a, b, beta, c)
+		return
+	}
 	if m == 0 || n == 0 {
 		return
 	}

@@ -170,7 +170,7 @@ func TestAdamKernelMatchesGo(t *testing.T) {
 		}
 		var out [][]float32
 		for _, p := range ps {
-			out = append(out, p.W.Data, opt.m[p], opt.v[p])
+			out = append(out, p.W.Data, opt.m[p].Data, opt.v[p].Data)
 		}
 		return out
 	}

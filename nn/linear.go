@@ -82,7 +82,7 @@ func mulWBackward(x Input, w, dy, dw *Mat, wantDX bool, dx *Mat) (*Mat, int64, i
 	if !wantDX {
 		return nil, flops, bytes
 	}
-	top := &Mat{Rows: dx.Rows, Cols: dy.Cols, Data: dy.Data[:dx.Rows*dy.Cols]}
+	top := dy.TopRows(dx.Rows)
 	Gemm(false, true, 1, top, w, 0, dx)
 	return dx, flops + gemmFLOPs(dx.Rows, dy.Cols, w.Rows), bytes + top.Bytes() + w.Bytes() + dx.Bytes()
 }

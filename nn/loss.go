@@ -10,6 +10,10 @@ import (
 // LogSoftmax sets out row i = log softmax(x row i), stably.
 func LogSoftmax(x, out *Mat) *Mat {
 	out = Resize(out, x.Rows, x.Cols)
+	if e := engineOf(out); e != nil {
+		e.LogSoftmax(x, out)
+		return out
+	}
 	parallelFor(x.Rows, 20*int64(x.Len()), func(lo, hi int) { // an exponential is ~20 operations
 		for i := lo; i < hi; i++ {
 			logSoftmaxRow(x.Row(i), out.Row(i))
@@ -99,15 +103,26 @@ func NLLLossBackward(logp *Mat, t Targets, dlogp *Mat) *Mat {
 // pass is softmax − one-hot. It keeps the log-probabilities for Backward and for metrics.
 type CrossEntropy struct {
 	LogP, grad *Mat
-	t          Targets
+	// Loss is where an engine leaves the loss (one float64 in a 1×2 matrix): Forward on an
+	// engine's logits does not wait for it, and returns NaN.
+	Loss *Mat
+	t    Targets
 }
 
-// Forward returns the loss.
+// Forward returns the loss (NaN on an engine's logits: the loss is in ce.Loss, and the
+// gradient is computed with it).
 func (ce *CrossEntropy) Forward(c *Ctx, logits *Mat, t Targets) float64 {
 	sp := c.Begin("loss.cross_entropy", role.Forward)
 	t.check("CrossEntropy", logits)
 	ce.t = t
 	ce.LogP = LogSoftmax(logits, c.Resize(ce.LogP, logits.Rows, logits.Cols))
+	if e := engineOf(ce.LogP); e != nil {
+		ce.grad = c.Resize(ce.grad, logits.Rows, logits.Cols)
+		ce.Loss = c.ResizeZero(ce.Loss, 1, 2)
+		e.CrossEntropy(ce.LogP, t, ce.grad, ce.Loss)
+		sp.EndWork(7*int64(logits.Len()), 3*logits.Bytes())
+		return math.NaN()
+	}
 	loss := NLLLoss(ce.LogP, t)
 	sp.EndWork(4*int64(logits.Len()), 2*logits.Bytes())
 	return loss
@@ -117,6 +132,10 @@ func (ce *CrossEntropy) Forward(c *Ctx, logits *Mat, t Targets) float64 {
 func (ce *CrossEntropy) Backward(c *Ctx) *Mat {
 	sp := c.Begin("loss.cross_entropy", role.Backward)
 	lp := ce.LogP
+	if engineOf(lp) != nil { // computed with the loss
+		sp.End()
+		return ce.grad
+	}
 	ce.grad = c.ResizeZero(ce.grad, lp.Rows, lp.Cols)
 	for k, r := range ce.t.Rows {
 		w := ce.t.weight(k)

@@ -10,6 +10,8 @@ import (
 type Mat struct {
 	Rows, Cols int
 	Data       []float32 // len ≥ Rows*Cols; element (i, j) is Data[i*Cols+j]
+	// Dev holds the values instead of Data when an [Engine] does (nil: the host).
+	Dev DeviceData
 }
 
 // NewMat returns a zeroed rows×cols matrix.
@@ -30,6 +32,9 @@ func MatFrom(rows, cols int, data []float32) *Mat {
 func Resize(m *Mat, rows, cols int) *Mat {
 	if m == nil {
 		return NewMat(rows, cols)
+	}
+	if e := engineOf(m); e != nil {
+		return e.Resize(m, rows, cols)
 	}
 	m.Data = growF32(m.Data, rows*cols)
 	m.Rows, m.Cols = rows, cols
@@ -66,6 +71,10 @@ func getScratch(n int) *[]float32 {
 // ResizeZero is Resize followed by zeroing.
 func ResizeZero(m *Mat, rows, cols int) *Mat {
 	m = Resize(m, rows, cols)
+	if e := engineOf(m); e != nil {
+		e.Zero(m)
+		return m
+	}
 	zero(m.Data)
 	return m
 }
@@ -83,7 +92,13 @@ func (m *Mat) Len() int { return m.Rows * m.Cols }
 func (m *Mat) Bytes() int64 { return int64(m.Rows*m.Cols) * 4 }
 
 // Zero sets every element to 0.
-func (m *Mat) Zero() { clear(m.Data[:m.Rows*m.Cols]) }
+func (m *Mat) Zero() {
+	if e := engineOf(m); e != nil {
+		e.Zero(m)
+		return
+	}
+	clear(m.Data[:m.Rows*m.Cols])
+}
 
 // Clone returns a deep copy.
 func (m *Mat) Clone() *Mat {
@@ -91,7 +106,12 @@ func (m *Mat) Clone() *Mat {
 }
 
 // TopRows returns the first n rows as a matrix sharing m's storage.
-func (m *Mat) TopRows(n int) *Mat { return &Mat{Rows: n, Cols: m.Cols, Data: m.Data[:n*m.Cols]} }
+func (m *Mat) TopRows(n int) *Mat {
+	if e := engineOf(m); e != nil {
+		return e.TopRows(m, n)
+	}
+	return &Mat{Rows: n, Cols: m.Cols, Data: m.Data[:n*m.Cols]}
+}
 
 // CopyFrom makes m a copy of src (resizing m).
 func (m *Mat) CopyFrom(src *Mat) {

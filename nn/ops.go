@@ -31,6 +31,26 @@ func AddBias(m *Mat, bias []float32) {
 	parallelFor(m.Rows, int64(m.Len()), func(lo, hi int) { addBiasRows(m, bias, lo, hi) })
 }
 
+// addBiasParam adds a bias parameter's values to every row of m, on the engine holding m when
+// there is one.
+func addBiasParam(m, bias *Mat) {
+	if e := engineOf(m); e != nil {
+		e.AddBias(m, bias)
+		return
+	}
+	AddBias(m, bias.Data)
+}
+
+// addColSumsParam adds m's column sums to a bias parameter's gradient acc, on the engine holding
+// m when there is one.
+func addColSumsParam(acc, m *Mat) {
+	if e := engineOf(m); e != nil {
+		e.AddColSums(acc, m)
+		return
+	}
+	AddColSums(acc.Data, m)
+}
+
 // addBiasRows adds bias to rows [lo, hi) of m.
 func addBiasRows(m *Mat, bias []float32, lo, hi int) {
 	for i := lo; i < hi; i++ {
@@ -62,6 +82,10 @@ func checkCols(op, what string, n int, m *Mat) {
 // ReLU sets y = max(x, 0) (y may be x).
 func ReLU(x, y *Mat) *Mat {
 	y = Resize(y, x.Rows, x.Cols)
+	if e := engineOf(y); e != nil {
+		e.ReLU(x, y)
+		return y
+	}
 	yd, xd := y.Data, x.Data[:x.Len()]
 	parallelElems(len(xd), 1, func(lo, hi int) {
 		for i := lo + reluSIMD(xd[lo:hi], yd[lo:hi]); i < hi; i++ {
@@ -74,6 +98,10 @@ func ReLU(x, y *Mat) *Mat {
 // ReLUBackward sets dx = dy where the forward output y was positive, else 0 (dx may be dy).
 func ReLUBackward(y, dy, dx *Mat) *Mat {
 	dx = Resize(dx, dy.Rows, dy.Cols)
+	if e := engineOf(dx); e != nil {
+		e.ReLUBackward(y, dy, dx)
+		return dx
+	}
 	yd, dyd, dxd := y.Data[:y.Len()], dy.Data[:dy.Len()], dx.Data
 	parallelElems(len(dyd), 1, func(lo, hi int) {
 		for i := lo + reluBackwardSIMD(yd[lo:hi], dyd[lo:hi], dxd[lo:hi]); i < hi; i++ {
@@ -86,6 +114,10 @@ func ReLUBackward(y, dy, dx *Mat) *Mat {
 // ELU sets y = x for x > 0 and alpha·(eˣ − 1) otherwise (y may be x).
 func ELU(x, y *Mat, alpha float32) *Mat {
 	y = Resize(y, x.Rows, x.Cols)
+	if e := engineOf(y); e != nil {
+		e.ELU(x, y, alpha)
+		return y
+	}
 	yd, xd := y.Data, x.Data[:x.Len()]
 	parallelElems(len(xd), 4, func(lo, hi int) {
 		xs, ys := xd[lo:hi], yd[lo:hi]
@@ -116,6 +148,10 @@ func choose(c bool, a, b float32) float32 {
 // (dx may be dy).
 func ELUBackward(y, dy, dx *Mat, alpha float32) *Mat {
 	dx = Resize(dx, dy.Rows, dy.Cols)
+	if e := engineOf(dx); e != nil {
+		e.ELUBackward(y, dy, dx, alpha)
+		return dx
+	}
 	yd, dyd, dxd := y.Data[:y.Len()], dy.Data[:dy.Len()], dx.Data
 	parallelElems(len(dyd), 2, func(lo, hi int) {
 		for i := lo; i < hi; i++ {

@@ -45,7 +45,7 @@ type Adam struct {
 	LR, Beta1, Beta2, Eps float32
 	Groups                []ParamGroup
 	step                  int
-	m, v                  map[*Param][]float32
+	m, v                  map[*Param]*Mat
 }
 
 // NewAdam returns Adam with torch's defaults (β = 0.9, 0.999, ε = 1e-8).
@@ -54,15 +54,22 @@ func NewAdam(lr float32, groups ...ParamGroup) *Adam { return NewAdamIn(nil, lr,
 // NewAdamIn is NewAdam with its moment estimates in memory from alloc (nil: the Go heap), e.g.
 // device memory beside the parameters.
 func NewAdamIn(alloc Allocator, lr float32, groups ...ParamGroup) *Adam {
+	return newAdam(&Ctx{Alloc: alloc}, lr, groups)
+}
+
+// NewAdamOn is NewAdam with its moment estimates in e's memory, updating parameters held there
+// on e.
+func NewAdamOn(e Engine, lr float32, groups ...ParamGroup) *Adam {
+	return newAdam(&Ctx{Engine: e}, lr, groups)
+}
+
+func newAdam(c *Ctx, lr float32, groups []ParamGroup) *Adam {
 	a := &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Groups: groups,
-		m: map[*Param][]float32{}, v: map[*Param][]float32{}}
-	c := &Ctx{Alloc: alloc}
+		m: map[*Param]*Mat{}, v: map[*Param]*Mat{}}
 	for _, g := range groups {
 		for _, p := range g.Params {
-			a.m[p] = c.floats(nil, p.Size())
-			a.v[p] = c.floats(nil, p.Size())
-			clear(a.m[p])
-			clear(a.v[p])
+			a.m[p] = c.ResizeZero(nil, 1, p.Size())
+			a.v[p] = c.ResizeZero(nil, 1, p.Size())
 		}
 	}
 	return a
@@ -95,10 +102,15 @@ func (a *Adam) Step() (flops, bytes int64) {
 		k.wd = g.WeightDecay
 		for _, p := range g.Params {
 			n := p.Size()
-			w, g, m, v := p.W.Data[:n], p.G.Data[:n], a.m[p][:n], a.v[p][:n]
-			parallelElems(n, 12, func(lo, hi int) { adamUpdate(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], &k) })
 			flops += 12 * int64(n)
 			bytes += 5 * 4 * int64(n) // read w, g, m, v; write w, m, v (≈5 streams)
+			if e := engineOf(p.W); e != nil {
+				e.Adam(AdamStep{WeightDecay: k.wd, Beta1: k.beta1, Beta2: k.beta2, StepSize: k.stepSize, SqrtBC2: k.sqrtBC2, Eps: k.eps},
+					p.W, p.G, a.m[p], a.v[p])
+				continue
+			}
+			w, g, m, v := p.W.Data[:n], p.G.Data[:n], a.m[p].Data[:n], a.v[p].Data[:n]
+			parallelElems(n, 12, func(lo, hi int) { adamUpdate(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], &k) })
 		}
 	}
 	return flops, bytes

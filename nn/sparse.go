@@ -19,6 +19,9 @@ type Sparse struct {
 	// features: transposed products (SpMMT) scatter its rows instead of building a transpose to
 	// cache, which would cost more than the products it serves.
 	Transient bool
+	// Dev, when set, holds the arrays in an [Engine]'s memory; the host's stay for the shape (a
+	// dropped copy has no host values).
+	Dev DeviceData
 
 	t     *Sparse // cached transpose
 	tEdge []int32 // tEdge[e'] is the entry of s that transposed entry e' came from
@@ -131,6 +134,10 @@ func SpMM(s *Sparse, x, y *Mat) *Mat {
 		panic(fmt.Sprintf("nn: SpMM: %d×%d sparse times %d×%d", s.Rows, s.Cols, x.Rows, x.Cols))
 	}
 	y = Resize(y, s.Rows, x.Cols)
+	if e := engineOf(y); e != nil {
+		e.SpMM(s, x, y, false)
+		return y
+	}
 	spmmInto(s, x, y, false, nil)
 	return y
 }
@@ -147,10 +154,25 @@ func spmmBias(s *Sparse, x, y *Mat, bias []float32) *Mat {
 	return y
 }
 
+// spmmBiasParam is spmmBias with the bias a parameter's values, on the engine holding y when
+// there is one.
+func spmmBiasParam(s *Sparse, x, y, bias *Mat) *Mat {
+	if e := engineOf(y); e != nil {
+		y = SpMM(s, x, y)
+		e.AddBias(y, bias)
+		return y
+	}
+	return spmmBias(s, x, y, bias.Data)
+}
+
 // SpMMAdd computes y += s·x; y must be s.Rows × x.Cols.
 func SpMMAdd(s *Sparse, x, y *Mat) {
 	if x.Rows != s.Cols || y.Rows != s.Rows || y.Cols != x.Cols {
 		panic(fmt.Sprintf("nn: SpMMAdd: %d×%d sparse times %d×%d into %d×%d", s.Rows, s.Cols, x.Rows, x.Cols, y.Rows, y.Cols))
+	}
+	if e := engineOf(y); e != nil {
+		e.SpMM(s, x, y, true)
+		return
 	}
 	spmmInto(s, x, y, true, nil)
 }
@@ -161,6 +183,11 @@ func SpMMAdd(s *Sparse, x, y *Mat) {
 func SpMMT(s *Sparse, x, y *Mat) *Mat {
 	if x.Rows != s.Rows {
 		panic(fmt.Sprintf("nn: SpMMT: (%d×%d)ᵀ sparse times %d×%d", s.Rows, s.Cols, x.Rows, x.Cols))
+	}
+	if e := engineOf(y); e != nil {
+		y = e.Resize(y, s.Cols, x.Cols)
+		e.SpMMT(s, x, y, false)
+		return y
 	}
 	if s.scatters() {
 		y = Resize(y, s.Cols, x.Cols)
@@ -175,6 +202,10 @@ func SpMMT(s *Sparse, x, y *Mat) *Mat {
 func SpMMTAdd(s *Sparse, x, y *Mat) {
 	if x.Rows != s.Rows || y.Rows != s.Cols || y.Cols != x.Cols {
 		panic(fmt.Sprintf("nn: SpMMTAdd: (%d×%d)ᵀ sparse times %d×%d into %d×%d", s.Rows, s.Cols, x.Rows, x.Cols, y.Rows, y.Cols))
+	}
+	if e := engineOf(y); e != nil {
+		e.SpMMT(s, x, y, true)
+		return
 	}
 	if s.scatters() {
 		spmmTScatter(s, x, y, true)

@@ -30,14 +30,18 @@ type DeviceConfig struct {
 	Link *device.LinkModel
 	// MemoryLimit is the device memory in bytes; 0: no limit.
 	MemoryLimit int64
+	// CUDA runs the trainer on the GPU through the CUDA backend (the GPU build only): its layers
+	// compute there, and Link is unused, the copies crossing the real link.
+	CUDA bool
 }
 
 // Compute says, for the run's metadata, where the device's compute runs: the CPU backend computes
 // on the host's own cores ("on_host"), as many as "threads" at once (nn's kernels split over
 // GOMAXPROCS goroutines), of the "host_cores" the process may use. The analyzer prices moving
-// work off the step (prefetching) by the cores the compute leaves free.
+// work off the step (prefetching) by the cores the compute leaves free. A GPU's compute does not
+// run on them.
 func (c DeviceConfig) Compute() map[string]any {
-	return map[string]any{"on_host": true, "host_cores": runtime.NumCPU(), "threads": runtime.GOMAXPROCS(0)}
+	return map[string]any{"on_host": !c.CUDA, "host_cores": runtime.NumCPU(), "threads": runtime.GOMAXPROCS(0)}
 }
 
 // deviceIndex is the number of the device trainers run on.
@@ -46,6 +50,9 @@ const deviceIndex = 0
 // String names the device and its link model, as reports show it: "cpu:0, PCIe 4.0 x16 link
 // model" (the model's figures are in Link.String()).
 func (c DeviceConfig) String() string {
+	if c.CUDA {
+		return fmt.Sprintf("cuda:%d", deviceIndex)
+	}
 	name := fmt.Sprintf("cpu:%d", deviceIndex)
 	if c.Link == nil {
 		return name + " (the CPU as the device, no link model)"
@@ -54,10 +61,15 @@ func (c DeviceConfig) String() string {
 }
 
 // Device is a trainer's accelerator: the CPU backend of package device, with its link model and
-// the [Arena]s that give nn's layers and the optimizer their buffers in device memory.
+// the [Arena]s that give nn's layers and the optimizer their buffers in device memory; or a GPU
+// (the CUDA backend), with the [nn.Engine] that computes the layers there.
 type Device struct {
 	Dev    device.Device
 	Config DeviceConfig
+	// Engine computes the layers that dispatch to one ([nn.Engine]) in the device's memory; nil
+	// on the CPU backend, whose memory the host computes in.
+	Engine nn.Engine
+	gpu    gpuEngine // Engine, with its copies
 	// Arena holds the layers' buffers: activations and gradients, one batch's working set.
 	Arena *Arena
 	// State holds the optimizer's state, which lives as long as the parameters.
@@ -70,8 +82,12 @@ type Device struct {
 	readBack Buf[int64] // device memory that values are read back from
 }
 
-// NewDevice returns a CPU device recording into rec (nil: not recorded). [Device.Close] it when done.
+// NewDevice returns the device cfg chooses, the CPU or a GPU, recording into rec (nil: not
+// recorded). [Device.Close] it when done.
 func NewDevice(cfg DeviceConfig, rec *trace.Recorder) (*Device, error) {
+	if cfg.CUDA {
+		return newCUDADevice(cfg, rec)
+	}
 	dev, err := device.NewCPU(device.CPUConfig{Index: deviceIndex, MemoryLimit: cfg.MemoryLimit, Recorder: rec, Link: cfg.Link})
 	if err != nil {
 		return nil, err
@@ -102,8 +118,13 @@ func (d *Device) Lane(name string) *trace.Lane {
 	return d.Rec.Lane(name)
 }
 
-// String names the device and its link model ([DeviceConfig.String]).
-func (d *Device) String() string { return d.Config.String() }
+// String names the device and its link model ([DeviceConfig.String]), or the GPU.
+func (d *Device) String() string {
+	if g, ok := d.Dev.(interface{ GPU() string }); ok {
+		return d.Config.String() + " (" + g.GPU() + ")"
+	}
+	return d.Config.String()
+}
 
 // Close waits for the device's queued work and stops it.
 func (d *Device) Close() error { return d.Dev.Close() }
@@ -111,14 +132,8 @@ func (d *Device) Close() error { return d.Dev.Close() }
 // PlaceParams moves params into device memory: their values are copied to the device (one
 // recorded copy) and their gradients allocated there. Call it before building the optimizer.
 func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
-	total := 0
-	for _, p := range params {
-		total += p.Size()
-	}
-	host := make([]float32, 0, total)
-	for _, p := range params {
-		host = append(host, p.W.Data[:p.Size()]...)
-	}
+	host := packParams(params)
+	total := len(host)
 	var w, g Buf[float32]
 	if err := w.Alloc(d, total, false, "parameters"); err != nil {
 		return err
@@ -138,6 +153,19 @@ func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
 	return nil
 }
 
+// packParams returns the parameters' values one after another, as they are uploaded.
+func packParams(params []*nn.Param) []float32 {
+	total := 0
+	for _, p := range params {
+		total += p.Size()
+	}
+	host := make([]float32, 0, total)
+	for _, p := range params {
+		host = append(host, p.W.Data[:p.Size()]...)
+	}
+	return host
+}
+
 // ReadBack returns vals, computed on the device, as the host receives them: written to device
 // memory and copied back synchronously, as a GPU trainer's loss.item() is — a small d2h copy the
 // host waits for, recorded with the wait on lane. Without a device (d nil) they are the host's
@@ -145,6 +173,9 @@ func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
 func (d *Device) ReadBack(lane *trace.Lane, vals ...float64) ([]float64, error) {
 	if d == nil {
 		return vals, nil
+	}
+	if d.gpu != nil {
+		return nil, fmt.Errorf("reading back %d values: %w", len(vals), errOnGPU)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -180,6 +211,9 @@ func (d *Device) ReadScores(lane *trace.Lane, s Scores) (Scores, error) {
 func (d *Device) Err() error {
 	if d == nil {
 		return nil
+	}
+	if d.gpu != nil {
+		return errors.Join(d.Arena.Err(), d.State.Err(), d.gpu.err())
 	}
 	return errors.Join(d.Arena.Err(), d.State.Err())
 }

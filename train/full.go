@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/internal/progress"
@@ -166,14 +168,64 @@ func NewFullBatch(cfg FullConfig, ds *graph.Dataset) (*FullBatch, error) {
 
 // Place moves the trainer onto d before it trains: the features, adjacency, labels and splits
 // are uploaded once (the copies recorded on lane), and the parameters, the optimizer state and
-// every layer buffer live in d's memory.
+// every layer buffer live in d's memory. On a GPU the layers compute there too.
 func (f *FullBatch) Place(d *Device, lane *trace.Lane) error {
+	if d.gpu != nil {
+		if err := f.placeOnGPU(d, lane); err != nil {
+			return fmt.Errorf("placing the full-batch trainer on %s: %w", d.Dev.Name(), err)
+		}
+		f.Dev, f.ctx.Engine = d, d.Engine
+		d.gpu.labelled("optimizer state", func() { f.Opt = nn.NewAdamOn(d.Engine, float32(f.Config.LR), f.Model.ParamGroups()...) })
+		return d.Err()
+	}
 	if err := f.place(d, lane); err != nil {
 		return fmt.Errorf("placing the full-batch trainer on %s: %w", d.Dev.Name(), err)
 	}
 	f.Dev, f.ctx.Alloc = d, d.Arena
 	f.Opt = nn.NewAdamIn(d.State, float32(f.Config.LR), f.Model.ParamGroups()...)
 	return nil
+}
+
+// placeOnGPU is place for a GPU, whose memory the host cannot address: the same arrays are
+// uploaded with the same labels, into the engine's matrices; the host keeps its labels and splits
+// (the engine finds its copies of them), to score the logits it copies back.
+func (f *FullBatch) placeOnGPU(d *Device, lane *trace.Lane) error {
+	if !slices.Contains(GPUModels, f.Config.Model) {
+		return fmt.Errorf("model %s does not compute on the GPU yet (%s do)", f.Config.Model, strings.Join(GPUModels, ", "))
+	}
+	if f.Config.Model == "gat" && f.Config.GATForm != nn.GATReorganized.String() {
+		return fmt.Errorf("GAT's %s form does not compute on the GPU (the %s form does)", f.Config.GATForm, nn.GATReorganized)
+	}
+	g := d.gpu
+	var x nn.Input
+	if s := f.In.X.Sparse; s != nil {
+		xs, err := g.uploadSparse(lane, s, "features")
+		if err != nil {
+			return err
+		}
+		x = nn.SparseInput(xs)
+	} else {
+		xd, err := g.uploadMat(lane, f.In.X.Dense, "features")
+		if err != nil {
+			return err
+		}
+		x = nn.DenseInput(xd)
+	}
+	adj, err := g.uploadSparse(lane, f.In.Adj, "adjacency")
+	if err != nil {
+		return err
+	}
+	f.In = &Inputs{Adj: adj, X: x, Normalized: f.In.Normalized}
+	err = errors.Join(g.uploadInt32s(lane, f.Data.Labels, "labels"), g.uploadInt32s(lane, f.Data.Split.Train, "train rows"),
+		g.uploadInt32s(lane, f.Data.Split.Val, "validation rows"), g.uploadInt32s(lane, f.Data.Split.Test, "test rows"))
+	if err != nil {
+		return err
+	}
+	var params []*nn.Param
+	for _, g := range f.Model.ParamGroups() {
+		params = append(params, g.Params...)
+	}
+	return g.placeParams(lane, params)
 }
 
 func (f *FullBatch) place(d *Device, lane *trace.Lane) error {
@@ -214,6 +266,10 @@ func (f *FullBatch) TrainEpoch(lane *trace.Lane) (float64, error) {
 	Phase(lane, PhaseLoss, role.Forward, func() { loss = f.ce.Forward(c, logits, nn.Targets{Rows: f.split.Train, Labels: f.labels}) })
 	Phase(lane, PhaseBackward, role.Backward, func() { f.Model.Backward(c, f.ce.Backward(c)) })
 	OptimizerStep(lane, f.Opt, 0)
+	if f.Dev != nil && f.Dev.gpu != nil { // the loss is in the GPU's memory
+		loss, err := f.Dev.gpu.readFloat64(lane, f.ce.Loss)
+		return loss, errors.Join(err, f.Dev.Err())
+	}
 	got, err := f.Dev.ReadBack(lane, loss)
 	if err != nil {
 		return 0, err
@@ -226,11 +282,32 @@ func (f *FullBatch) Evaluate(lane *trace.Lane) (Scores, error) {
 	c := &f.ctx
 	c.Lane, c.Train, c.ForwardRole = lane, false, role.Eval
 	f.Logits = f.Model.Forward(c, f.In.Adj, f.In.X)
+	if f.Dev != nil && f.Dev.gpu != nil {
+		return f.scoreOnGPU(lane)
+	}
 	sc, err := f.Dev.ReadScores(lane, Score(c, &f.evalCE, f.Logits, f.labels, f.split))
 	if err != nil {
 		return Scores{}, err
 	}
 	return sc, f.Dev.Err()
+}
+
+// scoreOnGPU scores the logits a GPU computed: the validation loss there, and the accuracies on
+// the host, from the logits copied back (the CPU device's scores are computed in its memory,
+// which the host reads).
+func (f *FullBatch) scoreOnGPU(lane *trace.Lane) (Scores, error) {
+	f.evalCE.Forward(&f.ctx, f.Logits, nn.Targets{Rows: f.split.Val, Labels: f.labels})
+	g := f.Dev.gpu
+	valLoss, err := g.readFloat64(lane, f.evalCE.Loss)
+	if err != nil {
+		return Scores{}, err
+	}
+	logits, err := g.download(lane, f.Logits)
+	if err != nil {
+		return Scores{}, err
+	}
+	return Scores{Train: Accuracy(logits, f.labels, f.split.Train), Val: Accuracy(logits, f.labels, f.split.Val),
+		Test: Accuracy(logits, f.labels, f.split.Test), ValLoss: valLoss}, f.Dev.Err()
 }
 
 // Run trains for the configured epochs (stopping early with Patience, or after the epoch under

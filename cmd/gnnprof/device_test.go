@@ -8,14 +8,22 @@ import (
 )
 
 // TestDeviceFlag: --device cuda in the default build is a usage error that says how to get the
-// GPU build; in the GPU build (on a GPU, or the fake driver in CI) the GPU opens and the run fails
-// saying that the trainers do not compute there yet. An unknown device is a usage error.
+// GPU build; in the GPU build (on a GPU, or the fake driver in CI) a trainer that does not compute
+// on the GPU yet (GNNAutoScale, the default) is a usage error naming the one that does, and the
+// full-batch GCN trains there. An unknown device is a usage error.
 func TestDeviceFlag(t *testing.T) {
 	args := []string{"run", "sbm:nodes=200,classes=2,degree=4", "--out", t.TempDir(), "--epochs", "1", "--quiet"}
 	code, _, errOut := runOutputs(t, append(args, "--device", "cuda")...)
 	if device.CUDABuilt {
-		if code != 1 || !strings.Contains(errOut, "opened, but the trainers' layers do not run on the GPU yet") {
-			t.Errorf("GPU build, --device cuda: exit %d, stderr %q", code, errOut)
+		if code != 2 || !strings.Contains(errOut, "only the full-batch trainer (gnnprof run full) computes on the GPU") {
+			t.Errorf("GPU build, GNNAutoScale with --device cuda: exit %d, stderr %q", code, errOut)
+		}
+		full := []string{"run", "full", "sbm:nodes=200,classes=2,degree=4", "--out", t.TempDir(), "--epochs", "2", "--quiet", "--device", "cuda"}
+		if code, _, errOut := runOutputs(t, full...); code != 0 {
+			t.Errorf("GPU build, run full --device cuda: exit %d, stderr %q", code, errOut)
+		}
+		if code, _, errOut := runOutputs(t, append(full, "--model", "sage")...); code != 2 || !strings.Contains(errOut, "model sage does not compute on the GPU yet") {
+			t.Errorf("GPU build, run full --model sage --device cuda: exit %d, stderr %q", code, errOut)
 		}
 	} else if code != 2 || !strings.Contains(errOut, "scripts/cuda build") || !strings.Contains(errOut, "-tags cuda") {
 		t.Errorf("default build, --device cuda: exit %d, stderr %q; want 2 and how to build the GPU build", code, errOut)

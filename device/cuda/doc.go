@@ -6,5 +6,7 @@
 //
 // Each kernel matches a CPU kernel of package nn, which the tests check: on a GPU, and in CI
 // against the fake driver, which runs these same kernels compiled for the host
-// (device/internal/fakecuda).
+// (device/internal/fakecuda). GAT's kernels around the edge softmax are checked as nn's GATConv
+// computing through them (train's TestLayersMatchCPUOnGPU): train's CUDA engine is what calls
+// these launchers for nn's layers (gnnprof run full --device cuda).
 package cuda

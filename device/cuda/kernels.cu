@@ -276,6 +276,145 @@ extern "C" __global__ void gat_softmax_backward(int rows, int heads, float slope
 	}
 }
 
+// ---- GAT's layer around the edge softmax (nn's GATReorganized form) ----
+//
+// h is the projected features, ns × H·C (head hd's channels at hd·C); the attention is kept
+// edge-major, alpha[e·H + hd].
+
+// gat_project: a_src[j·H + hd] = ⟨h_j's head hd, att_src[hd]⟩ for every node j, and a_dst for the
+// first rows_dst (the targets). One thread per node and head.
+extern "C" __global__ void gat_project(int rows_src, int rows_dst, int heads, int c, const float *__restrict__ h,
+                                       const float *__restrict__ att_src, const float *__restrict__ att_dst,
+                                       float *__restrict__ a_src, float *__restrict__ a_dst) {
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (size_t)rows_src * heads) return;
+	size_t j = i / heads;
+	int hd = (int)(i % heads);
+	const float *row = &h[j * heads * c + (size_t)hd * c];
+	float s = 0, d = 0;
+	for (int k = 0; k < c; k++) {
+		s += row[k] * att_src[hd * c + k];
+		d += row[k] * att_dst[hd * c + k];
+	}
+	a_src[i] = s;
+	if (j < (size_t)rows_dst) a_dst[i] = d;
+}
+
+// gat_attn_dropout: y = x (edge-major, nnz × H) with nn's attention dropout: edge e, head hd is
+// kept by the mask bits of element hd·nnz + e (nn's GAT indexes its masks head-major).
+extern "C" __global__ void gat_attn_dropout(long long nnz, int heads, unsigned long long seed, unsigned int thr,
+                                            float scale, const float *__restrict__ x, float *__restrict__ y) {
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (size_t)nnz * heads) return;
+	size_t m = (i % heads) * (size_t)nnz + i / heads;
+	uint64_t z = mix64(seed + (uint64_t)(m >> 2) * 0x9e3779b97f4a7c15ull);
+	unsigned int b = (unsigned int)(z >> (16 * (m & 3))) & 0xffffu;
+	y[i] = b >= thr ? x[i] * scale : 0.0f;
+}
+
+// gat_aggregate: out[i, hd·C + k] = Σ over row i's edges e (from j) of alpha[e·H + hd]·h[j, hd·C + k].
+// One thread per output element, adding in edge order.
+extern "C" __global__ void gat_aggregate(int rows, int heads, int c, const int64_t *__restrict__ indptr,
+                                         const int32_t *__restrict__ indices, const float *__restrict__ alpha,
+                                         const float *__restrict__ h, float *__restrict__ out) {
+	size_t hc = (size_t)heads * c, t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (t >= (size_t)rows * hc) return;
+	size_t i = t / hc, k = t % hc;
+	int hd = (int)(k / c);
+	float s = 0;
+	for (int64_t e = indptr[i]; e < indptr[i + 1]; e++) s += alpha[e * heads + hd] * h[(size_t)indices[e] * hc + k];
+	out[t] = s;
+}
+
+// gat_edge_dot: d_alpha[e·H + hd] = ⟨d_out[i, head hd], h[j, head hd]⟩ for row i's edges e (from j):
+// the gradient of the aggregated attention. One thread per target row and head.
+extern "C" __global__ void gat_edge_dot(int rows, int heads, int c, const int64_t *__restrict__ indptr,
+                                        const int32_t *__restrict__ indices, const float *__restrict__ d_out,
+                                        const float *__restrict__ h, float *__restrict__ d_alpha) {
+	size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (t >= (size_t)rows * heads) return;
+	size_t i = t / heads, hc = (size_t)heads * c;
+	int hd = (int)(t % heads);
+	const float *g = &d_out[i * hc + (size_t)hd * c];
+	for (int64_t e = indptr[i]; e < indptr[i + 1]; e++) {
+		const float *x = &h[(size_t)indices[e] * hc + (size_t)hd * c];
+		float s = 0;
+		for (int k = 0; k < c; k++) s += g[k] * x[k];
+		d_alpha[e * heads + hd] = s;
+	}
+}
+
+// gat_scatter: d_h[j, hd·C + k] += alpha[e·H + hd]·d_out[i, hd·C + k] over every edge e (i ← j):
+// the aggregation's transpose, atomic (a source feeds many rows). One thread per target element.
+extern "C" __global__ void gat_scatter(int rows, int heads, int c, const int64_t *__restrict__ indptr,
+                                       const int32_t *__restrict__ indices, const float *__restrict__ alpha,
+                                       const float *__restrict__ d_out, float *__restrict__ d_h) {
+	size_t hc = (size_t)heads * c, t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (t >= (size_t)rows * hc) return;
+	size_t i = t / hc, k = t % hc;
+	int hd = (int)(k / c);
+	float g = d_out[t];
+	for (int64_t e = indptr[i]; e < indptr[i + 1]; e++)
+		atomicAdd(&d_h[(size_t)indices[e] * hc + k], alpha[e * heads + hd] * g);
+}
+
+// head_mean: out[i, k] = Σ_hd in[i, hd·C + k]/H (GAT's averaged heads), adding as nn does.
+extern "C" __global__ void head_mean(int rows, int heads, int c, const float *__restrict__ in, float *__restrict__ out) {
+	size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (t >= (size_t)rows * c) return;
+	size_t i = t / c, k = t % c;
+	float inv = 1.0f / heads, s = 0;
+	for (int hd = 0; hd < heads; hd++) s += inv * in[(i * heads + hd) * c + k];
+	out[t] = s;
+}
+
+// head_mean_backward: d_in[i, hd·C + k] = d_out[i, k]/H.
+extern "C" __global__ void head_mean_backward(int rows, int heads, int c, const float *__restrict__ d_out,
+                                              float *__restrict__ d_in) {
+	size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (t >= (size_t)rows * heads * c) return;
+	size_t i = t / ((size_t)heads * c), k = t % c;
+	d_in[t] = d_out[i * c + k] * (1.0f / heads);
+}
+
+// gat_project_backward: d_h[j, hd·C + k] += d_src[j·H + hd]·att_src[hd·C + k], and for the first
+// rows_dst nodes + d_dst[j·H + hd]·att_dst[hd·C + k]. One thread per element of d_h.
+extern "C" __global__ void gat_project_backward(int rows_src, int rows_dst, int heads, int c,
+                                                const float *__restrict__ att_src, const float *__restrict__ att_dst,
+                                                const float *__restrict__ d_src, const float *__restrict__ d_dst,
+                                                float *__restrict__ d_h) {
+	size_t hc = (size_t)heads * c, t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (t >= (size_t)rows_src * hc) return;
+	size_t j = t / hc, k = t % hc;
+	int hd = (int)(k / c);
+	float g = d_h[t] + d_src[j * heads + hd] * att_src[k];
+	if (j < (size_t)rows_dst) g += d_dst[j * heads + hd] * att_dst[k];
+	d_h[t] = g;
+}
+
+// gat_att_grad: g_src[hd·C + k] += Σ_j d_src[j·H + hd]·h[j, hd·C + k], and g_dst the same over the
+// first rows_dst nodes with d_dst: the attention vectors' gradients. A thread per column and band
+// of 64 rows (gridDim.y bands), adding its band's sum atomically.
+extern "C" __global__ void gat_att_grad(int rows_src, int rows_dst, int heads, int c, const float *__restrict__ h,
+                                        const float *__restrict__ d_src, const float *__restrict__ d_dst,
+                                        float *__restrict__ g_src, float *__restrict__ g_dst) {
+	size_t hc = (size_t)heads * c, k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= hc) return;
+	int hd = (int)(k / c);
+	int band = (rows_src + gridDim.y - 1) / gridDim.y;
+	int lo = blockIdx.y * band, hi = min(rows_src, lo + band);
+	float s = 0, d = 0;
+	for (int j = lo; j < hi; j++) {
+		float x = h[(size_t)j * hc + k];
+		s += d_src[(size_t)j * heads + hd] * x;
+		if (j < rows_dst) d += d_dst[(size_t)j * heads + hd] * x;
+	}
+	if (lo < hi) {
+		atomicAdd(&g_src[k], s);
+		atomicAdd(&g_dst[k], d);
+	}
+}
+
 // ---- loss ----
 
 // log_softmax: out row r = log softmax(x row r), one warp per row.

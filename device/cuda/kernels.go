@@ -23,6 +23,8 @@ type Kernels struct {
 	relu, reluBackward, elu, eluBackward, dropout                                 *device.Kernel
 	gatSoftmax, gatSoftmaxBackward, logSoftmax, logSoftmaxBackward, crossEntropy  *device.Kernel
 	adam                                                                          *device.Kernel
+	gatProject, gatAttnDropout, gatAggregate, gatEdgeDot, gatScatter              *device.Kernel
+	headMean, headMeanBackward, gatProjectBackward, gatAttGrad                    *device.Kernel
 }
 
 // Load JIT-compiles the kernels for d's GPU (about 0.1 s).
@@ -39,6 +41,9 @@ func Load(d *device.CUDA) (*Kernels, error) {
 		"dropout": &k.dropout, "gat_softmax": &k.gatSoftmax, "gat_softmax_backward": &k.gatSoftmaxBackward,
 		"log_softmax": &k.logSoftmax, "log_softmax_backward": &k.logSoftmaxBackward,
 		"cross_entropy": &k.crossEntropy, "adam": &k.adam,
+		"gat_project": &k.gatProject, "gat_attn_dropout": &k.gatAttnDropout, "gat_aggregate": &k.gatAggregate,
+		"gat_edge_dot": &k.gatEdgeDot, "gat_scatter": &k.gatScatter, "head_mean": &k.headMean,
+		"head_mean_backward": &k.headMeanBackward, "gat_project_backward": &k.gatProjectBackward, "gat_att_grad": &k.gatAttGrad,
 	} {
 		if *dst, err = mod.Kernel(name); err != nil {
 			return nil, err
@@ -436,4 +441,147 @@ func (k *Kernels) Adam(s device.Stream, st AdamStep, n int, w, g, m, v device.Me
 		return nil
 	}
 	return k.adam.Launch(s, blocks(n), block, 0, int64(n), st.WeightDecay, st.Beta1, st.Beta2, st.StepSize, st.SqrtBC2, st.Eps, w, g, m, v)
+}
+
+// GAT is the shape of a GAT layer's attention (nn's GATReorganized form): Heads heads of Ch
+// channels over the adjacency Adj, whose Cols source nodes' projected features H are
+// Adj.Cols × Heads·Ch (head h's channels at h·Ch); attention arrays are edge-major (e·Heads + h).
+type GAT struct {
+	Adj       CSR
+	Heads, Ch int
+	H         Mat
+}
+
+func (g GAT) check(op string) error {
+	if err := g.Adj.check("adjacency"); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := g.H.check("features"); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if g.Heads <= 0 || g.Ch <= 0 || g.H.Rows != g.Adj.Cols || g.H.Cols != g.Heads*g.Ch || g.Adj.Rows > g.Adj.Cols {
+		return errorf(op, "%d heads of %d channels, %d×%d features, a %d×%d adjacency", g.Heads, g.Ch, g.H.Rows, g.H.Cols, g.Adj.Rows, g.Adj.Cols)
+	}
+	return nil
+}
+
+// sizes checks the lengths of float32 arrays against their element counts.
+func sizes(op string, mems []device.Mem, counts []int) error {
+	for i, m := range mems {
+		if m.Len() != int64(counts[i])*4 {
+			return errorf(op, "argument %d holds %d bytes, want %d float32s", i, m.Len(), counts[i])
+		}
+	}
+	return nil
+}
+
+// GATProject sets aSrc (Adj.Cols × Heads) and aDst (Adj.Rows × Heads) to the features' dot
+// products with the attention vectors attSrc and attDst (Heads × Ch each).
+func (k *Kernels) GATProject(s device.Stream, g GAT, attSrc, attDst, aSrc, aDst device.Mem) error {
+	if err := g.check("gat_project"); err != nil {
+		return err
+	}
+	hc, ns, nd := g.Heads*g.Ch, g.Adj.Cols, g.Adj.Rows
+	if err := sizes("gat_project", []device.Mem{attSrc, attDst, aSrc, aDst}, []int{hc, hc, ns * g.Heads, nd * g.Heads}); err != nil || ns == 0 {
+		return err
+	}
+	return k.gatProject.Launch(s, blocks(ns*g.Heads), block, 0, ns, nd, g.Heads, g.Ch, g.H.Mem, attSrc, attDst, aSrc, aDst)
+}
+
+// GATAttnDropout sets y = x (Adj.NNZ × Heads, edge-major) with nn's attention dropout for seed:
+// the elements nn's GATConv drops (its masks are head-major) are dropped, the rest scaled.
+func (k *Kernels) GATAttnDropout(s device.Stream, g GAT, seed uint64, p float32, x, y device.Mem) error {
+	n := g.Adj.NNZ * g.Heads
+	if err := sizes("gat_attn_dropout", []device.Mem{x, y}, []int{n, n}); err != nil || n == 0 {
+		return err
+	}
+	if p < 0 || p >= 1 {
+		return errorf("gat_attn_dropout", "probability %v outside [0, 1)", p)
+	}
+	return k.gatAttnDropout.Launch(s, blocks(n), block, 0, int64(g.Adj.NNZ), g.Heads, seed, uint32(dropThreshold(p)), 1/(1-p), x, y)
+}
+
+// GATAggregate sets out (Adj.Rows × Heads·Ch) to each target's sum of its sources' features
+// weighted by the attention alpha, head by head.
+func (k *Kernels) GATAggregate(s device.Stream, g GAT, alpha device.Mem, out Mat) error {
+	if err := g.check("gat_aggregate"); err != nil {
+		return err
+	}
+	n := g.Adj.Rows * g.Heads * g.Ch
+	if err := sizes("gat_aggregate", []device.Mem{alpha, out.Mem}, []int{g.Adj.NNZ * g.Heads, n}); err != nil || n == 0 {
+		return err
+	}
+	return k.gatAggregate.Launch(s, blocks(n), block, 0, g.Adj.Rows, g.Heads, g.Ch, g.Adj.Indptr, g.Adj.Indices, alpha, g.H.Mem, out.Mem)
+}
+
+// GATEdgeDot sets dAlpha (edge-major) to the gradient of the attention that GATAggregate
+// weighted with, from its output's gradient dOut (Adj.Rows × Heads·Ch).
+func (k *Kernels) GATEdgeDot(s device.Stream, g GAT, dOut Mat, dAlpha device.Mem) error {
+	if err := g.check("gat_edge_dot"); err != nil {
+		return err
+	}
+	if err := sizes("gat_edge_dot", []device.Mem{dOut.Mem, dAlpha}, []int{g.Adj.Rows * g.Heads * g.Ch, g.Adj.NNZ * g.Heads}); err != nil || g.Adj.Rows == 0 {
+		return err
+	}
+	return k.gatEdgeDot.Launch(s, blocks(g.Adj.Rows*g.Heads), block, 0, g.Adj.Rows, g.Heads, g.Ch, g.Adj.Indptr, g.Adj.Indices, dOut.Mem, g.H.Mem, dAlpha)
+}
+
+// GATScatter adds GATAggregate's gradient with respect to the features into dH (Adj.Cols ×
+// Heads·Ch): each source's share of its targets' dOut, weighted by the attention alpha.
+func (k *Kernels) GATScatter(s device.Stream, g GAT, alpha device.Mem, dOut, dH Mat) error {
+	if err := g.check("gat_scatter"); err != nil {
+		return err
+	}
+	hc := g.Heads * g.Ch
+	if err := sizes("gat_scatter", []device.Mem{alpha, dOut.Mem, dH.Mem}, []int{g.Adj.NNZ * g.Heads, g.Adj.Rows * hc, g.Adj.Cols * hc}); err != nil || g.Adj.Rows == 0 {
+		return err
+	}
+	return k.gatScatter.Launch(s, blocks(g.Adj.Rows*hc), block, 0, g.Adj.Rows, g.Heads, g.Ch, g.Adj.Indptr, g.Adj.Indices, alpha, dOut.Mem, dH.Mem)
+}
+
+// HeadMean sets out (rows × c) to the mean of in's heads (rows × heads·c).
+func (k *Kernels) HeadMean(s device.Stream, heads int, in, out Mat) error {
+	if err := checkAll("head_mean", map[string]Mat{"in": in, "out": out}); err != nil {
+		return err
+	}
+	if heads <= 0 || in.Rows != out.Rows || in.Cols != heads*out.Cols {
+		return errorf("head_mean", "%d heads of %d×%d into %d×%d", heads, in.Rows, in.Cols, out.Rows, out.Cols)
+	}
+	if out.len() == 0 {
+		return nil
+	}
+	return k.headMean.Launch(s, blocks(out.len()), block, 0, out.Rows, heads, out.Cols, in.Mem, out.Mem)
+}
+
+// HeadMeanBackward sets dIn (rows × heads·c) to HeadMean's gradient from dOut (rows × c).
+func (k *Kernels) HeadMeanBackward(s device.Stream, heads int, dOut, dIn Mat) error {
+	if err := checkAll("head_mean_backward", map[string]Mat{"d_out": dOut, "d_in": dIn}); err != nil {
+		return err
+	}
+	if heads <= 0 || dIn.Rows != dOut.Rows || dIn.Cols != heads*dOut.Cols {
+		return errorf("head_mean_backward", "%d heads: %d×%d from %d×%d", heads, dIn.Rows, dIn.Cols, dOut.Rows, dOut.Cols)
+	}
+	if dIn.len() == 0 {
+		return nil
+	}
+	return k.headMeanBackward.Launch(s, blocks(dIn.len()), block, 0, dOut.Rows, heads, dOut.Cols, dOut.Mem, dIn.Mem)
+}
+
+// GATProjectBackward is GATProject's backward from the projections' gradients dSrc (Adj.Cols ×
+// Heads) and dDst (Adj.Rows × Heads): it adds the features' share into dH and the attention
+// vectors' gradients into gSrc and gDst (Heads × Ch each).
+func (k *Kernels) GATProjectBackward(s device.Stream, g GAT, attSrc, attDst, dSrc, dDst device.Mem, dH Mat, gSrc, gDst device.Mem) error {
+	if err := g.check("gat_project_backward"); err != nil {
+		return err
+	}
+	hc, ns, nd := g.Heads*g.Ch, g.Adj.Cols, g.Adj.Rows
+	if err := sizes("gat_project_backward", []device.Mem{attSrc, attDst, dSrc, dDst, dH.Mem, gSrc, gDst},
+		[]int{hc, hc, ns * g.Heads, nd * g.Heads, ns * hc, hc, hc}); err != nil || ns == 0 {
+		return err
+	}
+	if err := k.gatProjectBackward.Launch(s, blocks(ns*hc), block, 0, ns, nd, g.Heads, g.Ch, attSrc, attDst, dSrc, dDst, dH.Mem); err != nil {
+		return err
+	}
+	grid := device.Dim3{X: (hc + threads - 1) / threads, Y: min((ns+63)/64, 65535)}
+	return k.gatAttGrad.Launch(s, grid, block, 0, ns, nd, g.Heads, g.Ch, g.H.Mem, dSrc, dDst, gSrc, gDst)
 }

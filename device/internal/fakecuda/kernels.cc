@@ -171,7 +171,10 @@ static const fake_kernel kernels[] = {
     KERNEL(relu_backward),    KERNEL(elu),           KERNEL(elu_backward),
     KERNEL(dropout),          COOPERATIVE(gat_softmax), COOPERATIVE(gat_softmax_backward),
     COOPERATIVE(log_softmax), COOPERATIVE(log_softmax_backward), KERNEL(cross_entropy),
-    KERNEL(adam),
+    KERNEL(adam),             KERNEL(gat_project),   KERNEL(gat_attn_dropout),
+    KERNEL(gat_aggregate),    KERNEL(gat_edge_dot),  KERNEL(gat_scatter),
+    KERNEL(head_mean),        KERNEL(head_mean_backward), KERNEL(gat_project_backward),
+    KERNEL(gat_att_grad),
 };
 
 extern "C" const fake_kernel *fakecuda_find_kernel(const char *name) {

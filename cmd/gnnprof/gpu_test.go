@@ -1,0 +1,129 @@
+//go:build cuda
+
+package main
+
+import (
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/gnnprof/gnnprof/graph"
+	"github.com/gnnprof/gnnprof/internal/shareddata"
+	"github.com/gnnprof/gnnprof/nn"
+	"github.com/gnnprof/gnnprof/rundir"
+	"github.com/gnnprof/gnnprof/trace"
+	"github.com/gnnprof/gnnprof/train"
+)
+
+// TestRunFullGPUMatchesCPU: gnnprof run full trains Cora's GCN with --device cuda (on a GPU, or
+// on the fake driver, which runs the GPU's kernels on the host: about 45 s) as with --device cpu:
+// each epoch's loss within 1e-4 relative, the test accuracy within 1 point. Its trace's copies are
+// the real ones: the same arrays uploaded as on the CPU device (the same bytes host to device),
+// and each epoch copies back the loss, then the validation loss and the logits it is scored from;
+// the kernels are recorded on the GPU's stream. GAT the same for 3 epochs (the fake driver takes
+// 2 s an epoch; its accuracy is scripts/gpu-check's on a GPU).
+func TestRunFullGPUMatchesCPU(t *testing.T) {
+	path := shareddata.Path(t, "data", "planetoid", "ind.cora.x")
+	path = path[:len(path)-len(".x")]
+	ds, err := graph.Open(path, graph.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		model  string
+		epochs int // 0: the model's own
+	}{{"gcn", 0}, {"gat", 3}} {
+		t.Run(tc.model, func(t *testing.T) {
+			cpu, gpu, copies, kernels := runFullOnBoth(t, path, tc.model, tc.epochs)
+			if gpu.Config["device"] != "cuda:0" {
+				t.Errorf("run.json's device %v, want cuda:0", gpu.Config["device"])
+			}
+			if len(gpu.Epochs) != len(cpu.Epochs) {
+				t.Fatalf("%d epochs on the GPU, %d on the CPU", len(gpu.Epochs), len(cpu.Epochs))
+			}
+			worst := 0.0
+			for i, e := range gpu.Epochs {
+				rel := math.Abs(e.Loss-cpu.Epochs[i].Loss) / math.Abs(cpu.Epochs[i].Loss)
+				worst = max(worst, rel)
+				if rel > 1e-4 {
+					t.Errorf("epoch %d: loss %.7g on the GPU, %.7g on the CPU (relative difference %.2g)", e.Epoch, e.Loss, cpu.Epochs[i].Loss, rel)
+				}
+			}
+			t.Logf("losses: largest relative difference %.2g over %d epochs; test accuracy %.4f on the GPU, %.4f on the CPU",
+				worst, len(gpu.Epochs), gpu.Final.TestAcc, cpu.Final.TestAcc)
+			if tc.epochs == 0 && math.Abs(gpu.Final.TestAcc-cpu.Final.TestAcc) > 0.01 {
+				t.Errorf("test accuracy %.4f on the GPU, %.4f on the CPU: more than 1 point apart", gpu.Final.TestAcc, cpu.Final.TestAcc)
+			}
+			if got, want := copies["cuda"][trace.DirH2D], copies["cpu"][trace.DirH2D]; got != want || got[1] == 0 {
+				t.Errorf("host to device: %d copies of %d bytes on the GPU, %d of %d on the CPU device", got[0], got[1], want[0], want[1])
+			}
+			// Per epoch 8 bytes of loss, 8 of validation loss and the logits.
+			epochs := int64(len(gpu.Epochs))
+			d2h := [2]int64{3 * epochs, epochs * (8 + 8 + 4*int64(ds.Graph.N*ds.NumClasses))}
+			if got := copies["cuda"][trace.DirD2H]; got != d2h {
+				t.Errorf("device to host: %d copies of %d bytes, want %d of %d", got[0], got[1], d2h[0], d2h[1])
+			}
+			if kernels < 4*len(gpu.Epochs) {
+				t.Errorf("%d gemm, spmm, spmm_t_scatter and adam kernels recorded in %d epochs", kernels, len(gpu.Epochs))
+			}
+			if tc.model != "gcn" {
+				return
+			}
+			// GCN's uploads, counted: the features, adjacency, labels, splits and parameters.
+			in, err := train.PrepareInputs(ds, nn.AdjGCN, true, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, s := train.DefaultFullConfig("gcn"), ds.Split
+			params := ds.NumFeatures*cfg.Hidden + cfg.Hidden + cfg.Hidden*ds.NumClasses + ds.NumClasses
+			h2d := in.X.Sparse.Bytes() + in.Adj.Bytes() + 4*int64(ds.Graph.N+len(s.Train)+len(s.Val)+len(s.Test)+params)
+			if got := copies["cuda"][trace.DirH2D]; got[1] != h2d {
+				t.Errorf("host to device: %d bytes, want %d (features, adjacency, labels, splits, parameters)", got[1], h2d)
+			}
+		})
+	}
+}
+
+// runFullOnBoth runs gnnprof run full on the dataset at path with model on the CPU device and on
+// the GPU, and returns their run.json, the copies (count and bytes by direction) of each trace
+// by device, and the gemm, spmm and adam kernels of the GPU's.
+func runFullOnBoth(t *testing.T, path, model string, epochs int) (cpu, gpu *rundir.Run, copies map[string]map[trace.Dir][2]int64, kernels int) {
+	t.Helper()
+	copies = map[string]map[trace.Dir][2]int64{}
+	for _, dev := range []string{"cpu", "cuda"} {
+		out := filepath.Join(t.TempDir(), dev)
+		args := []string{"run", "full", path, "--model", model, "--device", dev, "--out", out, "--no-report", "--quiet"}
+		if epochs > 0 {
+			args = append(args, "--epochs", strconv.Itoa(epochs))
+		}
+		if code, _, errOut := runOutputs(t, args...); code != 0 {
+			t.Fatalf("--device %s: exit %d: %s", dev, code, errOut)
+		}
+		run, err := rundir.Read(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dev == "cpu" {
+			cpu = run
+		} else {
+			gpu = run
+		}
+		tbl, err := trace.ReadFile(filepath.Join(out, rundir.TraceFile), trace.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		copies[dev] = map[trace.Dir][2]int64{}
+		for i := range tbl.Len() {
+			if tbl.Kind[i] == trace.KindCopy {
+				c := copies[dev][tbl.Dir[i]]
+				copies[dev][tbl.Dir[i]] = [2]int64{c[0] + 1, c[1] + tbl.Bytes[i]}
+			}
+			if dev == "cuda" && tbl.Kind[i] == trace.KindSpan && slices.Contains([]string{"gemm", "spmm", "spmm_t_scatter", "adam"}, tbl.NameOf(i)) {
+				kernels++
+			}
+		}
+	}
+	return cpu, gpu, copies, kernels
+}
