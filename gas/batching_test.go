@@ -98,7 +98,7 @@ func TestShaperCountsBatches(t *testing.T) {
 	tr := newTrainer(t, cfg, ds, newDevice(t, nil))
 	s := tr.shaper
 	for range 5 {
-		order := partOrder(cfg.Parts, tr.shuffle)
+		order := tr.parts(tr.shuffle)
 		s.begin()
 		var sh train.BatchShape
 		for k, part := range order[:cfg.BatchParts] {

@@ -126,7 +126,7 @@ func BenchmarkBatchFill(b *testing.B) {
 	cfg := DefaultConfig("gcn", ds.Name)
 	cfg.Parts, cfg.BatchParts, cfg.Hidden = 40, 10, 64
 	tr := newTrainer(b, cfg, ds, newDevice(b, nil))
-	groups := plan(partOrder(cfg.Parts, tr.shuffle), cfg.BatchParts, tr.shaper, nil)
+	groups := plan(tr.parts(tr.shuffle), cfg.BatchParts, tr.shaper, nil)
 	var in batchInput
 	i := 0
 	for b.Loop() {
