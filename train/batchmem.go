@@ -76,7 +76,7 @@ type BatchMemory struct {
 	fit       [4]float64 // bytes resident, and per node, entry and halo node
 	obs       []memObs
 	largest   BatchShape // the largest of each count measured
-	split     int // training batches split or ended early to stay under the cap
+	split     int        // training batches split or ended early to stay under the cap
 
 	shape   BatchShape // the batch being measured
 	pending bool
