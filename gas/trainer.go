@@ -239,7 +239,8 @@ func (t *Trainer) nominalShapes() []train.BatchShape {
 // pass has consumed its history pulls, so that the upload never holds up a pull on the copy
 // engine, and the next step finds its batch on the device. With 0 each step builds and uploads
 // its batch itself. Under a memory cap a batch ends early, before the part that would take it
-// past the cap ([planner]).
+// past the cap, and a part that alone passes it trains in pieces, one a step, whose gradients add
+// up to one optimizer step ([planner]).
 func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, error) {
 	d, cfg := t.Dev, &t.Config
 	plan := &planner{order: t.parts(t.shuffle), size: cfg.BatchParts, shaper: t.shaper, mem: t.mem}
