@@ -137,3 +137,31 @@ func BenchmarkBatchFill(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(in.NID)), "nodes/batch")
 }
+
+// BenchmarkPlanSplitEpoch plans a training epoch of an R-MAT graph (16,384 nodes, 64 parts, 4
+// per batch) under a cap its hub part alone passes: the loader's planning, which weighs every
+// part it adds and, for the hub part, every node of each piece.
+func BenchmarkPlanSplitEpoch(b *testing.B) {
+	ds, err := graph.Generate("rmat:scale=14", 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := DefaultConfig("gcn", "")
+	cfg.Parts, cfg.BatchParts, cfg.BatchMemory = 64, 4, "auto"
+	tr := newTrainer(b, cfg, ds, newDevice(b, nil))
+	batches, pieces := 0, 0
+	for b.Loop() {
+		p := &planner{order: tr.parts(tr.shuffle), size: cfg.BatchParts, shaper: tr.shaper, mem: tr.mem}
+		for bt, ok := p.next(); ok; bt, ok = p.next() {
+			batches++
+			if bt.part != (idRange{}) {
+				pieces++
+			}
+		}
+	}
+	if pieces == 0 {
+		b.Fatal("no part split")
+	}
+	b.ReportMetric(float64(batches)/float64(b.N), "batches/epoch")
+	b.ReportMetric(float64(pieces)/float64(b.N), "pieces/epoch")
+}
