@@ -126,7 +126,7 @@ func TestRandomPartitionsWidenTheHalo(t *testing.T) {
 		tr := newTrainer(t, cfg, ds, newDevice(t, nil))
 		var nodes, batch int
 		for range 5 { // five epochs' worth of shuffled batches
-			for _, g := range plan(partOrder(cfg.Parts, tr.shuffle), cfg.BatchParts, tr.shaper, nil) {
+			for _, g := range plan(tr.parts(tr.shuffle), cfg.BatchParts, tr.shaper, nil) {
 				var b Batch
 				tr.trainSG.shape(g, &b)
 				tr.trainSG.relabel(&b, nil, nil, nil)

@@ -21,6 +21,12 @@ type batchInput struct {
 	labels   train.Staged[int32]
 	ready    device.Event // the uploads have ended (asynchronous uploads only)
 
+	// A piece of a split part trains with the part's other pieces as one batch: its loss's
+	// gradient is scaled by its share of the part's training nodes (1 for whole parts), and the
+	// optimizer steps after the last piece (more: pieces follow).
+	gradShare float32
+	more      bool
+
 	Adj     *nn.Sparse
 	X       nn.Input
 	Targets nn.Targets
@@ -41,11 +47,11 @@ type hostData struct {
 	weighted bool   // the adjacency has weights
 }
 
-// fill builds the batch of parts into the staging buffers, recording on lane: the subgraph
+// fill builds the batch of the id ranges into the staging buffers, recording on lane: the subgraph
 // (sample), then, as asked, its nodes' features and its training targets (gather).
-func (in *batchInput) fill(d *train.Device, lane *trace.Lane, sg *subgraphs, data *hostData, parts []int32, features, targets bool) error {
+func (in *batchInput) fill(d *train.Device, lane *trace.Lane, sg *subgraphs, data *hostData, ranges []idRange, features, targets bool) error {
 	sp := lane.Begin("sample", role.Sample)
-	nnz := sg.shape(parts, &in.Batch)
+	nnz := sg.shape(ranges, &in.Batch)
 	if err := in.adj.grow(d, in.Size, nnz, data.weighted, "batch adjacency"); err != nil {
 		sg.reset(&in.Batch)
 		sp.End()
@@ -83,8 +89,25 @@ func (in *batchInput) fill(d *train.Device, lane *trace.Lane, sg *subgraphs, dat
 	return nil
 }
 
+// plannedAs sets how the batch trains, planned as b, once fill has staged its training rows.
+func (in *batchInput) plannedAs(b planned, data *hostData) {
+	in.gradShare, in.more = 1, b.more
+	if b.part == (idRange{}) {
+		return
+	}
+	n := 0
+	for _, train := range data.train[b.part.lo:b.part.hi] {
+		if train {
+			n++
+		}
+	}
+	if n > 0 {
+		in.gradShare = float32(len(in.rows.Host.Data)) / float32(n)
+	}
+}
+
 // gatherFeatures copies the rows of the batch's nodes (own and halo) into the staging buffers:
-// each part's rows in one piece (a part is an id range), the halo's one by one.
+// each id range's rows in one piece, the halo's one by one.
 func (in *batchInput) gatherFeatures(d *train.Device, x nn.Input) error {
 	f := &in.features
 	if s := x.Sparse; s != nil {

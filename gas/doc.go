@@ -12,6 +12,12 @@
 // copies are synchronous, which is the paper's I/O experiment. Layer-wise inference over
 // consecutive parts computes exact outputs for every node and refreshes every history.
 //
+// Under a memory cap (--batch-memory) a batch takes the parts that fit, and a part that alone
+// passes the cap — a skewed graph's hub part — is split into pieces of its nodes in order, each a
+// step that reads the rest of the part from the histories, as any out-of-batch node is read; the
+// pieces' gradients, each weighted by its share of the part's training nodes, add up to one
+// optimizer step, so the part trains as one batch.
+//
 // Models: GCN, GAT, APPNP, GCNII and GIN ([Models]), built from nn's layers, with the reference's
 // per-dataset settings for Cora, CiteSeer and PubMed ([DefaultConfig]). A [Trainer] trains them
 // (`gnnprof run gas`), recording the phases every gnnprof trainer records (package train), its

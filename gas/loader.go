@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gnnprof/gnnprof/graph"
 	"github.com/gnnprof/gnnprof/nn"
@@ -42,43 +43,63 @@ func partition(ctx context.Context, g *graph.CSR, k int, method string, seed uin
 }
 
 // Batch is a mini-batch: a few parts' nodes (contiguous id ranges) and their 1-hop neighbours
-// outside the batch (the halo), in the reference's SubgraphLoader layout.
+// outside the batch (the halo), in the reference's SubgraphLoader layout. Under a memory cap a
+// part too large for it is split into pieces (id ranges within the part), each a batch of its own
+// whose halo holds the rest of the part that its rows reach.
 type Batch struct {
-	Parts []int32
-	// NID lists the batch's nodes part by part, then the halo in the order the batch's rows first
-	// reach it.
+	// NID lists the batch's nodes range by range, then the halo in the order the batch's rows
+	// first reach it.
 	NID  []int32
 	Size int // the batch's own nodes: NID[:Size]
-	// Offsets and Counts are the parts' id ranges, in NID order (GAS's offset and count).
+	// Offsets and Counts are the batch's id ranges, in NID order (GAS's offset and count).
 	Offsets, Counts []int64
+}
+
+// idRange is the node ids [lo, hi): a part, or a piece of one.
+type idRange struct{ lo, hi int64 }
+
+// partRanges returns the id ranges of parts (ptr: part p is [ptr[p], ptr[p+1])).
+func partRanges(parts []int32, ptr []int64) []idRange {
+	r := make([]idRange, len(parts))
+	for i, p := range parts {
+		r[i] = idRange{ptr[p], ptr[p+1]}
+	}
+	return r
 }
 
 // Halo returns the out-of-batch nodes.
 func (b *Batch) Halo() []int32 { return b.NID[b.Size:] }
 
-// subgraphs builds batches from the full adjacency (permuted so that part p is the id range
-// [ptr[p], ptr[p+1])). It is used by one goroutine at a time.
+// ranges returns the batch's id ranges.
+func (b *Batch) ranges() []idRange {
+	r := make([]idRange, len(b.Offsets))
+	for i, off := range b.Offsets {
+		r[i] = idRange{off, off + b.Counts[i]}
+	}
+	return r
+}
+
+// subgraphs builds batches from the full adjacency (permuted so that every part is an id range).
+// It is used by one goroutine at a time.
 type subgraphs struct {
 	adj   *nn.Sparse
-	ptr   []int64
 	local []int32 // global id → local id while a batch is built; −1 otherwise
 }
 
-func newSubgraphs(adj *nn.Sparse, ptr []int64) *subgraphs {
-	s := &subgraphs{adj: adj, ptr: ptr, local: make([]int32, adj.Rows)}
+func newSubgraphs(adj *nn.Sparse) *subgraphs {
+	s := &subgraphs{adj: adj, local: make([]int32, adj.Rows)}
 	for i := range s.local {
 		s.local[i] = -1
 	}
 	return s
 }
 
-// shape fills b's own nodes, part by part, for parts and returns the number of adjacency entries
-// of their rows (the parts are id ranges, so their entries are too). relabel adds the halo.
-func (s *subgraphs) shape(parts []int32, b *Batch) (nnz int) {
-	b.Parts = append(b.Parts[:0], parts...)
+// shape fills b's own nodes, range by range, and returns the number of adjacency entries of their
+// rows (an id range's entries are one run of the adjacency). relabel adds the halo.
+func (s *subgraphs) shape(ranges []idRange, b *Batch) (nnz int) {
 	b.NID, b.Offsets, b.Counts = b.NID[:0], b.Offsets[:0], b.Counts[:0]
-	for _, p := range parts {
-		lo, hi := s.ptr[p], s.ptr[p+1]
+	for _, r := range ranges {
+		lo, hi := r.lo, r.hi
 		b.Offsets = append(b.Offsets, lo)
 		b.Counts = append(b.Counts, hi-lo)
 		for v := lo; v < hi; v++ {
@@ -103,7 +124,7 @@ func (s *subgraphs) relabel(b *Batch, indptr []int64, indices []int32, val []flo
 	if indptr != nil {
 		indptr[0] = 0
 	}
-	// A part's rows are an id range, so their entries are one run of the full adjacency.
+	// A range's rows' entries are one run of the full adjacency.
 	for k, off := range b.Offsets {
 		first, last := a.Indptr[off], a.Indptr[off+b.Counts[k]]
 		for _, w := range a.Indices[first:last] {
@@ -156,35 +177,33 @@ func partOrder(k int, rng *rand.Rand) []int32 {
 // them, to plan batches under a memory cap. It is used by one goroutine at a time.
 type shaper struct {
 	adj   *nn.Sparse
-	ptr   []int64
 	mark  []int32 // per node: stamp while in the batch being counted, −stamp while in its halo
 	stamp int32
-	seen  []int32 // per node: trial while a part's addition is weighed (grow)
+	seen  []int32 // per node: trial while a range's addition is weighed (grow)
 	trial int32
 }
 
-func newShaper(adj *nn.Sparse, ptr []int64) *shaper {
-	return &shaper{adj: adj, ptr: ptr, mark: make([]int32, adj.Rows), seen: make([]int32, adj.Rows)}
+func newShaper(adj *nn.Sparse) *shaper {
+	return &shaper{adj: adj, mark: make([]int32, adj.Rows), seen: make([]int32, adj.Rows)}
 }
 
 // begin starts counting a new batch.
 func (s *shaper) begin() { s.stamp++ }
 
-// add adds part p to the batch being counted: its nodes leave the halo, and its rows' neighbours
-// outside the batch join it.
-func (s *shaper) add(p int32, sh *train.BatchShape) {
-	lo, hi := s.ptr[p], s.ptr[p+1]
+// add adds the nodes of r to the batch being counted: they leave the halo, and their rows'
+// neighbours outside the batch join it.
+func (s *shaper) add(r idRange, sh *train.BatchShape) {
 	st := s.stamp
-	for v := lo; v < hi; v++ {
+	for v := r.lo; v < r.hi; v++ {
 		if s.mark[v] == -st {
 			sh.Halo--
 		}
 		s.mark[v] = st
 	}
-	sh.Nodes += int(hi - lo)
+	sh.Nodes += int(r.hi - r.lo)
 	a := s.adj
-	sh.Edges += int(a.Indptr[hi] - a.Indptr[lo])
-	for _, w := range a.Indices[a.Indptr[lo]:a.Indptr[hi]] {
+	sh.Edges += int(a.Indptr[r.hi] - a.Indptr[r.lo])
+	for _, w := range a.Indices[a.Indptr[r.lo]:a.Indptr[r.hi]] {
 		if m := s.mark[w]; m != st && m != -st {
 			s.mark[w] = -st
 			sh.Halo++
@@ -192,22 +211,21 @@ func (s *shaper) add(p int32, sh *train.BatchShape) {
 	}
 }
 
-// grow is the shape the batch being counted, of shape sh, would have with part p added, which
-// add would make it; the batch stays as it is.
-func (s *shaper) grow(p int32, sh train.BatchShape) train.BatchShape {
-	lo, hi := s.ptr[p], s.ptr[p+1]
+// grow is the shape the batch being counted, of shape sh, would have with the nodes of r added,
+// which add would make it; the batch stays as it is.
+func (s *shaper) grow(r idRange, sh train.BatchShape) train.BatchShape {
 	st := s.stamp
 	s.trial++
-	for v := lo; v < hi; v++ {
+	for v := r.lo; v < r.hi; v++ {
 		if s.mark[v] == -st {
 			sh.Halo--
 		}
-		s.seen[v] = s.trial // in the batch once p is
+		s.seen[v] = s.trial // in the batch once r is
 	}
-	sh.Nodes += int(hi - lo)
+	sh.Nodes += int(r.hi - r.lo)
 	a := s.adj
-	sh.Edges += int(a.Indptr[hi] - a.Indptr[lo])
-	for _, w := range a.Indices[a.Indptr[lo]:a.Indptr[hi]] {
+	sh.Edges += int(a.Indptr[r.hi] - a.Indptr[r.lo])
+	for _, w := range a.Indices[a.Indptr[r.lo]:a.Indptr[r.hi]] {
 		if m := s.mark[w]; m != st && m != -st && s.seen[w] != s.trial {
 			s.seen[w] = s.trial
 			sh.Halo++
@@ -216,62 +234,108 @@ func (s *shaper) grow(p int32, sh train.BatchShape) train.BatchShape {
 	return sh
 }
 
+// prefix adds r's nodes in order to the batch being counted, of shape sh, while it stays under
+// mem's cap — its first node whatever it predicts, for a batch holds at least one — and returns
+// the end of the nodes added.
+func (s *shaper) prefix(r idRange, mem *train.BatchMemory, sh *train.BatchShape) int64 {
+	for v := r.lo; v < r.hi; v++ {
+		node := idRange{v, v + 1}
+		if v > r.lo && !mem.Fits(s.grow(node, *sh)) {
+			return v
+		}
+		s.add(node, sh)
+	}
+	return r.hi
+}
+
 // planner hands out an epoch's batches: each takes the next size parts in the epoch's order or,
 // under a memory cap, those of the next parts that fit under it by the memory model fitted to
 // every batch measured so far: it takes them first come, first fit, looking window parts ahead
 // and leaving those that do not fit to the next batches, so that batches fill up to the cap. A
-// batch that stays under the cap is the reference's. One goroutine at a time uses it.
+// part that alone passes the cap is split into pieces, each a batch: the longest run of its next
+// nodes that fits. A batch that stays under the cap is the reference's. One goroutine at a time
+// uses it.
 type planner struct {
-	order  []int32 // the parts not yet handed out, in order
-	size   int     // parts per batch
+	order  []idRange // the parts (the first may be the rest of a split one) not yet handed out
+	size   int       // parts per batch
 	shaper *shaper
 	mem    *train.BatchMemory
-	cut    int // batches ended with fewer parts than size to stay under the cap
+	// inOrder keeps every batch to consecutive ranges of the order, without looking ahead: an
+	// inference batch of consecutive parts is one id range.
+	inOrder bool
+	split   idRange // the part being split, while pieces of it are left
+	cut     int     // batches ended with fewer parts than size, or pieces of a part, to stay under the cap
+}
+
+// planned is a batch as the planner hands it out: its id ranges and, for a piece of a split part,
+// the part and whether pieces of it follow.
+type planned struct {
+	ranges []idRange
+	part   idRange // empty for a batch of whole parts
+	more   bool
 }
 
 // window is how many parts a batch under a cap looks through, in parts per batch.
 const window = 4
 
-// next returns the parts of the next batch; ok is false after the epoch's last.
-func (p *planner) next() (parts []int32, ok bool) {
+// next returns the next batch; ok is false after the epoch's last.
+func (p *planner) next() (b planned, ok bool) {
 	n := min(p.size, len(p.order))
 	if n == 0 {
-		return nil, false
+		return b, false
 	}
 	if p.mem.Cap() == 0 {
-		parts, p.order = p.order[:n:n], p.order[n:]
-		return parts, true
+		b.ranges, p.order = p.order[:n:n], p.order[n:]
+		return b, true
 	}
 	s := p.shaper
 	s.begin()
 	var sh train.BatchShape
-	var left []int32
+	if first := p.order[0]; p.split != (idRange{}) || !p.mem.Fits(s.grow(first, sh)) {
+		if p.split == (idRange{}) {
+			p.split = first
+		}
+		end := s.prefix(first, p.mem, &sh)
+		b = planned{ranges: []idRange{{first.lo, end}}, part: p.split, more: end < first.hi}
+		if b.more {
+			p.order[0].lo = end
+		} else {
+			p.order, p.split = p.order[1:], idRange{}
+		}
+		p.cut++
+		return b, true
+	}
+	var left []idRange
 	k := 0
-	for ; k < len(p.order) && k < window*p.size && len(parts) < p.size; k++ {
-		part := p.order[k]
-		if len(parts) > 0 && !p.mem.Fits(s.grow(part, sh)) {
-			left = append(left, part)
+	for ; k < len(p.order) && k < window*p.size && len(b.ranges) < p.size; k++ {
+		r := p.order[k]
+		if len(b.ranges) > 0 && !p.mem.Fits(s.grow(r, sh)) {
+			if p.inOrder {
+				break
+			}
+			left = append(left, r)
 			continue
 		}
-		s.add(part, &sh)
-		parts = append(parts, part)
+		s.add(r, &sh)
+		b.ranges = append(b.ranges, r)
 	}
-	if len(parts) < n {
+	if len(b.ranges) < n {
 		p.cut++
 	}
 	p.order = append(left, p.order[k:]...)
-	return parts, true
+	return b, true
 }
 
 // more says whether a batch is left.
 func (p *planner) more() bool { return len(p.order) > 0 }
 
-// plan returns every batch of the parts in order, as a planner hands them out.
-func plan(order []int32, size int, s *shaper, mem *train.BatchMemory) [][]int32 {
-	p := &planner{order: order, size: size, shaper: s, mem: mem}
-	var out [][]int32
-	for parts, ok := p.next(); ok; parts, ok = p.next() {
-		out = append(out, parts)
+// plan returns the ranges of every batch of order's parts, each of consecutive ranges of the
+// order, as a planner in order hands them out.
+func plan(order []idRange, size int, s *shaper, mem *train.BatchMemory) [][]idRange {
+	p := &planner{order: slices.Clone(order), size: size, shaper: s, mem: mem, inOrder: true}
+	var out [][]idRange
+	for b, ok := p.next(); ok; b, ok = p.next() {
+		out = append(out, b.ranges)
 	}
 	return out
 }

@@ -20,9 +20,10 @@ func TestRelabelReferenceExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sg := newSubgraphs(adj, []int64{0, 2, 4, 6})
+	sg := newSubgraphs(adj)
+	parts := partRanges([]int32{2, 0}, []int64{0, 2, 4, 6})
 	var b Batch
-	nnz := sg.shape([]int32{2, 0}, &b)
+	nnz := sg.shape(parts, &b)
 	indptr, indices, val := make([]int64, b.Size+1), make([]int32, nnz), make([]float32, nnz)
 	sg.relabel(&b, indptr, indices, val)
 	if !slices.Equal(b.NID, []int32{4, 5, 0, 1, 3, 2}) || b.Size != 4 {
@@ -47,7 +48,7 @@ func TestRelabelReferenceExample(t *testing.T) {
 	}
 	// The halo alone, as inference batches are sized, is the same.
 	var h Batch
-	sg.shape([]int32{2, 0}, &h)
+	sg.shape(parts, &h)
 	sg.relabel(&h, nil, nil, nil)
 	if !slices.Equal(h.NID, b.NID) {
 		t.Errorf("n_id without the adjacency %v, want %v", h.NID, b.NID)
@@ -74,10 +75,10 @@ func TestGatherFeaturesStagesBatchRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := newDevice(t, nil)
-	sg := newSubgraphs(in.Adj, part.Ptr)
+	sg := newSubgraphs(in.Adj)
 	for _, x := range []nn.Input{nn.SparseInput(sparse), nn.DenseInput(dense)} {
 		var b batchInput
-		if err := b.fill(d, nil, sg, &hostData{x: x}, []int32{4, 1, 3}, true, false); err != nil {
+		if err := b.fill(d, nil, sg, &hostData{x: x}, partRanges([]int32{4, 1, 3}, part.Ptr), true, false); err != nil {
 			t.Fatal(err)
 		}
 		if len(b.Halo()) == 0 {

@@ -51,14 +51,17 @@ type Trainer struct {
 	upStream device.Stream // batch uploads; nil with synchronous transfers
 	loader   *trace.Lane
 
-	ctx      nn.Ctx
-	ce       nn.CrossEntropy
-	evalCE   nn.CrossEntropy
-	shuffle  *rand.Rand
-	params   []*nn.Param
-	steps    train.Steps
-	ex       exchange
-	stateBuf train.Buf[float32]
+	ctx     nn.Ctx
+	ce      nn.CrossEntropy
+	evalCE  nn.CrossEntropy
+	shuffle *rand.Rand
+	params  []*nn.Param
+	steps   train.Steps
+	ex      exchange
+	// accumulating: the gradients hold those of a split part's pieces so far, which the part's
+	// last piece adds to before the optimizer steps.
+	accumulating bool
+	stateBuf     train.Buf[float32]
 }
 
 // New sets up cfg's training of ds on d, recording the setup's copies on lane.
@@ -120,8 +123,8 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 	}
 	t.Opt = nn.NewAdamIn(d.State, float32(cfg.LR), groups...)
 
-	t.trainSG, t.evalSG = newSubgraphs(t.In.Adj, t.Part.Ptr), newSubgraphs(t.In.Adj, t.Part.Ptr)
-	t.shaper = newShaper(t.In.Adj, t.Part.Ptr)
+	t.trainSG, t.evalSG = newSubgraphs(t.In.Adj), newSubgraphs(t.In.Adj)
+	t.shaper = newShaper(t.In.Adj)
 	t.inputs = make([]*batchInput, cfg.Prefetch+1)
 	for i := range t.inputs {
 		t.inputs[i] = &batchInput{}
@@ -131,7 +134,7 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 	}
 	t.mem.Nominal(t.nominalShapes())
 	bufferRows := cfg.BufferRows
-	for _, g := range plan(partOrder(cfg.Parts, nil), cfg.BatchParts, t.shaper, t.mem) {
+	for _, g := range plan(t.parts(nil), cfg.BatchParts, t.shaper, t.mem) {
 		var b Batch
 		t.evalSG.shape(g, &b)
 		t.evalSG.relabel(&b, nil, nil, nil)
@@ -159,6 +162,11 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 		t.host.train[v] = true
 	}
 	return nil
+}
+
+// parts returns the parts' id ranges in the order batches take them ([partOrder]).
+func (t *Trainer) parts(rng *rand.Rand) []idRange {
+	return partRanges(partOrder(t.Config.Parts, rng), t.Part.Ptr)
 }
 
 // newShuffle is the source of the batches' order.
@@ -211,11 +219,11 @@ func (t *Trainer) nominalShapes() []train.BatchShape {
 	rng := rand.New(rand.NewPCG(t.Config.Seed, 0x6e6f6d696e616c))
 	var shapes []train.BatchShape
 	for range epochs {
-		for _, g := range plan(partOrder(t.Config.Parts, rng), t.Config.BatchParts, t.shaper, nil) {
+		for _, g := range plan(t.parts(rng), t.Config.BatchParts, t.shaper, nil) {
 			var sh train.BatchShape
 			t.shaper.begin()
-			for _, p := range g {
-				t.shaper.add(p, &sh)
+			for _, r := range g {
+				t.shaper.add(r, &sh)
 			}
 			shapes = append(shapes, sh)
 		}
@@ -231,20 +239,22 @@ func (t *Trainer) nominalShapes() []train.BatchShape {
 // pass has consumed its history pulls, so that the upload never holds up a pull on the copy
 // engine, and the next step finds its batch on the device. With 0 each step builds and uploads
 // its batch itself. Under a memory cap a batch ends early, before the part that would take it
-// past the cap ([planner]).
+// past the cap, and a part that alone passes it trains in pieces, one a step, whose gradients add
+// up to one optimizer step ([planner]).
 func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, error) {
 	d, cfg := t.Dev, &t.Config
-	plan := &planner{order: partOrder(cfg.Parts, t.shuffle), size: cfg.BatchParts, shaper: t.shaper, mem: t.mem}
+	plan := &planner{order: t.parts(t.shuffle), size: cfg.BatchParts, shaper: t.shaper, mem: t.mem}
 	var pf *train.Prefetch[*batchInput]
 	if cfg.Prefetch > 0 {
 		pf = train.NewPrefetch(math.MaxInt, len(t.inputs), func(_, set int) (*batchInput, error) {
-			parts, ok := plan.next()
+			b, ok := plan.next()
 			if !ok {
 				return nil, errEpochEnd
 			}
 			in := t.inputs[set]
 			var err error
-			(*trace.Lane)(nil).Do(context.Background(), role.Sample, func(context.Context) { err = in.fill(d, t.loader, t.trainSG, &t.host, parts, true, true) })
+			(*trace.Lane)(nil).Do(context.Background(), role.Sample, func(context.Context) { err = in.fill(d, t.loader, t.trainSG, &t.host, b.ranges, true, true) })
+			in.plannedAs(b, &t.host)
 			return in, err
 		})
 		defer pf.Close()
@@ -276,8 +286,9 @@ func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, er
 			switch {
 			case pf == nil:
 				in = t.inputs[0]
-				parts, _ := plan.next()
-				if err = in.fill(d, lane, t.trainSG, &t.host, parts, true, true); err == nil {
+				b, _ := plan.next()
+				if err = in.fill(d, lane, t.trainSG, &t.host, b.ranges, true, true); err == nil {
+					in.plannedAs(b, &t.host)
 					err = in.upload(d, nil, lane, t.host.x, true, true)
 				}
 			case in == nil:
@@ -304,7 +315,11 @@ func (t *Trainer) TrainEpoch(ctx context.Context, lane *trace.Lane) (float64, er
 				lossSum += loss * float64(len(in.Targets.Rows))
 				counted += len(in.Targets.Rows)
 			default: // no training node in the batch: skip it, as the reference does
-				err = afterForward()
+				if err = afterForward(); err == nil && t.accumulating && !in.more {
+					// the last piece of a split part: the earlier pieces' gradients step
+					train.OptimizerStep(lane, t.Opt, cfg.GradNorm)
+					t.accumulating = false
+				}
 			}
 			if pf != nil && err == nil {
 				pf.Release()
@@ -343,7 +358,9 @@ func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func(
 		}
 	}
 	t.ex.begin(lane, in)
-	t.Opt.ZeroGrad()
+	if !t.accumulating {
+		t.Opt.ZeroGrad()
+	}
 	var logits *nn.Mat
 	var err error
 	train.BreakablePhase(lane, train.PhaseForward, role.Forward, func(p *train.OpenPhase) {
@@ -358,8 +375,17 @@ func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func(
 	if err := afterForward(); err != nil {
 		return 0, err
 	}
-	train.Phase(lane, train.PhaseBackward, role.Backward, func() { t.Model.Backward(c, t.ce.Backward(c)) })
-	train.OptimizerStep(lane, t.Opt, t.Config.GradNorm)
+	train.Phase(lane, train.PhaseBackward, role.Backward, func() {
+		grad := t.ce.Backward(c)
+		if in.gradShare != 1 {
+			nn.Scale(grad, in.gradShare)
+		}
+		t.Model.Backward(c, grad)
+	})
+	t.accumulating = in.more
+	if !in.more {
+		train.OptimizerStep(lane, t.Opt, t.Config.GradNorm)
+	}
 	if err := t.pool.SyncPushes(lane); err != nil {
 		return 0, err
 	}
@@ -471,7 +497,7 @@ func (t *Trainer) Inference(lane *trace.Lane) (*nn.Mat, error) {
 			return nil, err
 		}
 		for bi, b := range t.evalBatches {
-			out, err := t.inferBatch(lane, l, b.Parts)
+			out, err := t.inferBatch(lane, l, b.ranges())
 			if err != nil {
 				return nil, fmt.Errorf("inference layer %d batch %d: %w", l, bi, err)
 			}
@@ -504,10 +530,10 @@ type layerOut struct{ out, state *nn.Mat }
 
 // inferBatch computes layer l for one inference batch (its input pulled, or its features for
 // layer 0).
-func (t *Trainer) inferBatch(lane *trace.Lane, l int, parts []int32) (layerOut, error) {
+func (t *Trainer) inferBatch(lane *trace.Lane, l int, ranges []idRange) (layerOut, error) {
 	d, in, p := t.Dev, t.evalIn, t.pool
 	features := l == 0
-	if err := in.fill(d, lane, t.evalSG, &t.host, parts, features, false); err != nil {
+	if err := in.fill(d, lane, t.evalSG, &t.host, ranges, features, false); err != nil {
 		return layerOut{}, err
 	}
 	if err := in.upload(d, t.upStream, lane, t.host.x, features, false); err != nil {
