@@ -95,12 +95,26 @@ func (e *cudaEngine) alloc(floats, used int, label string) *device.Buffer {
 	return b
 }
 
+// free frees b once the work queued has run (kernels queued earlier may still read it), as
+// cuMemFree does.
+func (e *cudaEngine) free(b *device.Buffer) {
+	e.fail(e.dev.Synchronize(nil))
+	e.fail(e.d.use.free(e.dev, b))
+}
+
 func (e *cudaEngine) Resize(m *nn.Mat, rows, cols int) *nn.Mat {
 	if m == nil {
 		m = &nn.Mat{}
 	}
 	n := rows * cols
 	dm, ok := m.Dev.(*cudaMat)
+	if ok && dm.e == e && !dm.owned && dm.buf != nil && dm.buf.Size()-dm.off >= int64(n)*4 {
+		// A view large enough stays one, as a host matrix's slice within its capacity does: a
+		// layer writing its output into a buffer of the caller's (the history exchange's).
+		m.Rows, m.Cols = rows, cols
+		dm.mem = dm.buf.Range(dm.off, int64(n)*4)
+		return m
+	}
 	if !ok || dm.e != e || !dm.owned {
 		dm = &cudaMat{e: e, owned: true}
 		m.Dev, m.Data = dm, nil
@@ -112,7 +126,7 @@ func (e *cudaEngine) Resize(m *nn.Mat, rows, cols int) *nn.Mat {
 		return m
 	}
 	if dm.buf != nil {
-		e.fail(e.d.use.free(e.dev, dm.buf))
+		e.free(dm.buf)
 	}
 	dm.buf = e.alloc(n+n/8, n, cmp.Or(e.label, "activations")) // room to spare, as the arenas keep
 	dm.mem = device.Mem{}
@@ -249,7 +263,7 @@ func (e *cudaEngine) DropoutSparse(seed uint64, p float32, x, out *nn.Sparse) {
 	}
 	if dst.val == nil || dst.val.Size() < int64(nnz)*4 {
 		if dst.val != nil {
-			e.fail(e.d.use.free(e.dev, dst.val))
+			e.free(dst.val)
 		}
 		if dst.val = e.alloc(nnz, nnz, "activations"); dst.val == nil {
 			return
@@ -259,7 +273,7 @@ func (e *cudaEngine) DropoutSparse(seed uint64, p float32, x, out *nn.Sparse) {
 	if vals.Len() == 0 { // all ones
 		if e.ones == nil || e.ones.Size() < int64(nnz)*4 {
 			if e.ones != nil {
-				e.fail(e.d.use.free(e.dev, e.ones))
+				e.free(e.ones)
 			}
 			ones := make([]float32, nnz)
 			for i := range ones {

@@ -317,6 +317,12 @@ func (b *Buf[T]) Free(d *Device) error {
 	if b.buf == nil {
 		return nil
 	}
+	if d.OnGPU() {
+		// Work queued on the GPU may still use the memory: wait for it, as cuMemFree does.
+		if err := d.Dev.Synchronize(nil); err != nil {
+			return err
+		}
+	}
 	err := d.use.free(d.Dev, b.buf)
 	b.buf, b.Data, b.n = nil, nil, 0
 	return err
