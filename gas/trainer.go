@@ -27,6 +27,12 @@ import (
 // goroutine, the pulls of all its layers issued before the forward pass, pushes after each hidden
 // layer, one wait for the pushes and one read-back of the loss at the end — then evaluates with
 // layer-wise inference, which also refreshes every history.
+//
+// On a GPU ([train.Device.OnGPU]; GCN and GAT, [GPUModels]) the same copies move the same bytes,
+// and the layers, the loss, the clipping, Adam and the concatenation of a batch's rows with its
+// pulled history rows run as the GPU's kernels on its default stream; copies on the pool's and
+// the loader's streams wait for those kernels through events where they read what the kernels
+// write or overwrite what they read.
 type Trainer struct {
 	Config    Config
 	Data      *graph.Dataset // permuted: part p is the id range [Part.Ptr[p], Part.Ptr[p+1])
