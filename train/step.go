@@ -139,13 +139,14 @@ func clipGradNorm(groups []nn.ParamGroup, maxNorm float64) (flops, bytes int64) 
 // gradsOnGPU is the GPU engine holding the gradients, nil when the host holds them.
 func gradsOnGPU(groups []nn.ParamGroup) gpuEngine {
 	for _, g := range groups {
-		for _, p := range g.Params {
-			if p.G.Dev == nil {
-				return nil
-			}
-			e, _ := p.G.Dev.Engine().(gpuEngine)
+		if len(g.Params) == 0 {
+			continue
+		}
+		if dev := g.Params[0].G.Dev; dev != nil {
+			e, _ := dev.Engine().(gpuEngine)
 			return e
 		}
+		return nil
 	}
 	return nil
 }
