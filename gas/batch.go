@@ -186,8 +186,18 @@ func (s *stagedSparse) release(d *train.Device) {
 	s.val.Release(d)
 }
 
-// view returns the device copy as a rows × cols matrix, which serves one step.
-func (s *stagedSparse) view(rows, cols int) *nn.Sparse {
+// view returns the device copy as a rows × cols matrix, which serves one step. On a GPU its
+// host arrays are the staged ones, which give it its shape.
+func (s *stagedSparse) view(d *train.Device, rows, cols int) *nn.Sparse {
+	if d.OnGPU() {
+		m := &nn.Sparse{Rows: rows, Cols: cols, Indptr: s.indptr.Host.Data, Indices: s.indices.Host.Data, Transient: true}
+		var val *train.Buf[float32]
+		if len(s.val.Host.Data) > 0 {
+			m.Val, val = s.val.Host.Data, &s.val.Dev
+		}
+		train.SparseOn(d, m, &s.indptr.Dev, &s.indices.Dev, val)
+		return m
+	}
 	m := &nn.Sparse{Rows: rows, Cols: cols, Indptr: s.indptr.Dev.Data, Indices: s.indices.Dev.Data, Transient: true}
 	if len(s.val.Dev.Data) > 0 {
 		m.Val = s.val.Dev.Data
@@ -198,6 +208,12 @@ func (s *stagedSparse) view(rows, cols int) *nn.Sparse {
 // upload copies what fill staged to the device: queued on stream (then an event marks the end)
 // or, with a nil stream, synchronously. The views are set for the batch.
 func (in *batchInput) upload(d *train.Device, stream device.Stream, lane *trace.Lane, x nn.Input, features, targets bool) error {
+	if stream != nil {
+		// On a GPU the kernels queued may still read the device copy (an inference batch's).
+		if err := d.AfterCompute(stream); err != nil {
+			return err
+		}
+	}
 	err := in.adj.upload(d, stream, lane, "batch adjacency")
 	if features {
 		if x.Sparse != nil {
@@ -213,15 +229,18 @@ func (in *batchInput) upload(d *train.Device, stream device.Stream, lane *trace.
 		return err
 	}
 	in.ready = nil
-	in.Adj = in.adj.view(in.Size, len(in.NID))
+	in.Adj = in.adj.view(d, in.Size, len(in.NID))
 	if features {
 		if s := x.Sparse; s != nil {
-			in.X = nn.SparseInput(in.features.view(len(in.NID), s.Cols))
+			in.X = nn.SparseInput(in.features.view(d, len(in.NID), s.Cols))
 		} else {
-			in.X = nn.DenseInput(nn.MatFrom(len(in.NID), x.Dense.Cols, in.features.val.Dev.Data))
+			in.X = nn.DenseInput(train.MatOf(d, &in.features.val.Dev, len(in.NID), x.Dense.Cols))
 		}
 	}
-	if targets {
+	if targets && d.OnGPU() { // the loss finds the device's copies of the host's arrays
+		in.Targets = nn.Targets{Rows: in.rows.Host.Data, Labels: in.labels.Host.Data}
+		d.TargetsOn(in.Targets, &in.rows.Dev, &in.labels.Dev)
+	} else if targets {
 		in.Targets = nn.Targets{Rows: in.rows.Dev.Data, Labels: in.labels.Dev.Data}
 	}
 	if stream != nil {

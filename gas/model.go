@@ -50,6 +50,9 @@ type Exchanger interface {
 // Models lists the models [New] builds.
 var Models = []string{"gcn", "gat", "appnp", "gcn2", "gin"}
 
+// GPUModels are the models whose every layer computes on a GPU's engine ([train.GPUModels]).
+var GPUModels = []string{"gcn", "gat"}
+
 // newModel builds cfg's model for in features and out classes.
 func newModel(cfg *Config, in, out int, c *nn.Ctx) (Model, error) {
 	switch cfg.Model {

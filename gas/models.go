@@ -10,8 +10,13 @@ import (
 
 var itoa = strconv.Itoa
 
-// top views the first rows of m, reusing v's header so the hot path allocates nothing.
+// top views the first rows of m, reusing v's header so the hot path allocates nothing (on the
+// host: an engine makes its own view).
 func top(v *nn.Mat, m *nn.Mat, rows int) *nn.Mat {
+	if m.Dev != nil {
+		*v = *m.TopRows(rows)
+		return v
+	}
 	*v = nn.Mat{Rows: rows, Cols: m.Cols, Data: m.Data[:rows*m.Cols]}
 	return v
 }

@@ -46,6 +46,9 @@ type Pool struct {
 type slot struct {
 	host, dev train.Buf[float32]
 	free      chan struct{} // holds a token while the slot is free
+	// read completes once the kernels queued before the slot was freed, which read its rows,
+	// have run (a GPU's; nil elsewhere): the next pull into it waits for it.
+	read device.Event
 }
 
 // pull is one pull request: count rows from first (copied straight from the pinned table), then
@@ -140,6 +143,11 @@ func (p *Pool) fill(r *pull, lane *trace.Lane) (device.Event, error) {
 		}
 		return p.pullStream.CopyAsync(dst, src)
 	}
+	if s.read != nil && !p.sync {
+		if err := p.pullStream.WaitEvent(s.read); err != nil {
+			return nil, err
+		}
+	}
 	if r.count > 0 {
 		if err := cp(s.dev.Range(0, r.count*w), r.h.rows(r.first, r.count)); err != nil {
 			return nil, fmt.Errorf("pulling history rows: %w", err)
@@ -175,19 +183,30 @@ func (p *Pool) Wait(lane *trace.Lane) (*nn.Mat, error) {
 			return nil, fmt.Errorf("pulling history rows: %w", err)
 		}
 	}
-	return nn.MatFrom(r.rows(), r.h.Width, r.slot.dev.Data), nil
+	return train.MatOf(p.dev, &r.slot.dev, r.rows(), r.h.Width), nil
 }
 
-// Free hands the oldest pull's slot back.
-func (p *Pool) Free() {
+// Free hands the oldest pull's slot back, once the kernels queued so far, which may read its
+// rows, have run.
+func (p *Pool) Free() error {
 	r := p.queue[0]
 	p.queue = p.queue[1:]
+	var err error
+	if p.dev.OnGPU() {
+		r.slot.read, err = p.dev.Dev.DefaultStream().Record()
+	}
 	r.slot.free <- struct{}{}
+	return err
 }
 
 // Push copies rows of src (device memory, rows of h's width) into h: counts[i] rows to
 // offsets[i], in order. Asynchronous on the push stream unless the pool is synchronous.
 func (p *Pool) Push(lane *trace.Lane, h *History, src *train.Buf[float32], offsets, counts []int64) error {
+	if !p.sync {
+		if err := p.dev.AfterCompute(p.pushStream); err != nil { // src's rows are computed
+			return err
+		}
+	}
 	w, s := h.Width, 0
 	for i, off := range offsets {
 		n := int(counts[i])
@@ -221,7 +240,13 @@ func (p *Pool) PushOut(lane *trace.Lane, h *History, out *nn.Mat, first, count i
 	if err := o.buf.Grow(p.dev, out.Len(), false, "inference output"); err != nil {
 		return err
 	}
-	copy(o.buf.Data, out.Data[:out.Len()])
+	if p.dev.OnGPU() {
+		if err := p.dev.CopyOnDevice(o.buf.Mem(), p.dev.MemOf(out)); err != nil {
+			return err
+		}
+	} else {
+		copy(o.buf.Data, out.Data[:out.Len()])
+	}
 	if err := p.Push(lane, h, &o.buf, []int64{int64(first)}, []int64{int64(count)}); err != nil || p.sync {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"github.com/gnnprof/gnnprof/device"
 	"github.com/gnnprof/gnnprof/graph"
@@ -25,6 +27,12 @@ import (
 // goroutine, the pulls of all its layers issued before the forward pass, pushes after each hidden
 // layer, one wait for the pushes and one read-back of the loss at the end — then evaluates with
 // layer-wise inference, which also refreshes every history.
+//
+// On a GPU ([train.Device.OnGPU]; GCN and GAT, [GPUModels]) the same copies move the same bytes,
+// and the layers, the loss, the clipping, Adam and the concatenation of a batch's rows with its
+// pulled history rows run as the GPU's kernels on its default stream; copies on the pool's and
+// the loader's streams wait for those kernels through events where they read what the kernels
+// write or overwrite what they read.
 type Trainer struct {
 	Config    Config
 	Data      *graph.Dataset // permuted: part p is the id range [Part.Ptr[p], Part.Ptr[p+1])
@@ -80,7 +88,7 @@ func New(ctx context.Context, cfg Config, ds *graph.Dataset, d *train.Device, la
 		return nil, fmt.Errorf("partitioning %s into %d parts: %w", ds.Name, cfg.Parts, err)
 	}
 	t := &Trainer{Config: cfg, Data: ds.Permute(part.Perm), Part: part, Dev: d,
-		ctx: nn.Ctx{RNG: nn.NewRNG(cfg.Seed), Alloc: d.Arena}, shuffle: newShuffle(cfg.Seed)}
+		ctx: nn.Ctx{RNG: nn.NewRNG(cfg.Seed), Alloc: d.Arena, Engine: d.Engine}, shuffle: newShuffle(cfg.Seed)}
 	t.ex.t = t
 	if err := t.setup(lane); err != nil {
 		return nil, errors.Join(err, t.Close())
@@ -90,6 +98,9 @@ func New(ctx context.Context, cfg Config, ds *graph.Dataset, d *train.Device, la
 
 func (t *Trainer) setup(lane *trace.Lane) error {
 	cfg, ds, d := &t.Config, t.Data, t.Dev
+	if d.OnGPU() && !slices.Contains(GPUModels, cfg.Model) {
+		return fmt.Errorf("model %s does not compute on the GPU yet (%s do)", cfg.Model, strings.Join(GPUModels, ", "))
+	}
 	model, err := newModel(cfg, ds.NumFeatures, ds.NumClasses, &t.ctx)
 	if err != nil {
 		return err
@@ -121,7 +132,7 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 	if err := d.PlaceParams(lane, t.params); err != nil {
 		return err
 	}
-	t.Opt = nn.NewAdamIn(d.State, float32(cfg.LR), groups...)
+	t.Opt = d.NewAdam(float32(cfg.LR), groups...)
 
 	t.trainSG, t.evalSG = newSubgraphs(t.In.Adj), newSubgraphs(t.In.Adj)
 	t.shaper = newShaper(t.In.Adj)
@@ -389,11 +400,7 @@ func (t *Trainer) trainStep(lane *trace.Lane, in *batchInput, afterForward func(
 	if err := t.pool.SyncPushes(lane); err != nil {
 		return 0, err
 	}
-	got, err := t.Dev.ReadBack(lane, loss)
-	if err != nil {
-		return 0, err
-	}
-	return got[0], t.Dev.Err()
+	return t.Dev.ReadLoss(lane, &t.ce, loss)
 }
 
 // exchange is a training step's [Exchanger]: push_and_pull against the histories through the pool,
@@ -425,6 +432,10 @@ func (e *exchange) Input(c *nn.Ctx, l, width int) *nn.Mat {
 		*v = *nn.NewMat(rows, width) // the layer finishes; Exchange reports the error
 		return v
 	}
+	if e.t.Dev.OnGPU() {
+		*v = *train.MatOf(e.t.Dev, &e.cat[l], rows, width)
+		return v
+	}
 	*v = nn.Mat{Rows: rows, Cols: width, Data: e.cat[l].Data}
 	return v
 }
@@ -443,10 +454,16 @@ func (e *exchange) Exchange(c *nn.Ctx, l int) error {
 	sp := c.Begin("gas.concat", role.Forward)
 	in, w := e.in, e.t.Histories[l].Width
 	n := len(in.Halo()) * w
-	copy(e.cat[l].Data[in.Size*w:], pulled.Data[:n])
+	if d := e.t.Dev; d.OnGPU() {
+		err = d.CopyOnDevice(e.cat[l].Range(in.Size*w, n), d.MemOf(pulled))
+	} else {
+		copy(e.cat[l].Data[in.Size*w:], pulled.Data[:n])
+	}
 	sp.EndWork(0, 8*int64(n))
-	e.t.pool.Free()
-	return nil
+	if err != nil {
+		return fmt.Errorf("concatenating the pulled history rows: %w", err)
+	}
+	return e.t.pool.Free()
 }
 
 // pushPull pushes layer l's batch rows to its history and returns the halo's rows pulled from it
@@ -558,7 +575,9 @@ func (t *Trainer) inferBatch(lane *trace.Lane, l int, ranges []idRange) (layerOu
 	}
 	out, st := t.Model.ForwardLayer(&t.ctx, l, in.Adj, x, state)
 	if l > 0 {
-		p.Free()
+		if err := p.Free(); err != nil {
+			return layerOut{}, err
+		}
 	}
 	return layerOut{out, st}, nil
 }

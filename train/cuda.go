@@ -43,6 +43,10 @@ type cudaEngine struct {
 	ints  map[*int32]device.Mem
 	label string // what the matrices Resize allocates are ("" : activations)
 	first error  // the first failure; the work after it is skipped
+	// ones are all-ones values, for dropping the values of a sparse matrix without any.
+	ones *device.Buffer
+	// grads holds every parameter's gradient (placeParams); normSq their squared norm.
+	grads, normSq *device.Buffer
 }
 
 // cudaMat is a matrix's storage in GPU memory: the values in use, mem, in a buffer of its own
@@ -59,10 +63,9 @@ func (m *cudaMat) Engine() nn.Engine { return m.e }
 
 // cudaSparse is a CSR matrix in GPU memory; a dropped copy owns its values (val).
 type cudaSparse struct {
-	e    *cudaEngine
-	csr  cuda.CSR
-	val  *device.Buffer
-	ones *device.Buffer // an all-ones pattern's values, for dropout
+	e   *cudaEngine
+	csr cuda.CSR
+	val *device.Buffer
 }
 
 func (s *cudaSparse) Engine() nn.Engine { return s.e }
@@ -92,12 +95,26 @@ func (e *cudaEngine) alloc(floats, used int, label string) *device.Buffer {
 	return b
 }
 
+// free frees b once the work queued has run (kernels queued earlier may still read it), as
+// cuMemFree does.
+func (e *cudaEngine) free(b *device.Buffer) {
+	e.fail(e.dev.Synchronize(nil))
+	e.fail(e.d.use.free(e.dev, b))
+}
+
 func (e *cudaEngine) Resize(m *nn.Mat, rows, cols int) *nn.Mat {
 	if m == nil {
 		m = &nn.Mat{}
 	}
 	n := rows * cols
 	dm, ok := m.Dev.(*cudaMat)
+	if ok && dm.e == e && !dm.owned && dm.buf != nil && dm.buf.Size()-dm.off >= int64(n)*4 {
+		// A view large enough stays one, as a host matrix's slice within its capacity does: a
+		// layer writing its output into a buffer of the caller's (the history exchange's).
+		m.Rows, m.Cols = rows, cols
+		dm.mem = dm.buf.Range(dm.off, int64(n)*4)
+		return m
+	}
 	if !ok || dm.e != e || !dm.owned {
 		dm = &cudaMat{e: e, owned: true}
 		m.Dev, m.Data = dm, nil
@@ -109,7 +126,7 @@ func (e *cudaEngine) Resize(m *nn.Mat, rows, cols int) *nn.Mat {
 		return m
 	}
 	if dm.buf != nil {
-		e.fail(e.d.use.free(e.dev, dm.buf))
+		e.free(dm.buf)
 	}
 	dm.buf = e.alloc(n+n/8, n, cmp.Or(e.label, "activations")) // room to spare, as the arenas keep
 	dm.mem = device.Mem{}
@@ -246,7 +263,7 @@ func (e *cudaEngine) DropoutSparse(seed uint64, p float32, x, out *nn.Sparse) {
 	}
 	if dst.val == nil || dst.val.Size() < int64(nnz)*4 {
 		if dst.val != nil {
-			e.fail(e.d.use.free(e.dev, dst.val))
+			e.free(dst.val)
 		}
 		if dst.val = e.alloc(nnz, nnz, "activations"); dst.val == nil {
 			return
@@ -254,17 +271,20 @@ func (e *cudaEngine) DropoutSparse(seed uint64, p float32, x, out *nn.Sparse) {
 	}
 	vals := src.csr.Val
 	if vals.Len() == 0 { // all ones
-		if src.ones == nil {
+		if e.ones == nil || e.ones.Size() < int64(nnz)*4 {
+			if e.ones != nil {
+				e.free(e.ones)
+			}
 			ones := make([]float32, nnz)
 			for i := range ones {
 				ones[i] = 1
 			}
-			if src.ones = e.alloc(nnz, nnz, "activations"); src.ones == nil {
+			if e.ones = e.alloc(nnz, nnz, "activations"); e.ones == nil {
 				return
 			}
-			e.fail(e.dev.Copy(nil, src.ones.All(), device.HostSlice(ones)))
+			e.fail(e.dev.Copy(nil, e.ones.All(), device.HostSlice(ones)))
 		}
-		vals = src.ones.Float32Range(0, nnz)
+		vals = e.ones.Float32Range(0, nnz)
 	}
 	dst.csr = src.csr
 	dst.csr.Val = dst.val.Float32Range(0, nnz)
@@ -377,6 +397,7 @@ func (e *cudaEngine) placeParams(lane *trace.Lane, params []*nn.Param) error {
 	if err != nil {
 		return err
 	}
+	e.grads = g
 	off := 0
 	for _, p := range params {
 		n := p.Size()
@@ -499,4 +520,58 @@ func (e *cudaEngine) GATProjectBackward(st *nn.GATState, dh, gSrc, gDst *nn.Mat)
 		e.fail(e.k.GATProjectBackward(e.s, e.gat(st), e.mat(st.AttSrc).Mem, e.mat(st.AttDst).Mem, e.mat(st.DSrc).Mem,
 			e.mat(st.DDst).Mem, e.mat(dh), e.mat(gSrc).Mem, e.mat(gDst).Mem))
 	}
+}
+
+func (e *cudaEngine) view(rows, cols int, b *device.Buffer, first int) *nn.Mat {
+	return &nn.Mat{Rows: rows, Cols: cols, Dev: &cudaMat{e: e, buf: b, off: int64(first) * 4, mem: b.Float32Range(first, rows*cols)}}
+}
+
+func (e *cudaEngine) sparse(s *nn.Sparse, indptr, indices, val device.Mem) nn.DeviceData {
+	return &cudaSparse{e: e, csr: cuda.CSR{Rows: s.Rows, Cols: s.Cols, NNZ: s.NNZ(), Indptr: indptr, Indices: indices, Val: val}}
+}
+
+func (e *cudaEngine) mapInt32s(v []int32, dev device.Mem) {
+	if len(v) > 0 {
+		e.ints[&v[0]] = dev
+	}
+}
+
+func (e *cudaEngine) memOf(m *nn.Mat) device.Mem { return e.mat(m).Mem }
+
+func (e *cudaEngine) copyMem(dst, src device.Mem) error {
+	if err := e.err(); err != nil {
+		return err
+	}
+	return e.k.Axpby(e.s, int(src.Len()/4), 1, src, 0, dst)
+}
+
+// clipGradNorm clips by two kernels: the gradients' squared norm summed into normSq, then their
+// scaling where the norm exceeds maxNorm (the host's flops and bytes as when it clips).
+func (e *cudaEngine) clipGradNorm(groups []nn.ParamGroup, maxNorm float64) (flops, bytes int64) {
+	n := 0
+	for _, g := range groups {
+		for _, p := range g.Params {
+			n += p.Size()
+		}
+	}
+	if e.grads == nil || e.grads.Size() != int64(n)*4 {
+		e.fail(fmt.Errorf("clipping the gradients of %d parameters: not those placed on the GPU", n))
+		return 0, 0
+	}
+	if e.normSq == nil {
+		if e.normSq = e.alloc(2, 2, "gradient norm"); e.normSq == nil {
+			return 0, 0
+		}
+	}
+	g, sq := e.grads.All(), e.normSq.All()
+	if e.ok() {
+		e.fail(e.k.Axpby(e.s, 2, 0, sq, 0, sq))
+	}
+	if e.ok() {
+		e.fail(e.k.SumSquares(e.s, n, g, sq))
+	}
+	if e.ok() {
+		e.fail(e.k.ClipScale(e.s, n, float32(maxNorm), sq, g))
+	}
+	return 3 * int64(n), 12 * int64(n)
 }

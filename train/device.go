@@ -132,6 +132,9 @@ func (d *Device) Close() error { return d.Dev.Close() }
 // PlaceParams moves params into device memory: their values are copied to the device (one
 // recorded copy) and their gradients allocated there. Call it before building the optimizer.
 func (d *Device) PlaceParams(lane *trace.Lane, params []*nn.Param) error {
+	if d.gpu != nil {
+		return d.gpu.placeParams(lane, params)
+	}
 	host := packParams(params)
 	total := len(host)
 	var w, g Buf[float32]
@@ -221,8 +224,25 @@ func (d *Device) Err() error {
 // Buf is a growable typed view of memory allocated through a device: device memory, or pinned
 // host memory for staging copies. Device memory is accounted at the values in use ([Device.InUse]).
 type Buf[T device.Element] struct {
-	Data []T // the values in use; the buffer may hold more
+	Data []T // the values in use (nil in a GPU's memory, which the host cannot address); the buffer may hold more
+	n    int // the number of values in use where Data is nil
 	buf  *device.Buffer
+}
+
+// Len is the number of values in use: Data's length where the host addresses the memory.
+func (b *Buf[T]) Len() int {
+	if b.Data != nil {
+		return len(b.Data)
+	}
+	return b.n
+}
+
+// setLen makes n values in use.
+func (b *Buf[T]) setLen(n int) {
+	b.n = n
+	if b.Data != nil {
+		b.Data = b.Data[:n]
+	}
 }
 
 // Grow makes b hold n values, reallocating it (with room to spare, so that slowly growing
@@ -232,7 +252,7 @@ func (b *Buf[T]) Grow(d *Device, n int, pinned bool, label string) error {
 	var zero T
 	width := int64(unsafe.Sizeof(zero))
 	if b.buf != nil && b.buf.Size()/width >= int64(n) {
-		b.Data = b.Data[:n]
+		b.setLen(n)
 		if !pinned {
 			d.use.set(d.Dev, b.buf, int64(n)*width)
 		}
@@ -263,10 +283,14 @@ func (b *Buf[T]) alloc(d *Device, n int, size int64, pinned bool, label string) 
 		return err
 	}
 	all, err := device.View[T](b.buf)
-	if err != nil {
+	switch {
+	case errors.Is(err, device.ErrNotHost): // a GPU's memory: Data stays nil
+	case err != nil:
 		return err
+	default:
+		b.Data = all
 	}
-	b.Data = all[:n]
+	b.setLen(n)
 	return nil
 }
 
@@ -279,7 +303,7 @@ func (b *Buf[T]) Release(d *Device) {
 }
 
 // Mem is the memory of the values in use, for a copy.
-func (b *Buf[T]) Mem() device.Mem { return b.Range(0, len(b.Data)) }
+func (b *Buf[T]) Mem() device.Mem { return b.Range(0, b.Len()) }
 
 // Range is the memory of n values from the first-th, for a copy.
 func (b *Buf[T]) Range(first, n int) device.Mem {
@@ -293,8 +317,14 @@ func (b *Buf[T]) Free(d *Device) error {
 	if b.buf == nil {
 		return nil
 	}
+	if d.OnGPU() {
+		// Work queued on the GPU may still use the memory: wait for it, as cuMemFree does.
+		if err := d.Dev.Synchronize(nil); err != nil {
+			return err
+		}
+	}
 	err := d.use.free(d.Dev, b.buf)
-	b.buf, b.Data = nil, nil
+	b.buf, b.Data, b.n = nil, nil, 0
 	return err
 }
 
@@ -329,7 +359,7 @@ func (s *Staged[T]) Grow(d *Device, n int, label string) error {
 // wait on an event recorded after it before using Dev), otherwise synchronously, the host's wait
 // recorded on lane.
 func (s *Staged[T]) Upload(d *Device, stream device.Stream, lane *trace.Lane, label string) error {
-	n := len(s.Host.Data)
+	n := s.Host.Len()
 	if err := s.Dev.Grow(d, n, false, label); err != nil {
 		return err
 	}

@@ -175,14 +175,14 @@ func (f *FullBatch) Place(d *Device, lane *trace.Lane) error {
 			return fmt.Errorf("placing the full-batch trainer on %s: %w", d.Dev.Name(), err)
 		}
 		f.Dev, f.ctx.Engine = d, d.Engine
-		d.gpu.labelled("optimizer state", func() { f.Opt = nn.NewAdamOn(d.Engine, float32(f.Config.LR), f.Model.ParamGroups()...) })
+		f.Opt = d.NewAdam(float32(f.Config.LR), f.Model.ParamGroups()...)
 		return d.Err()
 	}
 	if err := f.place(d, lane); err != nil {
 		return fmt.Errorf("placing the full-batch trainer on %s: %w", d.Dev.Name(), err)
 	}
 	f.Dev, f.ctx.Alloc = d, d.Arena
-	f.Opt = nn.NewAdamIn(d.State, float32(f.Config.LR), f.Model.ParamGroups()...)
+	f.Opt = d.NewAdam(float32(f.Config.LR), f.Model.ParamGroups()...)
 	return nil
 }
 
@@ -225,7 +225,7 @@ func (f *FullBatch) placeOnGPU(d *Device, lane *trace.Lane) error {
 	for _, g := range f.Model.ParamGroups() {
 		params = append(params, g.Params...)
 	}
-	return g.placeParams(lane, params)
+	return d.PlaceParams(lane, params)
 }
 
 func (f *FullBatch) place(d *Device, lane *trace.Lane) error {
@@ -266,15 +266,7 @@ func (f *FullBatch) TrainEpoch(lane *trace.Lane) (float64, error) {
 	Phase(lane, PhaseLoss, role.Forward, func() { loss = f.ce.Forward(c, logits, nn.Targets{Rows: f.split.Train, Labels: f.labels}) })
 	Phase(lane, PhaseBackward, role.Backward, func() { f.Model.Backward(c, f.ce.Backward(c)) })
 	OptimizerStep(lane, f.Opt, 0)
-	if f.Dev != nil && f.Dev.gpu != nil { // the loss is in the GPU's memory
-		loss, err := f.Dev.gpu.readFloat64(lane, f.ce.Loss)
-		return loss, errors.Join(err, f.Dev.Err())
-	}
-	got, err := f.Dev.ReadBack(lane, loss)
-	if err != nil {
-		return 0, err
-	}
-	return got[0], f.Dev.Err()
+	return f.Dev.ReadLoss(lane, &f.ce, loss)
 }
 
 // Evaluate scores the model without dropout; its layer spans carry the eval role.

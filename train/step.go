@@ -109,6 +109,9 @@ func OptimizerStep(lane *trace.Lane, opt *nn.Adam, clipNorm float64) {
 // clipGradNorm scales the gradients so that their joint L2 norm is at most maxNorm, as
 // torch.nn.utils.clip_grad_norm_ does, and returns the flops and bytes it took.
 func clipGradNorm(groups []nn.ParamGroup, maxNorm float64) (flops, bytes int64) {
+	if g := gradsOnGPU(groups); g != nil {
+		return g.clipGradNorm(groups, maxNorm)
+	}
 	var sq float64
 	var n int64
 	for _, g := range groups {
@@ -131,6 +134,21 @@ func clipGradNorm(groups []nn.ParamGroup, maxNorm float64) (flops, bytes int64) 
 		}
 	}
 	return flops + n, bytes + 8*n
+}
+
+// gradsOnGPU is the GPU engine holding the gradients, nil when the host holds them.
+func gradsOnGPU(groups []nn.ParamGroup) gpuEngine {
+	for _, g := range groups {
+		if len(g.Params) == 0 {
+			continue
+		}
+		if dev := g.Params[0].G.Dev; dev != nil {
+			e, _ := dev.Engine().(gpuEngine)
+			return e
+		}
+		return nil
+	}
+	return nil
 }
 
 // Steps runs a mini-batch trainer's steps and numbers them across its epochs: each step is a

@@ -16,9 +16,15 @@ import (
 // deviceOptions are the flags choosing the device a trainer runs on.
 type deviceOptions struct {
 	kind, link, memory string
-	// gpuModel is the model of a trainer that computes on the GPU (full batch), "" for one that
-	// does not yet.
-	gpuModel string
+	// gpuModel is the model of a trainer that computes on the GPU (full batch, GNNAutoScale), ""
+	// for one that does not yet; gpuModels are its models that do.
+	gpuModel  string
+	gpuModels []string
+}
+
+// computesOnGPU says that the trainer computes model on the GPU where it is one of gpuModels.
+func (o *deviceOptions) computesOnGPU(model string, gpuModels []string) {
+	o.gpuModel, o.gpuModels = model, gpuModels
 }
 
 func (o *deviceOptions) register(f *pflag.FlagSet) {
@@ -37,10 +43,10 @@ func (o *deviceOptions) config() (train.DeviceConfig, error) {
 			return train.DeviceConfig{}, usageError{fmt.Errorf("--device cuda: %w", device.ErrNoCUDA)}
 		}
 		if o.gpuModel == "" {
-			return train.DeviceConfig{}, usageErrorf("--device cuda: only the full-batch trainer (gnnprof run full) computes on the GPU so far; train this one with --device cpu")
+			return train.DeviceConfig{}, usageErrorf("--device cuda: only the full-batch trainer and GNNAutoScale (gnnprof run full, gnnprof run gas) compute on the GPU so far; train this one with --device cpu")
 		}
-		if !slices.Contains(train.GPUModels, o.gpuModel) {
-			return train.DeviceConfig{}, usageErrorf("--device cuda: model %s does not compute on the GPU yet (%s do)", o.gpuModel, strings.Join(train.GPUModels, ", "))
+		if !slices.Contains(o.gpuModels, o.gpuModel) {
+			return train.DeviceConfig{}, usageErrorf("--device cuda: model %s does not compute on the GPU yet (%s do)", o.gpuModel, strings.Join(o.gpuModels, ", "))
 		}
 		if err := checkCUDA(); err != nil {
 			return train.DeviceConfig{}, err

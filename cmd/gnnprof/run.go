@@ -268,7 +268,7 @@ func (o *fullOptions) run(cmd *cobra.Command, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
-	o.device.gpuModel = cfg.Model // the full-batch trainer computes on the GPU
+	o.device.computesOnGPU(cfg.Model, train.GPUModels)
 	return o.recordOn(cmd, func(ds *graph.Dataset) (*trainerRun, error) {
 		fb, err := train.NewFullBatch(cfg, ds)
 		if err != nil {

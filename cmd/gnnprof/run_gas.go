@@ -111,6 +111,7 @@ func (o *gasOptions) run(cmd *cobra.Command, args []string) error {
 	if !slices.Contains(gas.Models, o.given.Model) {
 		return usageErrorf("unknown model %q (known: %s)", o.given.Model, strings.Join(gas.Models, ", "))
 	}
+	o.device.computesOnGPU(o.given.Model, gas.GPUModels)
 	return o.recordOn(cmd, func(ds *graph.Dataset) (*trainerRun, error) {
 		cfg := o.config(cmd.Flags(), ds.Name) // the reference's settings depend on the dataset
 		if err := cfg.Validate(); err != nil {

@@ -460,6 +460,24 @@ extern "C" __global__ void cross_entropy(int n, int f, const int32_t *__restrict
 
 // ---- optimizer ----
 
+// sum_squares: *acc += Σ x[i]² (double, atomic; zero it first): the squared norm that gradient
+// clipping compares, each thread summing a grid-stride share.
+extern "C" __global__ void sum_squares(long long n, const float *__restrict__ x, double *__restrict__ acc) {
+	double s = 0;
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (size_t)n; i += (size_t)gridDim.x * blockDim.x)
+		s += (double)x[i] * (double)x[i];
+	if (s != 0) atomicAdd(acc, s);
+}
+
+// clip_scale: scales x by max_norm / (‖x‖ + 1e-6) where ‖x‖ = √*sq exceeds max_norm, as
+// torch.nn.utils.clip_grad_norm_ does, without the host reading the norm.
+extern "C" __global__ void clip_scale(long long n, float max_norm, const double *__restrict__ sq, float *__restrict__ x) {
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	double norm = sqrt(*sq);
+	if (i >= (size_t)n || norm <= (double)max_norm) return;
+	x[i] *= (float)((double)max_norm / (norm + 1e-6));
+}
+
 // adam: one Adam step (nn's, weight decay added to the gradient): step_size = lr / (1 − β1ᵗ),
 // sqrt_bc2 = √(1 − β2ᵗ).
 extern "C" __global__ void adam(long long n, float wd, float beta1, float beta2, float step_size, float sqrt_bc2,

@@ -22,7 +22,7 @@ type Kernels struct {
 	gemm, spmm, spmmTScatter, gatherRows, scatterAddRows, addBias, colSums, axpby *device.Kernel
 	relu, reluBackward, elu, eluBackward, dropout                                 *device.Kernel
 	gatSoftmax, gatSoftmaxBackward, logSoftmax, logSoftmaxBackward, crossEntropy  *device.Kernel
-	adam                                                                          *device.Kernel
+	adam, sumSquares, clipScale                                                   *device.Kernel
 	gatProject, gatAttnDropout, gatAggregate, gatEdgeDot, gatScatter              *device.Kernel
 	headMean, headMeanBackward, gatProjectBackward, gatAttGrad                    *device.Kernel
 }
@@ -40,7 +40,7 @@ func Load(d *device.CUDA) (*Kernels, error) {
 		"relu": &k.relu, "relu_backward": &k.reluBackward, "elu": &k.elu, "elu_backward": &k.eluBackward,
 		"dropout": &k.dropout, "gat_softmax": &k.gatSoftmax, "gat_softmax_backward": &k.gatSoftmaxBackward,
 		"log_softmax": &k.logSoftmax, "log_softmax_backward": &k.logSoftmaxBackward,
-		"cross_entropy": &k.crossEntropy, "adam": &k.adam,
+		"cross_entropy": &k.crossEntropy, "adam": &k.adam, "sum_squares": &k.sumSquares, "clip_scale": &k.clipScale,
 		"gat_project": &k.gatProject, "gat_attn_dropout": &k.gatAttnDropout, "gat_aggregate": &k.gatAggregate,
 		"gat_edge_dot": &k.gatEdgeDot, "gat_scatter": &k.gatScatter, "head_mean": &k.headMean,
 		"head_mean_backward": &k.headMeanBackward, "gat_project_backward": &k.gatProjectBackward, "gat_att_grad": &k.gatAttGrad,
@@ -441,6 +441,32 @@ func (k *Kernels) Adam(s device.Stream, st AdamStep, n int, w, g, m, v device.Me
 		return nil
 	}
 	return k.adam.Launch(s, blocks(n), block, 0, int64(n), st.WeightDecay, st.Beta1, st.Beta2, st.StepSize, st.SqrtBC2, st.Eps, w, g, m, v)
+}
+
+// SumSquares adds the sum of x's n float32s squared to acc (one float64): the squared norm
+// that [Kernels.ClipScale] compares.
+func (k *Kernels) SumSquares(s device.Stream, n int, x, acc device.Mem) error {
+	if x.Len() != int64(n)*4 || acc.Len() != 8 {
+		return errorf("sum_squares", "%d elements in %d bytes, a sum in %d", n, x.Len(), acc.Len())
+	}
+	if n == 0 {
+		return nil
+	}
+	// Enough threads to fill a GPU, few atomic adds.
+	return k.sumSquares.Launch(s, device.Dim3{X: min(blocks(n).X, 1024)}, block, 0, int64(n), x, acc)
+}
+
+// ClipScale scales x's n float32s by maxNorm/(‖x‖ + 1e-6) where their norm ‖x‖, the square
+// root of sq (one float64, from SumSquares), exceeds maxNorm: gradient clipping as
+// torch.nn.utils.clip_grad_norm_ does it, the host never reading the norm.
+func (k *Kernels) ClipScale(s device.Stream, n int, maxNorm float32, sq, x device.Mem) error {
+	if x.Len() != int64(n)*4 || sq.Len() != 8 {
+		return errorf("clip_scale", "%d elements in %d bytes, a norm in %d", n, x.Len(), sq.Len())
+	}
+	if n == 0 {
+		return nil
+	}
+	return k.clipScale.Launch(s, blocks(n), block, 0, int64(n), maxNorm, sq, x)
 }
 
 // GAT is the shape of a GAT layer's attention (nn's GATReorganized form): Heads heads of Ch

@@ -438,6 +438,32 @@ func TestAdamMatchesCPU(t *testing.T) {
 	agree(t, "adam", download[float32](g, gw), p.W.Data[:n])
 }
 
+// TestClipMatchesCPU: SumSquares and ClipScale scale a gradient as train's clipping on the host
+// does (norm in float64, the scale applied in float32) when its norm exceeds the limit, and
+// leave it alone when not.
+func TestClipMatchesCPU(t *testing.T) {
+	g := newGPU(t)
+	rng := rand.New(rand.NewPCG(19, 20))
+	x := randMat(rng, 70, 77).Data // ‖x‖ ≈ 73
+	var sq float64
+	for _, v := range x {
+		sq += float64(v) * float64(v)
+	}
+	for _, maxNorm := range []float32{1, 1000} {
+		want := append([]float32(nil), x...)
+		if norm := math.Sqrt(sq); norm > float64(maxNorm) {
+			nn.Scale(nn.MatFrom(1, len(want), want), float32(float64(maxNorm)/(norm+1e-6)))
+		}
+		gx, acc := upload(g, x), upload(g, []float64{0})
+		g.ok(g.k.SumSquares(g.s, len(x), gx, acc))
+		if got := download[float64](g, acc)[0]; math.Abs(got-sq) > 1e-9*sq {
+			t.Errorf("sum of squares %g, want %g", got, sq)
+		}
+		g.ok(g.k.ClipScale(g.s, len(x), maxNorm, acc, gx))
+		agree(t, "clip_scale", download[float32](g, gx), want)
+	}
+}
+
 // TestLaunchChecksArguments: a shape that does not fit its memory, or host memory, is refused.
 func TestLaunchChecksArguments(t *testing.T) {
 	g := newGPU(t)

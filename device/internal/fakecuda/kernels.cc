@@ -174,7 +174,7 @@ static const fake_kernel kernels[] = {
     KERNEL(adam),             KERNEL(gat_project),   KERNEL(gat_attn_dropout),
     KERNEL(gat_aggregate),    KERNEL(gat_edge_dot),  KERNEL(gat_scatter),
     KERNEL(head_mean),        KERNEL(head_mean_backward), KERNEL(gat_project_backward),
-    KERNEL(gat_att_grad),
+    KERNEL(gat_att_grad),     KERNEL(sum_squares),   KERNEL(clip_scale),
 };
 
 extern "C" const fake_kernel *fakecuda_find_kernel(const char *name) {
