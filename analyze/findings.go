@@ -1265,7 +1265,9 @@ func ruleAugmentDominated(a *analysis, m *measure, p *Profile) *Finding {
 // GNNAutoScale history push/pull spans (gather and copies included) while no compute runs
 // (exposed history). A synchronous history stays exposed whatever the machine's load (a loaded
 // machine only stretches the compute around it), so the share only keeps negligible history
-// time out.
+// time out. Where the copies already overlap compute (copyOverlapMax, as copies-not-overlapped
+// judges them), the transfers are asynchronous already: what stays exposed waits on the link,
+// which is transfer-bound's, and asynchrony has nothing left to hide.
 //
 // Saves: asynchronous history transfers hide the exposed history behind compute, up to the
 // compute: min(exposed history, compute) per step (hidden behind compute). Of it, the waits on
@@ -1279,7 +1281,7 @@ const historyShare = 3.0
 func ruleHistoryExposed(a *analysis, m *measure, p *Profile) *Finding {
 	exposed := m.total.HistoryNs
 	v := m.share(exposed)
-	if v < historyShare {
+	if q := m.total; v < historyShare || q.CopyNs > 0 && pct(q.CopyOverlapNs, q.CopyNs) >= copyOverlapMax {
 		return nil
 	}
 	_, steps := share(p, role.History)
