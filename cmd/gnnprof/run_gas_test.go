@@ -243,7 +243,7 @@ func TestBatchMemoryAutoClearsNearLimit(t *testing.T) {
 func TestFixSplitsSpikingParts(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spiking")
 	if _, _, err := gnnprofCLI(t, "run", "gas", "--data", "rmat:scale=14,signal=1", "--parts", "64", "--batch-parts", "4",
-		"--hidden", "256", "--epochs", "5", "--no-report", "--out", dir); err != nil {
+		"--hidden", "512", "--epochs", "5", "--no-report", "--out", dir); err != nil {
 		t.Fatal(err)
 	}
 	before, err := analyze.Load(dir, analyze.Options{})
