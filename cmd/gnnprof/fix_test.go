@@ -65,14 +65,7 @@ func TestFixRerunsWithTheFindingsOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	withFixes(t, 0.5, namedFix{"sync-storm", []string{"--impl", "fast"}}, namedFix{"small-copies", []string{"--impl", "fast"}})
-	out, stderr, err := gnnprofCLI(t, "fix", dir, "--format", "json")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var res fixResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
+	res, stderr := runFixJSON(t, dir)
 	if want := []string{"--impl", "fast"}; !jsonEqual(res.Applied, want) || !jsonEqual(res.Findings, []string{"sync-storm", "small-copies"}) {
 		t.Errorf("applied %v for %v, want %v once, for both findings", res.Applied, res.Findings, want)
 	}
@@ -106,7 +99,7 @@ func TestFixRerunsWithTheFindingsOptions(t *testing.T) {
 		}
 	}
 	// The summary says the same, then diffs the runs.
-	out, _, err = gnnprofCLI(t, "fix", dir, "--out", filepath.Join(t.TempDir(), "again"))
+	out, _, err := gnnprofCLI(t, "fix", dir, "--out", filepath.Join(t.TempDir(), "again"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,4 +214,18 @@ func TestFixInterrupted(t *testing.T) {
 	if !run.Interrupted || len(run.Epochs) >= 100000 {
 		t.Errorf("rerun's run.json: interrupted %v after %d epochs, want interrupted", run.Interrupted, len(run.Epochs))
 	}
+}
+
+// runFixJSON runs `gnnprof fix DIR --format json` and returns what it printed, and its stderr.
+func runFixJSON(t *testing.T, dir string) (fixResult, string) {
+	t.Helper()
+	out, stderr, err := gnnprofCLI(t, "fix", dir, "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var res fixResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	return res, stderr
 }

@@ -176,12 +176,6 @@ func TestBatchMemoryAutoClearsNearLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	limit := strconv.FormatInt(run.Final.PeakDeviceBytes*21/20, 10) // the peak is 95% of it
-	memoryFinding := func(p *analyze.Profile) *analyze.Finding {
-		if i := slices.IndexFunc(p.Findings, func(f analyze.Finding) bool { return strings.HasPrefix(f.ID, "memory-") }); i >= 0 {
-			return &p.Findings[i]
-		}
-		return nil
-	}
 	limited := filepath.Join(t.TempDir(), "limited")
 	if _, _, err := gnnprofCLI(t, append(args, "--out", limited, "--device-memory", limit)...); err != nil {
 		t.Fatal(err)
@@ -194,26 +188,7 @@ func TestBatchMemoryAutoClearsNearLimit(t *testing.T) {
 	if f == nil || f.ID != "memory-near-limit" || !slices.Equal(f.FixFlags, []string{"--batch-memory", "auto"}) || f.Impact.Split < 1 {
 		t.Fatalf("peak at 95%% of --device-memory %s: memory finding %+v, want memory-near-limit fixed by --batch-memory auto", limit, f)
 	}
-	out, stderr, err := gnnprofCLI(t, "fix", limited, "--format", "json")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var res fixResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	if !slices.Equal(res.Applied, []string{"--batch-memory", "auto"}) || res.PredictedStepNs != analyze.PredictStepNs(before, []string{f.ID}) {
-		t.Fatalf("fix applied %v, predicted %d; want --batch-memory auto and PredictStepNs", res.Applied, res.PredictedStepNs)
-	}
-	after, err := analyze.Load(res.Out, analyze.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	capped, err := rundir.Read(res.Out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bm := capped.BatchMemory
+	res, after, bm := fixMemory(t, limited, before, f)
 	t.Logf("capped: batches %+v; split predicted %.2f, steps %d → %d; test accuracy %.4f → %.4f", bm, f.Impact.Split,
 		before.Steps.Count, after.Steps.Count, res.TestAcc.Before, res.TestAcc.After)
 	if g := memoryFinding(after); g != nil || bm == nil || bm.CapBytes == 0 || bm.Split == 0 || bm.Spread > 1.2 {
@@ -250,24 +225,36 @@ func TestFixSplitsSpikingParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	memoryFinding := func(p *analyze.Profile) *analyze.Finding {
-		if i := slices.IndexFunc(p.Findings, func(f analyze.Finding) bool { return strings.HasPrefix(f.ID, "memory-") }); i >= 0 {
-			return &p.Findings[i]
-		}
-		return nil
-	}
 	f := memoryFinding(before)
 	if f == nil || f.ID != "memory-spikes" || !slices.Equal(f.FixFlags, []string{"--batch-memory", "auto"}) || f.Impact.Split <= 1 {
 		t.Fatalf("memory finding %+v, want memory-spikes fixed by --batch-memory auto, splitting steps", f)
 	}
-	out, stderr, err := gnnprofCLI(t, "fix", dir, "--format", "json")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
+	res, after, bm := fixMemory(t, dir, before, f)
+	t.Logf("load %s: step %.2f ms before, %.2f predicted (split %.2f), %.2f measured; steps %d → %d; batches %+v; test accuracy %.4f → %.4f",
+		loadAverage(), float64(res.BeforeStepNs)/1e6, float64(res.PredictedStepNs)/1e6, f.Impact.Split, float64(res.MeasuredStepNs)/1e6,
+		before.Steps.Count, after.Steps.Count, bm, res.TestAcc.Before, res.TestAcc.After)
+	if g := memoryFinding(after); g != nil || bm == nil || bm.Split == 0 || bm.Spread > 1.35 {
+		t.Errorf("with --batch-memory auto: memory finding %+v, batch memory %+v; want none, parts split, spread ≤ 1.35", g, bm)
 	}
-	var res fixResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
+	if d := math.Abs(res.TestAcc.After - res.TestAcc.Before); d > 0.03 {
+		t.Errorf("test accuracy %.4f → %.4f: more than 3 points apart", res.TestAcc.Before, res.TestAcc.After)
 	}
+}
+
+// memoryFinding is p's memory finding (memory-near-limit or memory-spikes), nil if none.
+func memoryFinding(p *analyze.Profile) *analyze.Finding {
+	if i := slices.IndexFunc(p.Findings, func(f analyze.Finding) bool { return strings.HasPrefix(f.ID, "memory-") }); i >= 0 {
+		return &p.Findings[i]
+	}
+	return nil
+}
+
+// fixMemory runs gnnprof fix on the run in dir, analysed as before, whose memory finding is f:
+// it must apply --batch-memory auto and predict what PredictStepNs predicts from f. It returns
+// the result, the capped run's profile and its batch memory record.
+func fixMemory(t *testing.T, dir string, before *analyze.Profile, f *analyze.Finding) (fixResult, *analyze.Profile, *rundir.BatchMemory) {
+	t.Helper()
+	res, _ := runFixJSON(t, dir)
 	if !slices.Equal(res.Applied, []string{"--batch-memory", "auto"}) || res.PredictedStepNs != analyze.PredictStepNs(before, []string{f.ID}) {
 		t.Fatalf("fix applied %v, predicted %d; want --batch-memory auto and PredictStepNs", res.Applied, res.PredictedStepNs)
 	}
@@ -279,14 +266,5 @@ func TestFixSplitsSpikingParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bm := capped.BatchMemory
-	t.Logf("load %s: step %.2f ms before, %.2f predicted (split %.2f), %.2f measured; steps %d → %d; batches %+v; test accuracy %.4f → %.4f",
-		loadAverage(), float64(res.BeforeStepNs)/1e6, float64(res.PredictedStepNs)/1e6, f.Impact.Split, float64(res.MeasuredStepNs)/1e6,
-		before.Steps.Count, after.Steps.Count, bm, res.TestAcc.Before, res.TestAcc.After)
-	if g := memoryFinding(after); g != nil || bm == nil || bm.Split == 0 || bm.Spread > 1.35 {
-		t.Errorf("with --batch-memory auto: memory finding %+v, batch memory %+v; want none, parts split, spread ≤ 1.35", g, bm)
-	}
-	if d := math.Abs(res.TestAcc.After - res.TestAcc.Before); d > 0.03 {
-		t.Errorf("test accuracy %.4f → %.4f: more than 3 points apart", res.TestAcc.Before, res.TestAcc.After)
-	}
+	return res, after, capped.BatchMemory
 }
