@@ -143,7 +143,7 @@ func (t *Trainer) setup(lane *trace.Lane) error {
 	if t.mem, err = train.NewBatchMemory(d, cfg.BatchMemory, t.memoryPrior()); err != nil {
 		return err
 	}
-	t.mem.Nominal(t.nominalShapes())
+	t.mem.Nominal(t.nominalShapes)
 	bufferRows := cfg.BufferRows
 	for _, g := range plan(t.parts(nil), cfg.BatchParts, t.shaper, t.mem) {
 		var b Batch

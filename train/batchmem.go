@@ -135,11 +135,16 @@ func NewBatchMemory(d *Device, setting string, prior BatchBytes) (*BatchMemory, 
 	return m, nil
 }
 
-// Nominal gives an "auto" cap the shapes of the trainer's batches as it plans them without a cap:
-// the cap is then at most autoTypicalFactor times the median of their predicted peaks, from the
-// first batch on, and follows the model as every batch measured refits it.
-func (m *BatchMemory) Nominal(shapes []BatchShape) {
-	if m == nil || m.setting != "auto" || len(shapes) == 0 {
+// Nominal gives an "auto" cap the shapes of the trainer's batches as it plans them without a cap,
+// which plan returns (called only for an auto cap: planning epochs ahead is start-up work no
+// other setting needs): the cap is then at most autoTypicalFactor times the median of their
+// predicted peaks, from the first batch on, and follows the model as every batch measured refits it.
+func (m *BatchMemory) Nominal(plan func() []BatchShape) {
+	if m == nil || m.setting != "auto" {
+		return
+	}
+	shapes := plan()
+	if len(shapes) == 0 {
 		return
 	}
 	m.mu.Lock()

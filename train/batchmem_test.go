@@ -172,7 +172,7 @@ func TestBatchMemoryNominalCap(t *testing.T) {
 	}
 	limitCap := m.Cap()
 	nominal := []BatchShape{{Nodes: 1000}, {Nodes: 3000}, {Nodes: 2000}, {Nodes: 50000}, {Nodes: 2500}}
-	m.Nominal(nominal)
+	m.Nominal(func() []BatchShape { return nominal })
 	if got, want := m.Cap(), int64(1.2*float64(m.Predict(BatchShape{Nodes: 2500}))); got != want || got >= limitCap {
 		t.Errorf("cap from nominal batches %d, want 1.2× the median's predicted peak, %d (under the limit's %d)", got, want, limitCap)
 	}
@@ -199,7 +199,7 @@ func TestBatchMemoryNominalCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Nominal(nominal)
+	m.Nominal(func() []BatchShape { return nominal })
 	if m.Cap() != int64(0.8*float64(small.Config.MemoryLimit)/1.3) || !strings.Contains(m.rule, "--device-memory") {
 		t.Errorf("cap %d (%q), want the memory limit's", m.Cap(), m.rule)
 	}
