@@ -95,10 +95,14 @@ const (
 
 // analysis holds a table and what is derived from it while a profile is computed.
 type analysis struct {
-	t        *trace.Table
-	opt      Options
-	mu       sync.Mutex // guards warnings (today only the steps, which run alone, warn: a section running with others would add its warnings in no fixed order)
-	warnings []string
+	t *trace.Table
+	// hostComputeOf is what the trace says of compute on the host's cores (hostCompute), once
+	// hostComputeDone.
+	hostComputeOf                  hostCompute
+	hostComputeOK, hostComputeDone bool
+	opt                            Options
+	mu                             sync.Mutex // guards warnings (today only the steps, which run alone, warn: a section running with others would add its warnings in no fixed order)
+	warnings                       []string
 
 	origin, end int64
 	lane        []laneKind

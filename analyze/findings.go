@@ -369,8 +369,16 @@ func (hc hostCompute) demand() float64 { return hc.busy / hc.given }
 func (hc hostCompute) free() float64 { return min(max(float64(hc.cores)-hc.demand(), 0), 1) }
 
 // hostCompute returns the trace's hostCompute; ok is false for a device of its own (a GPU), or a
-// trace that does not say.
-func (a *analysis) hostCompute(m *measure, p *Profile) (hc hostCompute, ok bool) {
+// trace that does not say. Rules run one after another on one measure: it is worked out once.
+func (a *analysis) hostCompute(m *measure, p *Profile) (hostCompute, bool) {
+	if !a.hostComputeDone {
+		a.hostComputeDone = true
+		a.hostComputeOf, a.hostComputeOK = a.findHostCompute(m, p)
+	}
+	return a.hostComputeOf, a.hostComputeOK
+}
+
+func (a *analysis) findHostCompute(m *measure, p *Profile) (hc hostCompute, ok bool) {
 	c, _ := p.Trace.Meta["compute"].(map[string]any)
 	if on, _ := c["on_host"].(bool); !on || m.total.ComputeNs <= 0 {
 		return hc, false
