@@ -315,7 +315,7 @@ func rerunProcess(cmd *cobra.Command, dir, out string, force bool, flags []strin
 // run.json, saying plainly why a path without one has nothing to rerun.
 func recordedRun(path string) (string, *rundir.Run, error) {
 	if _, err := os.Stat(path); err != nil {
-		return "", nil, err
+		return "", nil, fmt.Errorf("nothing to rerun: %w", err)
 	}
 	dir := rundir.DirOf(path)
 	if dir == "" {
